@@ -1,0 +1,48 @@
+# e3fabric: the two commands a user needs are `make demo` and `make test`.
+# Everything else here is what they are built from.
+SHELL := /bin/bash
+BUILD := $(CURDIR)/build
+BIN := $(BUILD)/bin
+export PATH := $(BIN):$(PATH)
+
+.PHONY: all deps deps-bench build datapath control test test-unit test-go test-py \
+        demo demo-down bench bench-quick clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh
+
+deps-bench:
+	@./scripts/deps.sh --bench
+
+build: datapath control
+
+datapath: deps
+	@[ -f $(BUILD)/datapath/build.ninja ] || meson setup $(BUILD)/datapath datapath --buildtype=release
+	@ninja -C $(BUILD)/datapath
+	@mkdir -p $(BIN)
+	@ln -sf $(BUILD)/datapath/e3-vswitchd $(BIN)/e3-vswitchd
+	@[ ! -f $(BUILD)/datapath/e3-pktgen ] || ln -sf $(BUILD)/datapath/e3-pktgen $(BIN)/e3-pktgen
+	@ln -sf $(CURDIR)/datapath/scripts/e3-dpctl $(BIN)/e3-dpctl
+
+control: deps
+	@[ ! -f control/go.mod ] || (cd control && go build -o $(BIN)/ ./cmd/...)
+
+test: build
+	@./scripts/test.sh
+
+demo: build
+	@./scripts/demo.sh up
+
+demo-down:
+	@./scripts/demo.sh down
+
+bench: build deps-bench
+	@./bench/run.sh
+
+bench-quick: build deps-bench
+	@./bench/run.sh --quick
+
+clean:
+	rm -rf $(BUILD)

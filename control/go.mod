@@ -1,0 +1,3 @@
+module github.com/e3fabric/e3fabric/control
+
+go 1.22

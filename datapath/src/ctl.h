@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * ctl.h - the control operations of e3-vswitchd.
+ *
+ * This is the narrow API between the forwarding core (tables, stages,
+ * workers, ports) and everything that changes it: the JSON-RPC handlers,
+ * config load, and the unit tests. Every function here:
+ *   - runs on the main (control) lcore only, never on a worker;
+ *   - validates all of its input first and changes nothing on error;
+ *   - publishes changes so that workers never see a half-built object
+ *     (8-byte atomic stores for table entries, RCU-deferred frees for
+ *     replaced objects), so traffic never stops while tables change;
+ *   - is idempotent: adding an object that exists with the same
+ *     parameters succeeds and changes nothing; adding it with different
+ *     parameters replaces it atomically (that is how paths are re-pointed);
+ *   - returns 0 or a negative E3_E* code and, on error, writes a one-line
+ *     human message into err (size E3_ERRLEN).
+ */
+#ifndef E3_CTL_H
+#define E3_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define E3_ERRLEN 256
+
+/* Limits (compile-time; documented in docs/control-api.md). */
+#define E3_MAX_PORTS      64
+#define E3_MAX_WORKERS    16
+#define E3_MAX_QUEUES     8        /* rx queues per port */
+#define E3_MAX_NEXTHOPS   4096
+#define E3_MAX_NHLFES     (1u << 20)
+#define E3_MAX_SERVICES   65536
+#define E3_MAX_CIRCUITS   65536
+#define E3_MAX_REMOTES    1024     /* E-LAN remote endpoints (source ids) per service */
+#define E3_MAX_BRANCHES   256      /* flood branches per service or REPLICATE entry */
+#define E3_LABEL_SPACE    (1u << 20)
+#define E3_LABEL_MIN      16       /* 0-15 are reserved (RFC 3032) */
+#define E3_VLAN_UNTAGGED  4096     /* circuit "vlan" meaning: the whole untagged port */
+#define E3_NONE           UINT32_MAX
+
+/* Error codes (negative on return). The RPC layer maps them to JSON-RPC
+ * error codes: see docs/control-api.md. */
+enum e3_err {
+	E3_OK = 0,
+	E3_EINVAL = 1,   /* a parameter is missing, of the wrong type or out of range */
+	E3_ENOENT = 2,   /* the object (or one it refers to) does not exist */
+	E3_EEXIST = 3,   /* conflict: e.g. (port, VLAN) already used by another circuit */
+	E3_EBUSY = 4,    /* the object is referenced by another and cannot be deleted */
+	E3_ENOSPC = 5,   /* a table or pool is full */
+	E3_EIO = 6,      /* DPDK refused (device probe, queue setup, ...) */
+};
+
+enum e3_port_kind { E3_PORT_CUSTOMER = 0, E3_PORT_FABRIC = 1 };
+
+enum e3_poll_mode { E3_POLL_BUSY = 0, E3_POLL_ADAPTIVE = 1 };
+
+/* Label entry types (DESIGN.md "Tables and label semantics"). */
+enum e3_label_type {
+	E3_LBL_NONE = 0,
+	E3_LBL_SWAP = 1,      /* transit: write nhlfe's label/MACs, TTL-1, send */
+	E3_LBL_ELINE = 2,     /* terminate into an E-Line's local circuit */
+	E3_LBL_ELAN = 3,      /* terminate known unicast into an E-LAN, learn against source */
+	E3_LBL_REPLICATE = 4, /* tree: RPF check, copy to other branches, maybe deliver locally */
+};
+
+enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
+
+/* Every reason a frame is dropped; each has a counter (per port and total).
+ * Names (e3_drop_name) are the keys used in the RPC and telemetry output. */
+enum e3_drop {
+	E3_DROP_TRUNCATED = 0,      /* shorter than the headers it claims */
+	E3_DROP_OVERSIZE,           /* longer than the port's MTU allows */
+	E3_DROP_NO_CIRCUIT,         /* customer frame on a (port, VLAN) with no circuit */
+	E3_DROP_CUSTOMER_LABELLED,  /* MPLS ethertype on a customer port */
+	E3_DROP_NOT_FOR_US,         /* fabric frame to another unicast MAC */
+	E3_DROP_BAD_ETHERTYPE,      /* fabric frame that is not MPLS unicast */
+	E3_DROP_LABEL_RESERVED,     /* label 0-15 */
+	E3_DROP_LABEL_STACKED,      /* more than one label (S=0) */
+	E3_DROP_LABEL_UNKNOWN,      /* no entry for the label */
+	E3_DROP_TTL_EXPIRED,        /* TTL 0 or 1 on arrival at a transit node, 0 at a leaf */
+	E3_DROP_RPF_FAIL,           /* REPLICATE frame not from the RPF port */
+	E3_DROP_BAD_CONTROL_WORD,   /* control word expected but first nibble != 0 */
+	E3_DROP_SPLIT_HORIZON,      /* fabric frame whose destination is behind the fabric */
+	E3_DROP_SAME_CIRCUIT,       /* known unicast back to the circuit it came from */
+	E3_DROP_NO_SERVICE,         /* entry points at a service/circuit being removed */
+	E3_DROP_NO_NEXTHOP,         /* nhlfe or nexthop missing, or its port is down */
+	E3_DROP_TX_FULL,            /* the TX queue did not take the frame */
+	E3_DROP_NO_MBUF,            /* could not copy a frame for replication */
+	E3_DROP_MAX
+};
+const char *e3_drop_name(enum e3_drop d);
+
+/* The control lock: held by the main loop while it runs RPC handlers and
+ * housekeeping (learning, aging, RCU reclaim, link polling); taken by any
+ * other control thread (DPDK telemetry callbacks) before calling ctl
+ * functions. Workers never take it. */
+void e3_ctl_lock(void);
+void e3_ctl_unlock(void);
+
+/* ---- global settings ---------------------------------------------------- */
+struct e3_settings {
+	uint8_t ttl;             /* initial TTL of labelled frames, default 64 */
+	bool control_word;       /* push/expect the RFC 4385 control word, default true */
+	uint32_t mac_aging_s;    /* MAC aging time in seconds, default 300; 0 = never */
+	uint32_t mac_limit;      /* default per-service MAC limit, default 65536 */
+};
+int e3_ctl_settings_get(struct e3_settings *out);
+int e3_ctl_settings_set(const struct e3_settings *s, char *err);
+
+/* Identity of this datapath run: a random UUID chosen at start, so an agent
+ * can tell that the datapath restarted. */
+const char *e3_ctl_boot_id(void);
+
+/* ---- ports ---------------------------------------------------------------- */
+struct e3_port_conf {
+	char name[32];           /* caller's name, e.g. "fab0", "cust1" */
+	char devargs[256];       /* DPDK devargs, e.g. "net_af_packet0,iface=veth1" */
+	enum e3_port_kind kind;
+	uint16_t mtu;            /* max L3 payload; default 1500 customer, 2000 fabric */
+	uint8_t mac[6];          /* fabric: our MAC on this link; zero = device's MAC */
+	uint16_t rx_queues;      /* default 1 */
+	int16_t worker[E3_MAX_QUEUES]; /* worker index per rx queue, -1 = automatic */
+};
+struct e3_port_info {
+	struct e3_port_conf conf;
+	uint16_t dpdk_port_id;
+	bool link_up;
+	uint32_t speed_mbps;
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t drops[E3_DROP_MAX];
+};
+int e3_ctl_port_add(const struct e3_port_conf *c, char *err);
+int e3_ctl_port_del(const char *name, char *err);            /* EBUSY if a nexthop or circuit uses it */
+int e3_ctl_port_get(const char *name, struct e3_port_info *out, char *err);
+/* Iterate: calls fn for each port; same pattern for every *_walk below. */
+typedef void (*e3_port_walk_fn)(const struct e3_port_info *p, void *arg);
+void e3_ctl_port_walk(e3_port_walk_fn fn, void *arg);
+
+/* ---- nexthops: (fabric port, neighbour MAC) ------------------------------- */
+struct e3_nexthop_conf {
+	uint32_t id;             /* < E3_MAX_NEXTHOPS */
+	char port[32];           /* a fabric port's name */
+	uint8_t mac[6];          /* the neighbour's MAC on that link */
+};
+int e3_ctl_nexthop_add(const struct e3_nexthop_conf *c, char *err);
+int e3_ctl_nexthop_del(uint32_t id, char *err);              /* EBUSY if an nhlfe uses it */
+typedef void (*e3_nexthop_walk_fn)(const struct e3_nexthop_conf *c, void *arg);
+void e3_ctl_nexthop_walk(e3_nexthop_walk_fn fn, void *arg);
+
+/* ---- nhlfes: (nexthop, label to write) -------------------------------------- */
+struct e3_nhlfe_conf {
+	uint32_t id;             /* < E3_MAX_NHLFES */
+	uint32_t nexthop;
+	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
+};
+int e3_ctl_nhlfe_add(const struct e3_nhlfe_conf *c, char *err);
+int e3_ctl_nhlfe_del(uint32_t id, char *err);                /* EBUSY if referenced */
+typedef void (*e3_nhlfe_walk_fn)(const struct e3_nhlfe_conf *c, void *arg);
+void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg);
+
+/* ---- services ------------------------------------------------------------- */
+struct e3_remote {               /* E-LAN remote endpoint: where MACs learned from it go */
+	uint16_t source;         /* the id used in ELAN/REPLICATE label entries, < E3_MAX_REMOTES */
+	uint32_t nhlfe;          /* unicast toward that remote leaf */
+};
+struct e3_service_conf {
+	uint32_t id;             /* < E3_MAX_SERVICES */
+	enum e3_service_type type;
+	char name[64];           /* free text for humans */
+	/* E-Line: the nhlfe toward the remote leaf, or E3_NONE when both
+	 * circuits are on this node (hairpin). */
+	uint32_t nhlfe;
+	/* E-LAN */
+	uint32_t mac_limit;      /* 0 = the global default */
+	uint16_t n_remotes;
+	struct e3_remote remotes[E3_MAX_REMOTES];
+	uint16_t n_branches;
+	uint32_t branches[E3_MAX_BRANCHES]; /* nhlfes of this leaf's flood branches */
+};
+int e3_ctl_service_add(const struct e3_service_conf *c, char *err);
+int e3_ctl_service_del(uint32_t id, char *err);              /* EBUSY if circuits or labels use it */
+struct e3_service_info {
+	const struct e3_service_conf *conf;
+	uint32_t n_circuits;
+	uint32_t n_macs;
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, flooded, learned, moves, limit_hits;
+};
+typedef void (*e3_service_walk_fn)(const struct e3_service_info *s, void *arg);
+void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg);
+
+/* ---- circuits: (customer port, VLAN or untagged) -> service ---------------- */
+struct e3_circuit_conf {
+	uint32_t id;             /* < E3_MAX_CIRCUITS */
+	char port[32];           /* a customer port's name */
+	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
+	uint32_t service;
+};
+int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err); /* EEXIST if (port,vlan) taken by another id */
+int e3_ctl_circuit_del(uint32_t id, char *err);              /* also forgets MACs learned on it */
+struct e3_circuit_info {
+	struct e3_circuit_conf conf;
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+};
+typedef void (*e3_circuit_walk_fn)(const struct e3_circuit_info *c, void *arg);
+void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg);
+
+/* ---- label entries ---------------------------------------------------------- */
+struct e3_label_conf {
+	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
+	enum e3_label_type type;
+	uint32_t nhlfe;          /* SWAP */
+	uint32_t service;        /* ELINE, ELAN, REPLICATE with local delivery (else E3_NONE) */
+	uint16_t source;         /* ELAN, REPLICATE local delivery: remote endpoint it came from */
+	char rpf_port[32];       /* REPLICATE: the fabric port toward the tree's source */
+	uint16_t n_branches;     /* REPLICATE */
+	uint32_t branches[E3_MAX_BRANCHES];
+};
+int e3_ctl_label_add(const struct e3_label_conf *c, char *err);
+int e3_ctl_label_del(uint32_t label, char *err);
+struct e3_label_info {
+	const struct e3_label_conf *conf;
+	uint64_t pkts;
+};
+typedef void (*e3_label_walk_fn)(const struct e3_label_info *l, void *arg);
+void e3_ctl_label_walk(e3_label_walk_fn fn, void *arg);
+
+/* ---- MAC table ---------------------------------------------------------------- */
+struct e3_mac_info {
+	uint32_t service;
+	uint8_t mac[6];
+	bool remote;             /* false: local circuit; true: remote endpoint */
+	uint32_t circuit;        /* when !remote */
+	uint16_t source;         /* when remote */
+	uint32_t age_s;          /* seconds since last seen */
+};
+typedef void (*e3_mac_walk_fn)(const struct e3_mac_info *m, void *arg);
+/* service == E3_NONE walks all services. */
+void e3_ctl_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg);
+/* Flush learned MACs: by service (or E3_NONE = all); returns the count removed. */
+int e3_ctl_mac_flush(uint32_t service, char *err);
+
+/* ---- counters ------------------------------------------------------------------- */
+struct e3_worker_info {
+	unsigned lcore;
+	uint64_t polls, busy_polls, idle_sleeps, rx_pkts;
+	uint16_t n_queues;
+	struct { uint16_t port_id; uint16_t queue; char port[32]; } queues[E3_MAX_PORTS * E3_MAX_QUEUES];
+};
+int e3_ctl_worker_count(void);
+int e3_ctl_worker_get(int idx, struct e3_worker_info *out);
+void e3_ctl_drops_total(uint64_t out[E3_DROP_MAX]);
+void e3_ctl_stats_clear(void);
+
+/* ---- packet trace ------------------------------------------------------------------ */
+struct e3_trace_filter {
+	char port[32];           /* "" = any port */
+	int32_t vlan;            /* -1 = any; outermost VLAN on a customer port */
+	int64_t label;           /* -1 = any; the label on a fabric port */
+};
+/* Trace the next n frames received that match the filter (replaces any
+ * trace in progress and clears the buffer). n <= 1024. */
+int e3_ctl_trace_start(const struct e3_trace_filter *f, uint32_t n, char *err);
+struct e3_trace_record {
+	uint64_t seq;            /* order of arrival */
+	uint64_t tsc_ns;         /* time since start, ns */
+	char rx_port[32];
+	uint16_t len;            /* frame length on arrival */
+	uint16_t cap_len;        /* bytes kept in data[] */
+	uint8_t data[256];       /* the frame as received */
+	char path[512];          /* one line per stage: "customer-in port=c1 vlan=1000\nelan-lookup ...\n" */
+	char verdict[64];        /* "tx fab0 label 100" | "drop ttl_expired" | "flood 3 copies" */
+};
+typedef void (*e3_trace_walk_fn)(const struct e3_trace_record *r, void *arg);
+/* Records captured so far (complete ones only). */
+void e3_ctl_trace_walk(e3_trace_walk_fn fn, void *arg);
+
+#endif /* E3_CTL_H */

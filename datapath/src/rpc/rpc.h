@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * rpc.h - JSON-RPC 2.0 control server and DPDK telemetry of e3-vswitchd.
+ * Called only from the main lcore's loop (datapath/src/main.c).
+ */
+#ifndef E3_RPC_H
+#define E3_RPC_H
+
+#include <sys/types.h>
+
+/* Listen on a Unix socket at path (replacing a stale one) with the mode given. */
+int e3_rpc_init(const char *path, mode_t mode);
+/* Wait up to timeout_ms for socket activity and serve what arrived. The
+ * caller holds no lock; handlers take e3_ctl_lock() themselves. */
+void e3_rpc_poll(int timeout_ms);
+void e3_rpc_fini(void);
+
+/* Register the /e3/... commands with DPDK telemetry (after rte_eal_init). */
+int e3_telemetry_init(void);
+
+/* Load a config_dump document from a file at start-up (--config FILE). */
+int e3_rpc_load_file(const char *path, char *err);
+
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what building, testing, the demo and the benchmarks need, from
+# Debian's packages and the Go proxy. Idempotent: a second run only checks.
+set -euo pipefail
+PKGS=(
+  build-essential pkg-config meson ninja-build
+  dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libbsd-dev
+  iproute2 ethtool iputils-ping iperf3 tshark tcpdump procps psmisc
+  python3-scapy python3-pytest python3-yaml
+  etcd-server etcd-client
+)
+[ "${1:-}" = "--bench" ] && PKGS+=(openvswitch-switch-dpdk python3-matplotlib linux-perf valgrind)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# The images' python3 may not be Debian's: make sure the one on PATH has the modules.
+python3 -c 'import scapy, pytest, yaml' 2>/dev/null || python3 -m pip install -q scapy pytest pyyaml

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Every test of the project, in the order a failure is cheapest to read:
+# C unit tests, Go tests, then the Python suites that run real processes
+# (RPC, packet, benchmark-harness, end-to-end). Prints one summary at the end.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/build/bin:$PATH"
+failed=()
+
+step() {
+  local name=$1; shift
+  echo "=== $name: $*"
+  if "$@"; then echo "=== $name: ok"; else echo "=== $name: FAILED"; failed+=("$name"); fi
+}
+
+step datapath-unit meson test -C build/datapath --print-errorlogs
+if [ -f control/go.mod ]; then
+  step control-go bash -c 'cd control && go vet ./... && go test -count=1 ./...'
+fi
+pysuites=()
+for d in datapath/tests/rpc tests/packet tests/bench tests/e2e tests/control; do
+  compgen -G "$d/test_*.py" >/dev/null && pysuites+=("$d")
+done
+if [ ${#pysuites[@]} -gt 0 ]; then
+  step python python3 -m pytest -q -p no:cacheprovider "${pysuites[@]}"
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "make test: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "make test: all suites passed"
