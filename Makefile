@@ -23,7 +23,7 @@ datapath: deps
 	@ninja -C $(BUILD)/datapath
 	@mkdir -p $(BIN)
 	@ln -sf $(BUILD)/datapath/e3-vswitchd $(BIN)/e3-vswitchd
-	@[ ! -f $(BUILD)/datapath/e3-pktgen ] || ln -sf $(BUILD)/datapath/e3-pktgen $(BIN)/e3-pktgen
+	@[ ! -f $(BUILD)/datapath/pktgen/e3-pktgen ] || ln -sf $(BUILD)/datapath/pktgen/e3-pktgen $(BIN)/e3-pktgen
 	@ln -sf $(CURDIR)/datapath/scripts/e3-dpctl $(BIN)/e3-dpctl
 
 control: deps

@@ -15,6 +15,13 @@
  *     parameters replaces it atomically (that is how paths are re-pointed);
  *   - returns 0 or a negative E3_E* code and, on error, writes a one-line
  *     human message into err (size E3_ERRLEN).
+ *
+ * NOTE for the RPC side (added by the forwarding core): e3_ctl_changed()
+ * tells whether the last successful *_add / settings_set / trace_start
+ * changed anything (the RPC's {"changed": ...}); e3_ctl_poll_mode() gives
+ * the poll mode for system_info. e3_ctl_port_get/_walk report the
+ * effective MAC in conf.mac and the effective worker per queue in
+ * conf.worker[]. No signature changed.
  */
 #ifndef E3_CTL_H
 #define E3_CTL_H
@@ -98,6 +105,11 @@ const char *e3_drop_name(enum e3_drop d);
  * functions. Workers never take it. */
 void e3_ctl_lock(void);
 void e3_ctl_unlock(void);
+
+/* After a successful *_add / settings_set: did it change anything? (false
+ * for an idempotent repeat). */
+bool e3_ctl_changed(void);
+enum e3_poll_mode e3_ctl_poll_mode(void);
 
 /* ---- global settings ---------------------------------------------------- */
 struct e3_settings {

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * e3-pktgen - the traffic generator of e3fabric's benchmarks.
+ *
+ *   e3-pktgen [EAL options] -- --stream SPEC [--stream SPEC ...]
+ *             [--learn SPEC ...] [--learn-rate PPS]
+ *             [--rate PPS] [--duration S | --count N] [--imix]
+ *
+ * Every DPDK port (usually net_memif clients given with --vdev) is both sent
+ * on (by the streams that name it) and received on. A stream is a frame
+ * template (frame.h); --rate shares a token bucket on the TSC among the
+ * streams, --rate 0 sends flat out. Frames carry a sequence number and a TX
+ * timestamp at their tail; the receiver counts them per port, checks the
+ * sequence numbers (with --count) and builds a latency histogram. Before
+ * the measurement, --learn streams send one frame FROM each of their MACs at
+ * a modest rate so a learning switch knows them; those frames are not
+ * counted. With two lcores (-l a,b) the second one receives; with one, a
+ * single loop does both. The last line of stdout is the result as JSON.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "frame.h"
+#include "hist.h"
+
+#define MAX_STREAMS 16
+#define MAX_PORTS   RTE_MAX_ETHPORTS
+#define RING_SIZE   1024
+#define POOL_SIZE   16383
+#define MAX_BURST   64
+
+struct port_stats {
+	uint64_t tx, tx_ring_full, rx, rx_learn, rx_other;
+	uint64_t rx_bytes;
+};
+
+static struct {
+	struct pg_stream streams[MAX_STREAMS];
+	unsigned n_streams;
+	struct pg_stream learn[MAX_STREAMS];
+	unsigned n_learn;
+	double rate;            /* total pps; 0 = flat out */
+	double learn_rate;
+	double duration;        /* seconds of measurement */
+	double warmup;          /* seconds of uncounted traffic before it */
+	uint64_t count;         /* or: stop after this many frames */
+	unsigned burst;
+	bool imix;
+	unsigned drain_ms;
+	unsigned link_timeout_s;
+} cfg = {
+	.learn_rate = 200000, .duration = 1.0, .burst = 32, .drain_ms = 200, .link_timeout_s = 10,
+};
+
+static struct rte_mempool *pool;
+static uint16_t n_ports;
+static struct port_stats pstats[MAX_PORTS];
+static struct pg_hist lat;
+static uint64_t tsc_hz;
+static uint64_t *seq_seen;      /* bitmap of received sequence numbers (with --count) */
+static uint64_t seq_dup, seq_reordered, seq_max_seen, seq_any;
+static volatile bool rx_stop, quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = true;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- --stream SPEC [--stream SPEC ...] [options]\n"
+		"  --stream SPEC     key=value list: port, frame=eth|vlan|mpls, dst, src, vlan,\n"
+		"                    inner_vlan=0|1, odst, osrc, label, ttl, cw=0|1,\n"
+		"                    vary=none|dst|src|label|vlan, n, size\n"
+		"  --learn SPEC      frames sent once per value before measuring (vary=src)\n"
+		"  --learn-rate PPS  rate of the learning phase (default 200000)\n"
+		"  --rate PPS        total offered rate; 0 = flat out (default)\n"
+		"  --duration S      measurement time in seconds (default 1)\n"
+		"  --count N         send exactly N frames (checks every sequence number)\n"
+		"  --burst N         frames per TX burst (default 32, max %d)\n"
+		"  --imix            sizes 64/570/1518 in proportion 7:4:1\n"
+		"  --warmup S        send the streams uncounted for S seconds first (default 0)\n"
+		"  --drain-ms MS     wait for frames in flight after TX stops (default 200)\n",
+		prog, MAX_BURST);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "stream", required_argument, NULL, 's' },
+		{ "learn", required_argument, NULL, 'L' },
+		{ "learn-rate", required_argument, NULL, 'l' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "burst", required_argument, NULL, 'b' },
+		{ "imix", no_argument, NULL, 'i' },
+		{ "drain-ms", required_argument, NULL, 'D' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	int c, idx = 0;
+	while ((c = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+		char *end = NULL;
+		switch (c) {
+		case 's':
+		case 'L': {
+			bool learn = c == 'L';
+			unsigned *n = learn ? &cfg.n_learn : &cfg.n_streams;
+			if (*n == MAX_STREAMS) {
+				fprintf(stderr, "e3-pktgen: at most %d streams\n", MAX_STREAMS);
+				return -1;
+			}
+			struct pg_stream *s = learn ? &cfg.learn[*n] : &cfg.streams[*n];
+			if (pg_stream_parse(optarg, s, err, sizeof(err)) < 0) {
+				fprintf(stderr, "e3-pktgen: %s\n", err);
+				return -1;
+			}
+			(*n)++;
+			break;
+		}
+		case 'l':
+			cfg.learn_rate = strtod(optarg, &end);
+			if (*end || cfg.learn_rate <= 0)
+				goto bad;
+			break;
+		case 'r':
+			cfg.rate = strtod(optarg, &end);
+			if (*end || cfg.rate < 0)
+				goto bad;
+			break;
+		case 'd':
+			cfg.duration = strtod(optarg, &end);
+			if (*end || cfg.duration <= 0)
+				goto bad;
+			break;
+		case 'c':
+			cfg.count = strtoull(optarg, &end, 0);
+			if (*end || cfg.count == 0 || cfg.count > (1ull << 32))
+				goto bad;
+			break;
+		case 'b':
+			cfg.burst = (unsigned)strtoul(optarg, &end, 0);
+			if (*end || cfg.burst == 0 || cfg.burst > MAX_BURST)
+				goto bad;
+			break;
+		case 'i':
+			cfg.imix = true;
+			break;
+		case 'w':
+			cfg.warmup = strtod(optarg, &end);
+			if (*end || cfg.warmup < 0)
+				goto bad;
+			break;
+		case 'D':
+			cfg.drain_ms = (unsigned)strtoul(optarg, &end, 0);
+			if (*end)
+				goto bad;
+			break;
+		default:
+			usage(argv[0]);
+			return -1;
+		}
+		continue;
+bad:
+		fprintf(stderr, "e3-pktgen: bad value '%s' for --%s\n", optarg, opts[idx].name);
+		return -1;
+	}
+	if (cfg.n_streams == 0) {
+		usage(argv[0]);
+		return -1;
+	}
+	return 0;
+}
+
+static int port_init(uint16_t port)
+{
+	struct rte_eth_conf conf = { 0 };
+	int ret = rte_eth_dev_configure(port, 1, 1, &conf);
+	if (ret < 0)
+		return ret;
+	uint16_t nrx = RING_SIZE, ntx = RING_SIZE;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+	ret = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
+	if (ret < 0)
+		return ret;
+	/* A memif client fails to start until the server listens, and a server
+	 * needs a moment to notice that the previous trial's client left. */
+	uint64_t deadline = rte_get_timer_cycles() + cfg.link_timeout_s * rte_get_timer_hz();
+	while ((ret = rte_eth_dev_start(port)) < 0 && !quit && rte_get_timer_cycles() < deadline)
+		rte_delay_ms(50);
+	return ret;
+}
+
+static int wait_links(void)
+{
+	uint64_t deadline = rte_get_timer_cycles() + cfg.link_timeout_s * rte_get_timer_hz();
+	for (;;) {
+		uint16_t up = 0;
+		for (uint16_t p = 0; p < n_ports; p++) {
+			struct rte_eth_link link;
+			if (rte_eth_link_get_nowait(p, &link) == 0 && link.link_status)
+				up++;
+		}
+		if (up == n_ports)
+			return 0;
+		if (quit || rte_get_timer_cycles() > deadline)
+			return -1;
+		rte_delay_ms(10);
+	}
+}
+
+/* ---- receive ------------------------------------------------------------ */
+
+static inline void seq_note(uint64_t seq)
+{
+	if (seq_any && seq < seq_max_seen)
+		seq_reordered++;
+	if (!seq_any || seq > seq_max_seen)
+		seq_max_seen = seq;
+	seq_any = 1;
+	if (seq_seen && seq < cfg.count) {
+		uint64_t bit = 1ull << (seq & 63);
+		if (seq_seen[seq >> 6] & bit)
+			seq_dup++;
+		seq_seen[seq >> 6] |= bit;
+	}
+}
+
+static unsigned rx_poll(void)
+{
+	struct rte_mbuf *m[MAX_BURST];
+	unsigned total = 0;
+	for (uint16_t p = 0; p < n_ports; p++) {
+		uint16_t n = rte_eth_rx_burst(p, 0, m, MAX_BURST);
+		if (n == 0)
+			continue;
+		uint64_t now = rte_rdtsc();
+		struct port_stats *ps = &pstats[p];
+		for (uint16_t i = 0; i < n; i++) {
+			const uint8_t *d = rte_pktmbuf_mtod(m[i], const uint8_t *);
+			const struct pg_stamp *st = pg_stamp_find(d, rte_pktmbuf_data_len(m[i]));
+			if (!st) {
+				ps->rx_other++;
+			} else if (st->magic == PG_MAGIC_LEARN) {
+				ps->rx_learn++;
+			} else {
+				ps->rx++;
+				ps->rx_bytes += rte_pktmbuf_pkt_len(m[i]) + PG_FCS;
+				seq_note(st->seq);
+				if (now >= st->tsc)
+					pg_hist_add(&lat, (now - st->tsc) * 1000000000ull / tsc_hz);
+			}
+		}
+		rte_pktmbuf_free_bulk(m, n);
+		total += n;
+	}
+	return total;
+}
+
+static int rx_lcore(void *arg)
+{
+	(void)arg;
+	while (!rx_stop)
+		rx_poll();
+	return 0;
+}
+
+/* ---- transmit ----------------------------------------------------------- */
+
+static const uint16_t imix_sizes[12] = { 64, 570, 64, 64, 1518, 64, 570, 64, 64, 570, 64, 570 };
+
+struct tx_state {
+	bool single;                 /* this loop also receives */
+	uint64_t seq, warm_seq;
+	unsigned next_stream;
+	unsigned imix_pos;
+	/* flat out: a burst the port refused is kept and offered again */
+	struct rte_mbuf *pend[MAX_BURST];
+	uint16_t n_pend, pend_port;
+};
+
+/* imix_pos NULL: every frame has the stream's size. */
+static uint16_t build_burst(struct pg_stream *s, struct rte_mbuf **m, uint16_t n,
+			    uint32_t magic, uint64_t *seq, unsigned *imix_pos)
+{
+	if (rte_pktmbuf_alloc_bulk(pool, m, n) != 0)
+		return 0;
+	struct pg_stamp st = { .magic = magic, .tsc = rte_rdtsc() };
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t size = s->size;
+		if (imix_pos) {
+			size = imix_sizes[*imix_pos];
+			*imix_pos = (*imix_pos + 1) % 12;
+		}
+		st.seq = (*seq)++;
+		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
+		uint32_t len = pg_frame_write(s, d, size, &st);
+		m[i]->data_len = (uint16_t)len;
+		m[i]->pkt_len = len;
+	}
+	return n;
+}
+
+/* Send up to n frames of the next stream; returns frames offered. In rate
+ * mode frames the port refuses are dropped and counted (the switch's input
+ * ring was full: loss); flat out they are kept and retried. */
+static uint16_t tx_some(struct tx_state *t, uint16_t n, bool flat_out, uint32_t magic)
+{
+	struct rte_mbuf *m[MAX_BURST];
+	if (t->n_pend) {
+		uint16_t sent = rte_eth_tx_burst(t->pend_port, 0, t->pend, t->n_pend);
+		if (magic == PG_MAGIC_DATA)
+			pstats[t->pend_port].tx += sent;
+		memmove(t->pend, t->pend + sent, (t->n_pend - sent) * sizeof(t->pend[0]));
+		t->n_pend -= sent;
+		return 0;
+	}
+	struct pg_stream *s = &cfg.streams[t->next_stream];
+	t->next_stream = (t->next_stream + 1) % cfg.n_streams;
+	uint16_t built = build_burst(s, m, n, magic, magic == PG_MAGIC_DATA ? &t->seq : &t->warm_seq,
+				     cfg.imix ? &t->imix_pos : NULL);
+	if (built == 0)
+		return 0;
+	uint16_t sent = rte_eth_tx_burst(s->port, 0, m, built);
+	if (magic == PG_MAGIC_DATA)
+		pstats[s->port].tx += sent;
+	if (sent < built) {
+		if (flat_out) {
+			memcpy(t->pend, m + sent, (built - sent) * sizeof(m[0]));
+			t->n_pend = built - sent;
+			t->pend_port = s->port;
+		} else {
+			if (magic == PG_MAGIC_DATA)
+				pstats[s->port].tx_ring_full += built - sent;
+			rte_pktmbuf_free_bulk(m + sent, built - sent);
+		}
+	}
+	return flat_out ? sent : built;
+}
+
+/* The learning phase: every value of every --learn stream once, paced at
+ * learn_rate, retried when the port pushes back (none may be lost). */
+static void learn_phase(struct tx_state *t)
+{
+	uint64_t seq = 0;
+	double per_frame = (double)tsc_hz / cfg.learn_rate;
+	for (unsigned k = 0; k < cfg.n_learn && !quit; k++) {
+		struct pg_stream *s = &cfg.learn[k];
+		uint64_t start = rte_rdtsc();
+		uint32_t done = 0;
+		while (done < s->n && !quit) {
+			uint64_t due = (uint64_t)(done * per_frame);
+			if (rte_rdtsc() - start < due) {
+				if (t->single)
+					rx_poll();
+				continue;
+			}
+			struct rte_mbuf *m[MAX_BURST];
+			uint16_t want = (uint16_t)RTE_MIN((uint32_t)cfg.burst, s->n - done);
+			uint16_t built = build_burst(s, m, want, PG_MAGIC_LEARN, &seq, NULL);
+			uint16_t sent = 0;
+			while (sent < built && !quit) {
+				sent += rte_eth_tx_burst(s->port, 0, m + sent, built - sent);
+				if (t->single)
+					rx_poll();
+			}
+			if (sent < built)
+				rte_pktmbuf_free_bulk(m + sent, built - sent);
+			done += built;
+		}
+	}
+	/* Let the switch finish learning before traffic depends on it. */
+	uint64_t until = rte_rdtsc() + tsc_hz / 5;
+	while (rte_rdtsc() < until)
+		if (t->single)
+			rx_poll();
+}
+
+/* Send the streams for `seconds` (or cfg.count frames when counting data).
+ * Warm-up frames carry the learning magic, so the receiver ignores them. */
+static void tx_loop(struct tx_state *t, double seconds, uint32_t magic,
+		    uint64_t *t_start, uint64_t *t_end)
+{
+	uint64_t count = magic == PG_MAGIC_DATA ? cfg.count : 0;
+	bool flat_out = cfg.rate == 0;
+	double tokens = 0, per_cycle = cfg.rate / (double)tsc_hz;
+	double cap = 4.0 * cfg.burst;
+	uint64_t start = rte_rdtsc(), last = start;
+	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
+	uint64_t offered = 0;
+	for (;;) {
+		uint64_t now = rte_rdtsc();
+		if (quit || (count ? offered >= count && !t->n_pend : now >= end))
+			break;
+		uint16_t n = (uint16_t)cfg.burst;
+		if (!flat_out) {
+			tokens += (double)(now - last) * per_cycle;
+			last = now;
+			if (tokens > cap)
+				tokens = cap;
+			if (tokens < 1.0)
+				goto rx;
+			if (tokens < n)
+				n = (uint16_t)tokens;
+		}
+		if (count && offered + n > count)
+			n = (uint16_t)(count - offered);
+		if (n) {
+			uint16_t done = tx_some(t, n, flat_out, magic);
+			offered += done;
+			tokens -= done;
+		}
+rx:
+		if (t->single)
+			rx_poll();
+	}
+	*t_start = start;
+	*t_end = rte_rdtsc();
+	if (t->n_pend) {
+		rte_pktmbuf_free_bulk(t->pend, t->n_pend);
+		t->n_pend = 0;
+	}
+}
+
+/* ---- result --------------------------------------------------------------- */
+
+static void print_result(double seconds)
+{
+	struct port_stats sum = { 0 };
+	printf("{\"ports\": [");
+	for (uint16_t p = 0; p < n_ports; p++) {
+		struct port_stats *s = &pstats[p];
+		printf("%s{\"port\": %u, \"tx\": %" PRIu64 ", \"tx_ring_full\": %" PRIu64
+		       ", \"rx\": %" PRIu64 ", \"rx_learn\": %" PRIu64 ", \"rx_other\": %" PRIu64 "}",
+		       p ? ", " : "", p, s->tx, s->tx_ring_full, s->rx, s->rx_learn, s->rx_other);
+		sum.tx += s->tx;
+		sum.tx_ring_full += s->tx_ring_full;
+		sum.rx += s->rx;
+		sum.rx_bytes += s->rx_bytes;
+		sum.rx_other += s->rx_other;
+	}
+	uint64_t offered = sum.tx + sum.tx_ring_full;
+	uint64_t missing = 0;
+	if (seq_seen) {
+		for (uint64_t i = 0; i < cfg.count; i++)
+			if (!(seq_seen[i >> 6] & (1ull << (i & 63))))
+				missing++;
+	}
+	printf("], \"tx\": %" PRIu64 ", \"tx_ring_full\": %" PRIu64 ", \"offered\": %" PRIu64
+	       ", \"rx\": %" PRIu64 ", \"rx_other\": %" PRIu64 ", \"duration_s\": %.6f"
+	       ", \"rate_pps\": %.0f, \"tx_rate_pps\": %.0f, \"rx_rate_pps\": %.0f, \"rx_bps\": %.0f",
+	       sum.tx, sum.tx_ring_full, offered, sum.rx, sum.rx_other, seconds, cfg.rate,
+	       (double)offered / seconds, (double)sum.rx / seconds, (double)sum.rx_bytes * 8 / seconds);
+	printf(", \"latency_ns\": {\"samples\": %" PRIu64 ", \"min\": %" PRIu64 ", \"p50\": %" PRIu64
+	       ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 ", \"avg\": %.0f}",
+	       lat.count, lat.count ? lat.min : 0, pg_hist_quantile(&lat, 0.5),
+	       pg_hist_quantile(&lat, 0.99), pg_hist_quantile(&lat, 0.999), lat.max,
+	       lat.count ? (double)lat.sum / (double)lat.count : 0.0);
+	printf(", \"seq\": {\"checked\": %s, \"missing\": %" PRIu64 ", \"dup\": %" PRIu64
+	       ", \"reordered\": %" PRIu64 "}}\n",
+	       seq_seen ? "true" : "false", missing, seq_dup, seq_reordered);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	int eal = rte_eal_init(argc, argv);
+	if (eal < 0) {
+		fprintf(stderr, "e3-pktgen: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= eal;
+	argv += eal;
+	if (parse_args(argc, argv) < 0)
+		return 2;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	n_ports = rte_eth_dev_count_avail();
+	if (n_ports == 0) {
+		fprintf(stderr, "e3-pktgen: no ports (give --vdev net_memif...)\n");
+		return 1;
+	}
+	for (unsigned k = 0; k < cfg.n_streams + cfg.n_learn; k++) {
+		const struct pg_stream *s = k < cfg.n_streams ? &cfg.streams[k] : &cfg.learn[k - cfg.n_streams];
+		if (s->port >= n_ports) {
+			fprintf(stderr, "e3-pktgen: stream on port %u, only %u ports\n", s->port, n_ports);
+			return 2;
+		}
+	}
+	pool = rte_pktmbuf_pool_create("pg_pool", POOL_SIZE, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+				       (int)rte_socket_id());
+	if (!pool) {
+		fprintf(stderr, "e3-pktgen: mbuf pool: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	for (uint16_t p = 0; p < n_ports; p++) {
+		int ret = port_init(p);
+		if (ret < 0) {
+			fprintf(stderr, "e3-pktgen: port %u init: %s\n", p, rte_strerror(-ret));
+			return 1;
+		}
+	}
+	if (wait_links() < 0) {
+		fprintf(stderr, "e3-pktgen: links not up after %us (is the switch running?)\n",
+			cfg.link_timeout_s);
+		return 3;
+	}
+	tsc_hz = rte_get_tsc_hz();
+	pg_hist_init(&lat);
+	if (cfg.count) {
+		seq_seen = calloc((cfg.count + 63) / 64, sizeof(uint64_t));
+		if (!seq_seen) {
+			fprintf(stderr, "e3-pktgen: no memory for the sequence bitmap\n");
+			return 1;
+		}
+	}
+
+	struct tx_state t = { .single = true };
+	unsigned rx_core = rte_get_next_lcore(-1, 1, 0);
+	if (rx_core < RTE_MAX_LCORE) {
+		t.single = false;
+		rte_eal_remote_launch(rx_lcore, NULL, rx_core);
+	}
+
+	learn_phase(&t);
+	uint64_t t0, t1;
+	if (cfg.warmup > 0)
+		tx_loop(&t, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
+	tx_loop(&t, cfg.duration, PG_MAGIC_DATA, &t0, &t1);
+	/* Frames still in flight in the switch arrive during the drain. */
+	uint64_t until = rte_rdtsc() + cfg.drain_ms * tsc_hz / 1000;
+	while (rte_rdtsc() < until)
+		if (t.single)
+			rx_poll();
+	rx_stop = true;
+	rte_eal_mp_wait_lcore();
+
+	print_result((double)(t1 - t0) / (double)tsc_hz);
+	for (uint16_t p = 0; p < n_ports; p++) {
+		rte_eth_dev_stop(p);
+		rte_eth_dev_close(p);
+	}
+	free(seq_seen);
+	rte_eal_cleanup();
+	return 0;
+}

@@ -1,0 +1,107 @@
+"""e3rpc - a small client for e3-vswitchd's JSON-RPC 2.0 control socket.
+
+Standard library only. One Client is one connection; calls are sequential.
+
+    from e3rpc import Client, RpcError
+    with Client("/run/e3/e3.sock") as c:
+        c.call("nexthop_add", id=1, port="fab0", mac="02:00:00:00:00:01")
+"""
+import json
+import socket
+
+__all__ = ["Client", "RpcError", "DEFAULT_SOCKET"]
+
+DEFAULT_SOCKET = "/run/e3/e3.sock"
+
+# Error codes of docs/control-api.md.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+NOT_FOUND = -32000
+CONFLICT = -32001
+BUSY = -32002
+NO_SPACE = -32003
+DEVICE_ERROR = -32004
+
+
+class RpcError(Exception):
+    """An error response from the server (code, message), or a transport
+    failure (code None)."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{message} ({code})" if code is not None else message)
+        self.code = code
+        self.message = message
+
+
+class Client:
+    def __init__(self, socket_path=DEFAULT_SOCKET, timeout=30.0):
+        self.path = socket_path
+        self.timeout = timeout
+        self._sock = None
+        self._buf = b""
+        self._next_id = 1
+
+    def connect(self):
+        if self._sock is None:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(self.path)
+            except OSError as e:
+                s.close()
+                raise RpcError(None, f"cannot connect to {self.path}: {e.strerror or e}")
+            self._sock = s
+        return self
+
+    def close(self):
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+            self._buf = b""
+
+    def __enter__(self):
+        return self.connect()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send_raw(self, data):
+        """Send bytes as they are (tests use it for malformed input)."""
+        self.connect()
+        self._sock.sendall(data)
+
+    def recv_response(self):
+        """Read one response line and decode it."""
+        while b"\n" not in self._buf:
+            try:
+                chunk = self._sock.recv(1 << 20)
+            except socket.timeout:
+                raise RpcError(None, f"no answer from {self.path} within {self.timeout}s")
+            if not chunk:
+                raise RpcError(None, f"{self.path} closed the connection")
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def request(self, method, params=None):
+        """Send one request and return the whole response object."""
+        req = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        self._next_id += 1
+        if params is not None:
+            req["params"] = params
+        self.send_raw(json.dumps(req).encode() + b"\n")
+        return self.recv_response()
+
+    def call(self, method, params=None, **kw):
+        """Call a method; returns its result or raises RpcError.
+        Params are given as a dict, as keywords, or both."""
+        p = dict(params or {})
+        p.update(kw)
+        resp = self.request(method, p if p else None)
+        if "error" in resp:
+            e = resp["error"]
+            raise RpcError(e.get("code"), e.get("message", ""))
+        return resp.get("result")

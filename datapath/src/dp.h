@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * dp.h - state shared by the forwarding core: settings the workers read,
+ * the clock they stamp MACs with, the mbuf pool and the RCU variable.
+ */
+#ifndef E3_DP_H
+#define E3_DP_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+
+#include "ctl.h"
+
+#define E3_BURST 32
+
+struct rte_mempool;
+struct rte_rcu_qsbr;
+
+struct e3_dp {
+	/* Read by workers per burst; written by the main lcore only. Single
+	 * fields are naturally atomic, and a worker seeing the old value for
+	 * one more burst is fine. */
+	struct e3_settings settings;
+	uint32_t now_s;                 /* seconds since start (MAC ages) */
+	enum e3_poll_mode poll_mode;
+	uint16_t n_workers;             /* worker contexts, >= 1 */
+	uint32_t mac_table_size;
+	struct rte_mempool *pool;       /* for received frames and flood copies */
+	struct rte_rcu_qsbr *qsbr;      /* one QS variable, thread id = worker index */
+	uint64_t start_tsc;
+	volatile bool running;          /* workers loop while true */
+};
+extern struct e3_dp e3;
+
+/* Options of e3_dp_init (the command line's, or a unit test's). */
+struct e3_dp_opts {
+	enum e3_poll_mode poll_mode;
+	uint32_t mac_table_size;
+	uint32_t mbufs;
+	uint16_t n_workers;             /* 0 = one per non-main lcore (at least 1) */
+};
+/* Builds every table; call once after rte_eal_init. */
+int e3_dp_init(const struct e3_dp_opts *o, char *err);
+/* Main-lcore housekeeping: learning, aging, link state, RCU reclaim. */
+void e3_dp_housekeeping(void);
+/* Stops nothing on workers; removes every port (shutdown). */
+void e3_dp_fini(void);
+
+static inline uint32_t e3_now(void)
+{
+	return __atomic_load_n(&e3.now_s, __ATOMIC_RELAXED);
+}
+
+/* Write a one-line error message into err (may be NULL); returns -code. */
+static inline __attribute__((format(printf, 3, 4)))
+int e3_err(char *err, enum e3_err code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(err, E3_ERRLEN, fmt, ap);
+		va_end(ap);
+	}
+	return -(int)code;
+}
+#define E3_ERR(err, code, ...) e3_err((err), (code), __VA_ARGS__)
+
+#endif

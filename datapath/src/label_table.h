@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * label_table.h - the node's label space: 2^20 direct-indexed 8-byte
+ * entries, each written with one atomic 64-bit store, so a worker sees the
+ * old entry or the new one, never half of each. 8 MiB in all.
+ *
+ *   SWAP       index = nhlfe id
+ *   ELINE      index = service id
+ *   ELAN       index = service id, aux = source
+ *   REPLICATE  index = slot of an immutable e3_replicate (RCU-published)
+ */
+#ifndef E3_LABEL_TABLE_H
+#define E3_LABEL_TABLE_H
+
+#include <stdint.h>
+
+#include "ctl.h"
+
+struct e3_label_entry {
+	uint32_t index;
+	uint16_t aux;
+	uint8_t type;     /* enum e3_label_type; E3_LBL_NONE = empty */
+	uint8_t flags;
+};
+union e3_label_word {
+	struct e3_label_entry e;
+	uint64_t u64;
+};
+
+/* A REPLICATE entry's body. Immutable once published. */
+struct e3_replicate {
+	uint16_t rpf_port;          /* DPDK port id */
+	uint16_t source;            /* local delivery's source */
+	uint32_t service;           /* local delivery, or E3_NONE */
+	uint16_t n_branches;
+	uint32_t branches[];        /* nhlfe ids */
+};
+#define E3_MAX_REPLICATE 65536
+
+extern uint64_t *e3_label_tbl;
+extern struct e3_replicate **e3_repl_tbl;
+
+int e3_label_table_init(void);
+
+static inline struct e3_label_entry e3_label_get(uint32_t label)
+{
+	union e3_label_word w;
+
+	w.u64 = __atomic_load_n(&e3_label_tbl[label & (E3_LABEL_SPACE - 1)], __ATOMIC_ACQUIRE);
+	return w.e;
+}
+
+static inline const uint64_t *e3_label_slot(uint32_t label)
+{
+	return &e3_label_tbl[label & (E3_LABEL_SPACE - 1)];
+}
+
+static inline const struct e3_replicate *e3_repl_get(uint32_t slot)
+{
+	return __atomic_load_n(&e3_repl_tbl[slot % E3_MAX_REPLICATE], __ATOMIC_ACQUIRE);
+}
+
+/* Main lcore only. */
+void e3_label_set(uint32_t label, struct e3_label_entry e);
+/* Publish r in a free slot; returns the slot or -1 when the pool is full. */
+int e3_repl_publish(struct e3_replicate *r);
+/* Unpublish a slot; the object and the slot are freed after a grace period. */
+void e3_repl_release(uint32_t slot);
+uint32_t e3_label_count(void);
+
+#endif

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * e3-vswitchd: EAL arguments, then after "--" our own:
+ *   --name NAME            this node's name (default "e3")
+ *   --rpc-socket PATH      JSON-RPC socket (default /run/e3/NAME.sock)
+ *   --rpc-mode OCTAL       socket file mode (default 0660)
+ *   --poll-mode busy|adaptive
+ *   --mac-table-size N     MAC table capacity (default 1048576)
+ *   --mbufs N              mbuf pool size (default 16383)
+ *   --config FILE          config_dump document to load at start
+ * The main lcore serves control; every other lcore is a worker.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rte_eal.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "ctl.h"
+#include "dp.h"
+#include "rpc.h"
+#include "worker.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL]\n"
+		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--config FILE]\n",
+		prog);
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, int base, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, base);
+	if (errno || *s == 0 || *end != 0 || v < min || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "rpc-socket", required_argument, NULL, 's' },
+		{ "rpc-mode", required_argument, NULL, 'm' },
+		{ "poll-mode", required_argument, NULL, 'p' },
+		{ "mac-table-size", required_argument, NULL, 't' },
+		{ "mbufs", required_argument, NULL, 'b' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *name = "e3", *sock = NULL, *config = NULL;
+	uint32_t mode = 0660;
+	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
+	char err[E3_ERRLEN] = "";
+	char sockbuf[256];
+	int ret, opt;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "e3-vswitchd: EAL init failed\n");
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		int bad = 0;
+
+		switch (opt) {
+		case 'n':
+			name = optarg;
+			bad = name[0] == 0 || strlen(name) > 64 || strchr(name, '/') != NULL;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'm':
+			bad = parse_u32(optarg, 0, 0777, 8, &mode);
+			break;
+		case 'p':
+			if (strcmp(optarg, "busy") == 0)
+				o.poll_mode = E3_POLL_BUSY;
+			else if (strcmp(optarg, "adaptive") == 0)
+				o.poll_mode = E3_POLL_ADAPTIVE;
+			else
+				bad = 1;
+			break;
+		case 't':
+			bad = parse_u32(optarg, 64, 1u << 28, 10, &o.mac_table_size);
+			break;
+		case 'b':
+			bad = parse_u32(optarg, 1024, 1u << 26, 10, &o.mbufs);
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'h':
+			usage(argv[0]);
+			return 0;
+		default:
+			bad = 1;
+		}
+		if (bad) {
+			if (opt != '?')
+				fprintf(stderr, "e3-vswitchd: bad value: %s\n", optarg ? optarg : "");
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "e3-vswitchd: unexpected argument %s\n", argv[optind]);
+		usage(argv[0]);
+		return 2;
+	}
+	if (sock == NULL) {
+		snprintf(sockbuf, sizeof(sockbuf), "/run/e3/%s.sock", name);
+		mkdir("/run/e3", 0755);
+		sock = sockbuf;
+	}
+	if (rte_lcore_count() < 2)
+		fprintf(stderr, "e3-vswitchd: warning: no worker lcore (give -l with 2+ lcores); nothing will be forwarded\n");
+	if (e3_dp_init(&o, err) != 0) {
+		fprintf(stderr, "e3-vswitchd: %s\n", err);
+		return 1;
+	}
+	if (e3_rpc_init(sock, (mode_t)mode) != 0) {
+		fprintf(stderr, "e3-vswitchd: cannot listen on %s\n", sock);
+		return 1;
+	}
+	e3_telemetry_init();
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (config != NULL && e3_rpc_load_file(config, err) != 0) {
+		fprintf(stderr, "e3-vswitchd: --config %s: %s\n", config, err);
+		e3_rpc_fini();
+		return 1;
+	}
+	rte_eal_mp_remote_launch(e3_worker_main, NULL, SKIP_MAIN);
+	printf("e3-vswitchd %s: %u workers, %s polling, boot_id %s, rpc %s\n", name,
+	       e3.n_workers, o.poll_mode == E3_POLL_BUSY ? "busy" : "adaptive", e3_ctl_boot_id(), sock);
+	fflush(stdout);
+
+	while (!stop) {
+		e3_rpc_poll(1);
+		e3_ctl_lock();
+		e3_dp_housekeeping();
+		e3_ctl_unlock();
+	}
+	printf("e3-vswitchd %s: shutting down\n", name);
+	__atomic_store_n(&e3.running, false, __ATOMIC_RELEASE);
+	rte_eal_mp_wait_lcore();
+	e3_ctl_lock();
+	e3_dp_fini();
+	e3_ctl_unlock();
+	e3_rpc_fini();
+	rte_eal_cleanup();
+	return 0;
+}

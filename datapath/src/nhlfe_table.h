@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * nhlfe_table.h - where labelled frames go.
+ *
+ * nhlfe: 2^20 direct-indexed 8-byte entries {label | valid, nexthop id},
+ * one atomic store each. nexthop: up to E3_MAX_NEXTHOPS immutable objects
+ * {port, dst MAC, src MAC}, RCU-published (replaced, never edited).
+ */
+#ifndef E3_NHLFE_TABLE_H
+#define E3_NHLFE_TABLE_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "ctl.h"
+#include "rcu.h"
+
+#define E3_NHLFE_VALID 0x80000000u
+
+struct e3_nhlfe {
+	uint32_t label;       /* label | E3_NHLFE_VALID */
+	uint32_t nexthop;
+};
+union e3_nhlfe_word {
+	struct e3_nhlfe e;
+	uint64_t u64;
+};
+
+struct e3_nexthop {
+	uint16_t port;                  /* DPDK port id */
+	struct rte_ether_addr dst;      /* the neighbour */
+	struct rte_ether_addr src;      /* our port's MAC */
+};
+
+extern uint64_t *e3_nhlfe_tbl;
+extern struct e3_nexthop *e3_nexthop_tbl[E3_MAX_NEXTHOPS];
+
+int e3_nhlfe_table_init(void);
+
+static inline struct e3_nhlfe e3_nhlfe_get(uint32_t id)
+{
+	union e3_nhlfe_word w;
+
+	w.u64 = __atomic_load_n(&e3_nhlfe_tbl[id & (E3_MAX_NHLFES - 1)], __ATOMIC_ACQUIRE);
+	return w.e;
+}
+
+static inline const struct e3_nexthop *e3_nexthop_get(uint32_t id)
+{
+	return id < E3_MAX_NEXTHOPS ? E3_RCU_GET(e3_nexthop_tbl[id]) : NULL;
+}
+
+/* Resolve an nhlfe to its label and nexthop in one go; NULL if either is gone. */
+static inline const struct e3_nexthop *e3_nhlfe_resolve(uint32_t id, uint32_t *label)
+{
+	if (id >= E3_MAX_NHLFES)
+		return NULL;
+	struct e3_nhlfe n = e3_nhlfe_get(id);
+
+	if (!(n.label & E3_NHLFE_VALID))
+		return NULL;
+	*label = n.label & (E3_LABEL_SPACE - 1);
+	return e3_nexthop_get(n.nexthop);
+}
+
+/* Main lcore only. */
+void e3_nhlfe_set(uint32_t id, uint32_t label, uint32_t nexthop);
+void e3_nhlfe_clear(uint32_t id);
+/* Replace nexthop id by nh (NULL = remove); the old one is freed after a grace period. */
+void e3_nexthop_publish(uint32_t id, struct e3_nexthop *nh);
+
+#endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * rpc_int.h - internals shared by the JSON-RPC server's files:
+ *   rpc.c          transport (socket, epoll, framing, dispatch)
+ *   rpc_json.c     buffers, the streaming result writer, the params decoder
+ *   rpc_objects.c  each configurable object: params table, checks, JSON form
+ *   rpc_methods.c  the method table and its handlers
+ *   rpc_config.c   config_dump / config_load / e3_rpc_load_file
+ *   telemetry.c    DPDK telemetry commands
+ */
+#ifndef E3_RPC_INT_H
+#define E3_RPC_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "../ctl.h"
+
+/* JSON-RPC error codes (docs/control-api.md). */
+enum {
+	E3_RPC_PARSE_ERROR = -32700,
+	E3_RPC_INVALID_REQUEST = -32600,
+	E3_RPC_METHOD_NOT_FOUND = -32601,
+	E3_RPC_INVALID_PARAMS = -32602,
+	E3_RPC_INTERNAL_ERROR = -32603,
+	E3_RPC_NOT_FOUND = -32000,
+	E3_RPC_CONFLICT = -32001,
+	E3_RPC_BUSY = -32002,
+	E3_RPC_NO_SPACE = -32003,
+	E3_RPC_DEVICE_ERROR = -32004,
+};
+
+#define E3_VERSION "0.1.0"
+#define E3_RPC_MAX_MSG (1u << 20) /* one request, bytes */
+#define E3_RPC_MSGLEN 512
+
+/* ---- growable byte buffer ------------------------------------------ */
+struct e3_buf {
+	char *p;
+	size_t len, cap;
+	bool oom; /* an allocation failed: the content is incomplete */
+};
+void e3_buf_add(struct e3_buf *b, const void *d, size_t n);
+void e3_buf_str(struct e3_buf *b, const char *s);
+void e3_buf_printf(struct e3_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void e3_buf_consume(struct e3_buf *b, size_t n);
+void e3_buf_free(struct e3_buf *b);
+
+/* ---- streaming JSON writer --------------------------------------------------
+ * Results are written as text straight into the response buffer, so a list
+ * of a million labels is a million small dumps, not a million-node tree. */
+#define E3_JW_DEPTH 8
+struct e3_jw {
+	struct e3_buf *b;
+	int depth;
+	bool first[E3_JW_DEPTH];
+};
+/* Open '[' or '{'; key is the member name inside an object, else NULL. */
+void e3_jw_open(struct e3_jw *w, const char *key, char open);
+void e3_jw_close(struct e3_jw *w, char close);
+/* Write one value (stolen: decref'd here); key as for e3_jw_open. */
+void e3_jw_json(struct e3_jw *w, const char *key, json_t *v);
+
+/* ---- a call in progress ------------------------------------------ */
+struct e3_rpc_call {
+	struct e3_jw w;      /* the handler writes exactly one result value */
+	int code;            /* 0, or the error code */
+	char msg[E3_RPC_MSGLEN];
+	uint64_t seen;       /* bit i set: top-level param i of the table was given */
+};
+/* Set the call's error; returns -1 so handlers can `return e3_rpc_err(...)`. */
+int e3_rpc_err(struct e3_rpc_call *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Map a negative E3_E* return of e3_ctl_* and its message. */
+int e3_rpc_ctl_err(struct e3_rpc_call *c, int rc, const char *err);
+int e3_rpc_code_of(int ctl_rc);
+
+/* ---- declarative params (like SPDK's spdk_json_object_decode) ------------ */
+enum e3_ptype {
+	E3_PT_BOOL,   /* bool */
+	E3_PT_U8,     /* uint8_t, range min..max */
+	E3_PT_U16,    /* uint16_t */
+	E3_PT_I16,    /* int16_t */
+	E3_PT_U32,    /* uint32_t */
+	E3_PT_I32,    /* int32_t */
+	E3_PT_I64,    /* int64_t */
+	E3_PT_STR,    /* char[max]: non-empty unless min == 0 */
+	E3_PT_MAC,    /* uint8_t[6] from "02:00:00:00:00:01" */
+	E3_PT_VLAN,   /* uint16_t: 1..4094 or "untagged" (E3_VLAN_UNTAGGED) */
+	E3_PT_ENUM,   /* int (C enum) from one of names[] (index = value) */
+	E3_PT_ARRAY,  /* elem_size-sized elements, count in a uint16_t at count_off */
+	E3_PT_OBJECT, /* nested object decoded by sub[] */
+	E3_PT_JARRAY, /* const json_t *: an array, decoded later by the handler */
+	E3_PT_JOBJECT,/* const json_t *: an object, decoded later by the handler */
+};
+struct e3_param {
+	const char *name;
+	enum e3_ptype type;
+	size_t off;
+	bool required;
+	int64_t min, max;             /* ints: range; STR: min length, buffer size; ARRAY: max count */
+	const char *const *names;     /* ENUM: by value, NULL-terminated; "" = no such value */
+	const struct e3_param *elem;  /* ARRAY: how to decode one element (its off is 0) */
+	size_t elem_size;             /* ARRAY */
+	size_t count_off;             /* ARRAY */
+	const struct e3_param *sub;   /* OBJECT */
+	size_t n_sub;                 /* OBJECT */
+};
+#define E3_NPARAMS(t) (sizeof(t) / sizeof((t)[0]))
+
+/* Table entries: member NAME of the params decodes into field F of struct S. */
+#define E3_P(S, F, NAME, TYPE, REQ) /* BOOL, MAC, VLAN, JARRAY, JOBJECT */               \
+	{ .name = (NAME), .type = (TYPE), .off = offsetof(S, F), .required = (REQ) }
+#define E3_P_INT(S, F, NAME, TYPE, REQ, LO, HI)                                            \
+	{ .name = (NAME), .type = (TYPE), .off = offsetof(S, F), .required = (REQ),       \
+	  .min = (LO), .max = (HI) }
+#define E3_P_STR(S, F, NAME, REQ, MINLEN) /* at most sizeof(F) - 1 characters */         \
+	{ .name = (NAME), .type = E3_PT_STR, .off = offsetof(S, F), .required = (REQ),    \
+	  .min = (MINLEN), .max = sizeof(((S *)0)->F) }
+#define E3_P_ENUM(S, F, NAME, REQ, NAMES)                                                  \
+	{ .name = (NAME), .type = E3_PT_ENUM, .off = offsetof(S, F), .required = (REQ),   \
+	  .names = (NAMES) }
+#define E3_P_ARRAY(S, F, COUNT, NAME, REQ, MAXN, ELEM) /* COUNT: a uint16_t field */     \
+	{ .name = (NAME), .type = E3_PT_ARRAY, .off = offsetof(S, F), .required = (REQ),  \
+	  .max = (MAXN), .elem = (ELEM), .elem_size = sizeof(((S *)0)->F[0]),             \
+	  .count_off = offsetof(S, COUNT) }
+
+/* Decode obj (an object or NULL = no params) into out by the table. Unknown
+ * members, missing required ones, wrong types and out-of-range values fail
+ * with a message naming the param (prefixed with where, e.g. "ports[2]."). */
+int e3_decode(const json_t *obj, const struct e3_param *t, size_t n, void *out,
+	      uint64_t *seen, const char *where, char *msg, size_t msglen);
+
+/* MAC and VLAN text forms. */
+bool e3_mac_parse(const char *s, uint8_t mac[6]);
+void e3_mac_fmt(const uint8_t mac[6], char out[18]);
+bool e3_mac_is_zero(const uint8_t mac[6]);
+json_t *e3_mac_json(const uint8_t mac[6]);
+json_t *e3_vlan_json(uint16_t vlan);
+
+/* Shared between rpc_methods.c and rpc_config.c: each object's params
+ * table, its checks across params, and its JSON form (what config_dump
+ * writes, so a dump decodes with the same table). */
+struct e3_port_req {             /* port_add params: the conf and how many workers[] */
+	struct e3_port_conf conf;
+	uint16_t n_workers;
+};
+struct e3_obj_type {
+	const char *what;              /* "port", ... for messages */
+	const struct e3_param *params;
+	size_t n_params;
+	size_t size;                   /* of the decoded struct */
+	void (*init)(void *conf);      /* defaults before decoding */
+	/* defaults that depend on other params, and checks across params */
+	int (*finish)(void *conf, uint64_t seen, char *msg, size_t len);
+};
+extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type,
+	e3_service_type, e3_circuit_type, e3_label_type, e3_settings_type;
+
+/* Decode one object of a type: init, table, finish; seen may be NULL. */
+int e3_obj_decode(const struct e3_obj_type *t, const json_t *v, void *out,
+		  uint64_t *seen, const char *where, char *msg, size_t len);
+
+/* ---- methods ------------------------------------------ */
+typedef int (*e3_rpc_fn)(struct e3_rpc_call *c, void *params);
+struct e3_rpc_method {
+	const char *name;
+	e3_rpc_fn fn;
+	const struct e3_obj_type *params; /* how its params decode */
+};
+const struct e3_rpc_method *e3_rpc_method_find(const char *name);
+
+/* Decode params (an object or NULL) and run the method with the control
+ * lock held; the result or the error is left in c. */
+void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params,
+		   struct e3_rpc_call *c);
+
+json_t *e3_port_conf_json(const struct e3_port_conf *p);
+json_t *e3_nexthop_conf_json(const struct e3_nexthop_conf *n);
+json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n);
+json_t *e3_service_conf_json(const struct e3_service_conf *s);
+json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c);
+json_t *e3_label_conf_json(const struct e3_label_conf *l);
+json_t *e3_settings_json(const struct e3_settings *s);
+/* Settings given (seen: bits of the settings table) override those in s. */
+void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint64_t seen);
+
+int e3_rpc_config_dump(struct e3_rpc_call *c, void *params);
+int e3_rpc_config_load(struct e3_rpc_call *c, void *params);
+extern const struct e3_obj_type e3_config_load_params;
+
+/* Start time and poll mode, for system_info and telemetry. */
+double e3_rpc_uptime_s(void);
+const char *e3_rpc_poll_mode(void);
+
+#endif

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * rpc_objects.c - the configurable objects as JSON: for each of settings,
+ * port, nexthop, nhlfe, service, circuit and label, the params table that
+ * decodes it (used by <object>_add and config_load), the checks across its
+ * params, and the JSON form config_dump writes (which decodes back to the
+ * same object).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rpc_int.h"
+
+/* ---- settings ------------------------------------------ */
+static const struct e3_param settings_params[] = {
+	E3_P_INT(struct e3_settings, ttl, "ttl", E3_PT_U8, false, 1, 255),
+	E3_P(struct e3_settings, control_word, "control_word", E3_PT_BOOL, false),
+	E3_P_INT(struct e3_settings, mac_aging_s, "mac_aging_s", E3_PT_U32, false, 0, 1000000),
+	E3_P_INT(struct e3_settings, mac_limit, "mac_limit", E3_PT_U32, false, 1, 16777216),
+};
+const struct e3_obj_type e3_settings_type = {
+	"settings", settings_params, E3_NPARAMS(settings_params),
+	sizeof(struct e3_settings), NULL, NULL,
+};
+
+void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint64_t seen)
+{
+	if (seen & 1)
+		s->ttl = in->ttl;
+	if (seen & 2)
+		s->control_word = in->control_word;
+	if (seen & 4)
+		s->mac_aging_s = in->mac_aging_s;
+	if (seen & 8)
+		s->mac_limit = in->mac_limit;
+}
+
+json_t *e3_settings_json(const struct e3_settings *s)
+{
+	return json_pack("{s:i, s:b, s:I, s:I}", "ttl", s->ttl, "control_word",
+			 s->control_word, "mac_aging_s", (json_int_t)s->mac_aging_s,
+			 "mac_limit", (json_int_t)s->mac_limit);
+}
+
+/* ---- ports ------------------------------------------ */
+static const char *const port_kinds[] = { "customer", "fabric", NULL };
+static const struct e3_param worker_elem = {
+	.name = "workers", .type = E3_PT_I16, .min = -1, .max = E3_MAX_WORKERS - 1,
+};
+static const struct e3_param port_params[] = {
+	E3_P_STR(struct e3_port_req, conf.name, "name", true, 1),
+	E3_P_STR(struct e3_port_req, conf.devargs, "devargs", true, 1),
+	E3_P_ENUM(struct e3_port_req, conf.kind, "kind", true, port_kinds),
+	E3_P_INT(struct e3_port_req, conf.mtu, "mtu", E3_PT_U16, false, 68, 9600),
+	E3_P(struct e3_port_req, conf.mac, "mac", E3_PT_MAC, false),
+	E3_P_INT(struct e3_port_req, conf.rx_queues, "rx_queues", E3_PT_U16, false, 1, E3_MAX_QUEUES),
+	E3_P_ARRAY(struct e3_port_req, conf.worker, n_workers, "workers", false, E3_MAX_QUEUES,
+		   &worker_elem),
+};
+enum { PORT_P_MTU = 3, PORT_P_RXQ = 5, PORT_P_WORKERS = 6 };
+
+static void port_init(void *p)
+{
+	struct e3_port_req *r = p;
+	for (int i = 0; i < E3_MAX_QUEUES; i++)
+		r->conf.worker[i] = -1;
+}
+
+static int port_finish(void *p, uint64_t seen, char *msg, size_t len)
+{
+	struct e3_port_req *r = p;
+	if (!(seen & (1u << PORT_P_MTU)))
+		r->conf.mtu = r->conf.kind == E3_PORT_FABRIC ? 2000 : 1500;
+	if (!(seen & (1u << PORT_P_RXQ)))
+		r->conf.rx_queues = r->n_workers ? r->n_workers : 1;
+	if ((seen & (1u << PORT_P_WORKERS)) && r->n_workers != r->conf.rx_queues) {
+		snprintf(msg, len, "param 'workers': needs one entry per rx queue (%u), has %u",
+			 r->conf.rx_queues, r->n_workers);
+		return -1;
+	}
+	return 0;
+}
+
+const struct e3_obj_type e3_port_type = {
+	"port", port_params, E3_NPARAMS(port_params), sizeof(struct e3_port_req),
+	port_init, port_finish,
+};
+
+json_t *e3_port_conf_json(const struct e3_port_conf *p)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s}", "name", p->name, "devargs", p->devargs,
+			      "kind", p->kind == E3_PORT_FABRIC ? "fabric" : "customer");
+	if (o == NULL)
+		return NULL;
+	if (p->mtu)
+		json_object_set_new(o, "mtu", json_integer(p->mtu));
+	if (!e3_mac_is_zero(p->mac))
+		json_object_set_new(o, "mac", e3_mac_json(p->mac));
+	if (p->rx_queues)
+		json_object_set_new(o, "rx_queues", json_integer(p->rx_queues));
+	/* No "workers": the conf holds the workers in effect, pinned or chosen
+	 * automatically, and a dump must load on a node with other lcores. */
+	return o;
+}
+
+/* ---- nexthops ------------------------------------------ */
+static const struct e3_param nexthop_params[] = {
+	E3_P_INT(struct e3_nexthop_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
+	E3_P_STR(struct e3_nexthop_conf, port, "port", true, 1),
+	E3_P(struct e3_nexthop_conf, mac, "mac", E3_PT_MAC, true),
+};
+const struct e3_obj_type e3_nexthop_type = {
+	"nexthop", nexthop_params, E3_NPARAMS(nexthop_params),
+	sizeof(struct e3_nexthop_conf), NULL, NULL,
+};
+
+json_t *e3_nexthop_conf_json(const struct e3_nexthop_conf *n)
+{
+	return json_pack("{s:I, s:s, s:o}", "id", (json_int_t)n->id, "port", n->port,
+			 "mac", e3_mac_json(n->mac));
+}
+
+/* ---- nhlfes ------------------------------------------ */
+static const struct e3_param nhlfe_params[] = {
+	E3_P_INT(struct e3_nhlfe_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_NHLFES - 1),
+	E3_P_INT(struct e3_nhlfe_conf, nexthop, "nexthop", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
+	E3_P_INT(struct e3_nhlfe_conf, label, "label", E3_PT_U32, true, E3_LABEL_MIN,
+		 E3_LABEL_SPACE - 1),
+};
+const struct e3_obj_type e3_nhlfe_type = {
+	"nhlfe", nhlfe_params, E3_NPARAMS(nhlfe_params), sizeof(struct e3_nhlfe_conf),
+	NULL, NULL,
+};
+
+json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n)
+{
+	return json_pack("{s:I, s:I, s:I}", "id", (json_int_t)n->id, "nexthop",
+			 (json_int_t)n->nexthop, "label", (json_int_t)n->label);
+}
+
+/* ---- services ------------------------------------------ */
+static const char *const service_types[] = { "", "eline", "elan", NULL };
+static const struct e3_param remote_fields[] = {
+	E3_P_INT(struct e3_remote, source, "source", E3_PT_U16, true, 0, E3_MAX_REMOTES - 1),
+	E3_P_INT(struct e3_remote, nhlfe, "nhlfe", E3_PT_U32, true, 0, E3_MAX_NHLFES - 1),
+};
+static const struct e3_param remote_elem = {
+	.name = "remotes", .type = E3_PT_OBJECT, .sub = remote_fields,
+	.n_sub = E3_NPARAMS(remote_fields),
+};
+static const struct e3_param nhlfe_elem = {
+	.name = "branches", .type = E3_PT_U32, .min = 0, .max = E3_MAX_NHLFES - 1,
+};
+static const struct e3_param service_params[] = {
+	E3_P_INT(struct e3_service_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_SERVICES - 1),
+	E3_P_ENUM(struct e3_service_conf, type, "type", true, service_types),
+	E3_P_STR(struct e3_service_conf, name, "name", false, 0),
+	E3_P_INT(struct e3_service_conf, nhlfe, "nhlfe", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
+	E3_P_INT(struct e3_service_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, 16777216),
+	E3_P_ARRAY(struct e3_service_conf, remotes, n_remotes, "remotes", false, E3_MAX_REMOTES,
+		   &remote_elem),
+	E3_P_ARRAY(struct e3_service_conf, branches, n_branches, "branches", false,
+		   E3_MAX_BRANCHES, &nhlfe_elem),
+};
+enum { SVC_P_NHLFE = 3, SVC_P_MAC_LIMIT, SVC_P_REMOTES, SVC_P_BRANCHES };
+
+static void service_init(void *p)
+{
+	struct e3_service_conf *s = p;
+	s->nhlfe = E3_NONE;
+}
+
+static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
+{
+	struct e3_service_conf *s = p;
+	if (s->type == E3_SVC_ELINE) {
+		const char *bad = (seen & (1u << SVC_P_MAC_LIMIT)) ? "mac_limit" :
+				  (seen & (1u << SVC_P_REMOTES))   ? "remotes" :
+				  (seen & (1u << SVC_P_BRANCHES))  ? "branches" : NULL;
+		if (bad != NULL) {
+			snprintf(msg, len, "param '%s': applies to type \"elan\" only", bad);
+			return -1;
+		}
+		return 0;
+	}
+	if (seen & (1u << SVC_P_NHLFE)) {
+		snprintf(msg, len, "param 'nhlfe': applies to type \"eline\" only");
+		return -1;
+	}
+	for (int i = 0; i < s->n_remotes; i++) {
+		for (int j = 0; j < i; j++) {
+			if (s->remotes[i].source == s->remotes[j].source) {
+				snprintf(msg, len, "param 'remotes[%d].source': %u is used twice",
+					 i, s->remotes[i].source);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+const struct e3_obj_type e3_service_type = {
+	"service", service_params, E3_NPARAMS(service_params),
+	sizeof(struct e3_service_conf), service_init, service_finish,
+};
+
+static json_t *u32_array(const uint32_t *v, unsigned n)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(v[i]));
+	return a;
+}
+
+json_t *e3_service_conf_json(const struct e3_service_conf *s)
+{
+	json_t *o = json_pack("{s:I, s:s}", "id", (json_int_t)s->id, "type",
+			      s->type == E3_SVC_ELAN ? "elan" : "eline");
+	if (o == NULL)
+		return NULL;
+	if (s->name[0] != '\0')
+		json_object_set_new(o, "name", json_string(s->name));
+	if (s->type == E3_SVC_ELINE) {
+		if (s->nhlfe != E3_NONE)
+			json_object_set_new(o, "nhlfe", json_integer(s->nhlfe));
+		return o;
+	}
+	if (s->mac_limit)
+		json_object_set_new(o, "mac_limit", json_integer(s->mac_limit));
+	if (s->n_remotes) {
+		json_t *r = json_array();
+		for (unsigned i = 0; i < s->n_remotes; i++)
+			json_array_append_new(r, json_pack("{s:i, s:I}", "source",
+							   s->remotes[i].source, "nhlfe",
+							   (json_int_t)s->remotes[i].nhlfe));
+		json_object_set_new(o, "remotes", r);
+	}
+	if (s->n_branches)
+		json_object_set_new(o, "branches", u32_array(s->branches, s->n_branches));
+	return o;
+}
+
+/* ---- circuits ------------------------------------------ */
+static const struct e3_param circuit_params[] = {
+	E3_P_INT(struct e3_circuit_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_CIRCUITS - 1),
+	E3_P_STR(struct e3_circuit_conf, port, "port", true, 1),
+	E3_P(struct e3_circuit_conf, vlan, "vlan", E3_PT_VLAN, true),
+	E3_P_INT(struct e3_circuit_conf, service, "service", E3_PT_U32, true, 0, E3_MAX_SERVICES - 1),
+};
+const struct e3_obj_type e3_circuit_type = {
+	"circuit", circuit_params, E3_NPARAMS(circuit_params),
+	sizeof(struct e3_circuit_conf), NULL, NULL,
+};
+
+json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c)
+{
+	return json_pack("{s:I, s:s, s:o, s:I}", "id", (json_int_t)c->id, "port", c->port,
+			 "vlan", e3_vlan_json(c->vlan), "service", (json_int_t)c->service);
+}
+
+/* ---- labels ------------------------------------------ */
+static const char *const label_types[] = { "", "swap", "eline", "elan", "replicate", NULL };
+static const struct e3_param label_params[] = {
+	E3_P_INT(struct e3_label_conf, label, "label", E3_PT_U32, true, E3_LABEL_MIN,
+		 E3_LABEL_SPACE - 1),
+	E3_P_ENUM(struct e3_label_conf, type, "type", true, label_types),
+	E3_P_INT(struct e3_label_conf, nhlfe, "nhlfe", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
+	E3_P_INT(struct e3_label_conf, service, "service", E3_PT_U32, false, 0, E3_MAX_SERVICES - 1),
+	E3_P_INT(struct e3_label_conf, source, "source", E3_PT_U16, false, 0, E3_MAX_REMOTES - 1),
+	E3_P_STR(struct e3_label_conf, rpf_port, "rpf_port", false, 1),
+	E3_P_ARRAY(struct e3_label_conf, branches, n_branches, "branches", false, E3_MAX_BRANCHES,
+		   &nhlfe_elem),
+};
+enum { LBL_P_NHLFE = 2, LBL_P_SERVICE, LBL_P_SOURCE, LBL_P_RPF, LBL_P_BRANCHES };
+
+static void label_init(void *p)
+{
+	struct e3_label_conf *l = p;
+	l->nhlfe = E3_NONE;
+	l->service = E3_NONE;
+}
+
+static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
+{
+	struct e3_label_conf *l = p;
+	/* which params each type needs (required) and allows */
+	static const struct {
+		uint32_t need, allow;
+	} rule[] = {
+		[E3_LBL_SWAP] = { 1u << LBL_P_NHLFE, 1u << LBL_P_NHLFE },
+		[E3_LBL_ELINE] = { 1u << LBL_P_SERVICE, 1u << LBL_P_SERVICE },
+		[E3_LBL_ELAN] = { 1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE,
+				  1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE },
+		[E3_LBL_REPLICATE] = { 1u << LBL_P_RPF,
+				       1u << LBL_P_RPF | 1u << LBL_P_BRANCHES |
+					       1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE },
+	};
+	for (int i = LBL_P_NHLFE; i <= LBL_P_BRANCHES; i++) {
+		uint32_t bit = 1u << i;
+		if ((rule[l->type].need & bit) && !(seen & bit)) {
+			snprintf(msg, len, "missing param '%s' (needed by type \"%s\")",
+				 label_params[i].name, label_types[l->type]);
+			return -1;
+		}
+		if (!(rule[l->type].allow & bit) && (seen & bit)) {
+			snprintf(msg, len, "param '%s': does not apply to type \"%s\"",
+				 label_params[i].name, label_types[l->type]);
+			return -1;
+		}
+	}
+	if (l->type == E3_LBL_REPLICATE &&
+	    !!(seen & (1u << LBL_P_SERVICE)) != !!(seen & (1u << LBL_P_SOURCE))) {
+		snprintf(msg, len, "params 'service' and 'source': local delivery needs both");
+		return -1;
+	}
+	return 0;
+}
+
+const struct e3_obj_type e3_label_type = {
+	"label", label_params, E3_NPARAMS(label_params), sizeof(struct e3_label_conf),
+	label_init, label_finish,
+};
+
+json_t *e3_label_conf_json(const struct e3_label_conf *l)
+{
+	unsigned t = l->type <= E3_LBL_REPLICATE ? l->type : 0;
+	json_t *o = json_pack("{s:I, s:s}", "label", (json_int_t)l->label, "type",
+			      t ? label_types[t] : "none");
+	if (o == NULL)
+		return NULL;
+	switch (l->type) {
+	case E3_LBL_SWAP:
+		json_object_set_new(o, "nhlfe", json_integer(l->nhlfe));
+		break;
+	case E3_LBL_ELINE:
+		json_object_set_new(o, "service", json_integer(l->service));
+		break;
+	case E3_LBL_ELAN:
+		json_object_set_new(o, "service", json_integer(l->service));
+		json_object_set_new(o, "source", json_integer(l->source));
+		break;
+	case E3_LBL_REPLICATE:
+		json_object_set_new(o, "rpf_port", json_string(l->rpf_port));
+		if (l->n_branches)
+			json_object_set_new(o, "branches", u32_array(l->branches, l->n_branches));
+		if (l->service != E3_NONE) {
+			json_object_set_new(o, "service", json_integer(l->service));
+			json_object_set_new(o, "source", json_integer(l->source));
+		}
+		break;
+	default:
+		break;
+	}
+	return o;
+}
+
+/* ---- decoding ------------------------------------------ */
+int e3_obj_decode(const struct e3_obj_type *t, const json_t *v, void *out,
+		  uint64_t *seenp, const char *where, char *msg, size_t len)
+{
+	uint64_t seen = 0;
+	memset(out, 0, t->size);
+	if (t->init != NULL)
+		t->init(out);
+	if (e3_decode(v, t->params, t->n_params, out, &seen, where, msg, len) < 0)
+		return -1;
+	if (seenp != NULL)
+		*seenp = seen;
+	if (t->finish != NULL && t->finish(out, seen, msg, len) < 0)
+		return -1;
+	return 0;
+}

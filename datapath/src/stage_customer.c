@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_customer.c - frames arriving on customer ports: parse, find the
+ * circuit, pop the service-delimiting tag (raw mode), and the E-Line stage
+ * (encapsulate toward the remote leaf, or hairpin to the peer circuit).
+ */
+#include <string.h>
+
+#include "circuit_table.h"
+#include "stages.h"
+#include "trace.h"
+
+static inline bool is_vlan_tpid(uint16_t be_type)
+{
+	return be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN) ||
+	       be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_QINQ);
+}
+
+static void customer_in_one(struct e3_burst *b, unsigned i)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t len = rte_pktmbuf_data_len(m);
+	unsigned n_tags = 0;
+	uint16_t vlan = E3_VLAN_UNTAGGED, pcp = 0, type;
+
+	if (unlikely(len < RTE_ETHER_HDR_LEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return;
+	}
+	memcpy(&type, d + 12, 2);
+	/* Count tags for the MTU check: the outer one is the service
+	 * delimiter, a second one (QinQ) belongs to the customer. */
+	while (is_vlan_tpid(type) && n_tags < 2) {
+		if (unlikely(len < RTE_ETHER_HDR_LEN + 4 * (n_tags + 1))) {
+			e3_drop(b, i, E3_DROP_TRUNCATED);
+			return;
+		}
+		if (n_tags == 0) {
+			uint16_t tci = rte_be_to_cpu_16(*(const uint16_t *)(d + 14));
+
+			vlan = tci & 0xfff;
+			pcp = tci >> 13;
+		}
+		memcpy(&type, d + 16 + 4 * n_tags, 2);
+		n_tags++;
+	}
+	if (unlikely(type == rte_cpu_to_be_16(E3_ETH_MPLS) ||
+		     type == rte_cpu_to_be_16(E3_ETH_MPLS_MC))) {
+		e3_drop(b, i, E3_DROP_CUSTOMER_LABELLED);
+		return;
+	}
+	if (unlikely(m->pkt_len > e3_port_max_frame(b->rx, n_tags))) {
+		e3_drop(b, i, E3_DROP_OVERSIZE);
+		return;
+	}
+	/* A tagged frame belongs to its VLAN's circuit; without one, to the
+	 * port's untagged circuit (the whole port, tag kept). VLAN 0 is a
+	 * priority tag: untagged for the lookup. */
+	uint32_t cid = E3_NONE;
+	bool pop = false;
+
+	if (n_tags > 0 && vlan != 0) {
+		cid = e3_circuit_lookup(b->rx->port_id, vlan);
+		pop = cid != E3_NONE;
+	}
+	if (cid == E3_NONE)
+		cid = e3_circuit_lookup(b->rx->port_id, E3_VLAN_UNTAGGED);
+	if (unlikely(cid == E3_NONE)) {
+		E3_TRACE(b, i, "customer-in %s vlan %u: no circuit", b->rx->conf.name, vlan);
+		e3_drop(b, i, E3_DROP_NO_CIRCUIT);
+		return;
+	}
+	struct e3_circuit c = e3_circuit_get(cid);
+	const struct e3_service *s = e3_service_get(c.service);
+
+	if (unlikely(c.port != b->rx->port_id || s == NULL)) {
+		e3_drop(b, i, E3_DROP_NO_SERVICE);
+		return;
+	}
+	struct e3_circ_ctr *cc = &b->w->st.circ[cid];
+	struct e3_svc_ctr *sc = &b->w->st.svc[c.service];
+
+	cc->rx_pkts++;
+	cc->rx_bytes += m->pkt_len;
+	sc->rx_pkts++;
+	sc->rx_bytes += m->pkt_len;
+	if (pop) {
+		memmove(rte_pktmbuf_mtod_offset(m, uint8_t *, 4), d, 2 * RTE_ETHER_ADDR_LEN);
+		rte_pktmbuf_adj(m, 4);
+	}
+	struct e3_meta *mt = &b->meta[i];
+
+	mt->svc = s;
+	mt->circuit = cid;
+	mt->tc = (uint8_t)pcp;
+	mt->next = s->type == E3_SVC_ELINE ? NX_ELINE : NX_ELAN;
+	if (n_tags)
+		E3_TRACE(b, i, "customer-in %s vlan %u pcp %u -> circuit %u service %u%s",
+			 b->rx->conf.name, vlan, pcp, cid, s->id, pop ? ", tag popped" : "");
+	else
+		E3_TRACE(b, i, "customer-in %s untagged -> circuit %u service %u",
+			 b->rx->conf.name, cid, s->id);
+}
+
+void e3_stage_customer_in(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
+		if (b->pkts[i] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i], void *));
+	for (unsigned i = 0; i < b->n; i++) {
+		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
+		if (b->meta[i].next == NX_IN)
+			customer_in_one(b, i);
+	}
+}
+
+void e3_stage_eline_in(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_ELINE)
+			continue;
+		const struct e3_service *s = b->meta[i].svc;
+
+		if (s->nhlfe != E3_NONE) {
+			E3_TRACE(b, i, "eline-encap service %u nhlfe %u cw %s", s->id, s->nhlfe,
+				 e3.settings.control_word ? "on" : "off");
+			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe);
+			continue;
+		}
+		/* Hairpin: both circuits on this node. */
+		uint32_t peer = E3_NONE;
+
+		if (s->n_circuits == 2)
+			peer = s->circuits[0] == b->meta[i].circuit ? s->circuits[1] : s->circuits[0];
+		if (peer == E3_NONE) {
+			E3_TRACE(b, i, "eline-hairpin service %u: no peer circuit", s->id);
+			e3_drop(b, i, E3_DROP_NO_SERVICE);
+			continue;
+		}
+		E3_TRACE(b, i, "eline-hairpin service %u -> circuit %u", s->id, peer);
+		e3_out_circuit(b, i, b->pkts[i], peer);
+	}
+}

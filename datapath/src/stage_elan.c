@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_elan.c - E-LAN forwarding, from customers (elan_in) and from the
+ * fabric (elan_term). Both look the burst's source and destination MACs up
+ * in bulk, learn the sources (events to the main lcore), and forward by
+ * destination; from the fabric only to local circuits (split horizon).
+ */
+#include <string.h>
+
+#include "circuit_table.h"
+#include "mac_table.h"
+#include "stages.h"
+#include "trace.h"
+
+struct lookups {
+	unsigned n;
+	uint8_t idx[E3_BURST];
+	struct e3_mac_key src[E3_BURST], dst[E3_BURST];
+	int32_t src_pos[E3_BURST], dst_pos[E3_BURST];
+	int last;                       /* index of the last source learned, -1 = none */
+	uint32_t last_dest;
+};
+
+static void lookup(struct e3_burst *b, uint8_t next, struct lookups *l)
+{
+	l->n = 0;
+	l->last = -1;
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != next)
+			continue;
+		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
+		unsigned k = l->n++;
+
+		l->idx[k] = (uint8_t)i;
+		l->src[k] = (struct e3_mac_key){ .service = b->meta[i].svc->id };
+		l->dst[k] = (struct e3_mac_key){ .service = b->meta[i].svc->id };
+		memcpy(l->src[k].mac, &eh->src_addr, 6);
+		memcpy(l->dst[k].mac, &eh->dst_addr, 6);
+	}
+	if (l->n == 0)
+		return;
+	e3_mac_lookup_bulk(l->src, l->n, l->src_pos);
+	e3_mac_lookup_bulk(l->dst, l->n, l->dst_pos);
+}
+
+static void learn(struct e3_burst *b, struct lookups *l, unsigned k, uint32_t dest)
+{
+	/* A multicast source is bogus: forward, don't learn. */
+	if (l->src[k].mac[0] & 1)
+		return;
+	/* Frames of a burst often come from one host: one event is enough. */
+	if (l->last >= 0 && l->last_dest == dest &&
+	    memcmp(&l->src[l->last], &l->src[k], sizeof(l->src[k])) == 0)
+		return;
+	l->last = (int)k;
+	l->last_dest = dest;
+	if (!e3_mac_learn(b->w->idx, l->src[k].service, l->src[k].mac, dest, l->src_pos[k]))
+		b->w->learn_drops++;
+}
+
+/* Destination of a known MAC, or E3_NONE when unknown (flood). */
+static uint32_t known_dest(const struct lookups *l, unsigned k, const struct e3_service *s)
+{
+	if (l->dst[k].mac[0] & 1)
+		return E3_NONE;   /* broadcast/multicast */
+	const struct e3_mac_val *v = e3_mac_val_at(l->dst_pos[k]);
+
+	if (v == NULL)
+		return E3_NONE;
+	uint32_t d = __atomic_load_n(&v->dest, __ATOMIC_RELAXED);
+
+	/* A circuit that left the service since it was learned: unknown. */
+	if (!(d & E3_MAC_REMOTE) && e3_circuit_get(d).service != s->id)
+		return E3_NONE;
+	return d;
+}
+
+/* Send frame i to every local circuit but except, and to every branch
+ * (branches only from customers). */
+static void flood(struct e3_burst *b, unsigned i, uint32_t except, bool to_branches)
+{
+	const struct e3_service *s = b->meta[i].svc;
+	unsigned n_circ = s->n_circuits - (except != E3_NONE);
+	unsigned n_br = to_branches ? s->n_branches : 0;
+	unsigned total = n_circ + n_br, done = 0;
+
+	if (total == 0) {
+		/* Nowhere else to go: the only member is where it came from. */
+		E3_TRACE(b, i, "elan-flood service %u: no other member", s->id);
+		e3_drop(b, i, to_branches ? E3_DROP_SAME_CIRCUIT : E3_DROP_SPLIT_HORIZON);
+		return;
+	}
+	b->w->st.svc[s->id].flooded++;
+	E3_TRACE(b, i, "elan-flood service %u: %u circuits, %u branches", s->id, n_circ, n_br);
+	struct rte_mbuf *orig = b->pkts[i];
+
+	/* Copies first, from the untouched original; the original goes last. */
+	for (unsigned k = 0; k < s->n_circuits; k++) {
+		if (s->circuits[k] == except)
+			continue;
+		struct rte_mbuf *m = ++done == total ? orig : e3_copy(b, i, orig);
+
+		if (m != NULL)
+			e3_out_circuit(b, i, m, s->circuits[k]);
+	}
+	for (unsigned k = 0; k < n_br; k++) {
+		struct rte_mbuf *m = ++done == total ? orig : e3_copy(b, i, orig);
+
+		if (m != NULL)
+			e3_out_nhlfe(b, i, m, s->branches[k]);
+	}
+}
+
+void e3_stage_elan_in(struct e3_burst *b)
+{
+	struct lookups l;
+
+	lookup(b, NX_ELAN, &l);
+	for (unsigned k = 0; k < l.n; k++) {
+		unsigned i = l.idx[k];
+		const struct e3_service *s = b->meta[i].svc;
+		uint32_t in = b->meta[i].circuit;
+
+		learn(b, &l, k, in);
+		uint32_t d = known_dest(&l, k, s);
+
+		if (d == E3_NONE) {
+			flood(b, i, in, true);
+		} else if (d & E3_MAC_REMOTE) {
+			uint32_t nhlfe = e3_service_remote(s, (uint16_t)d);
+
+			E3_TRACE(b, i, "elan-in service %u: dst behind source %u nhlfe %d",
+				 s->id, (uint16_t)d, (int)nhlfe);
+			if (nhlfe == E3_NONE)
+				flood(b, i, in, true);   /* that remote is gone */
+			else
+				e3_out_nhlfe(b, i, b->pkts[i], nhlfe);
+		} else if (d == in) {
+			E3_TRACE(b, i, "elan-in service %u: dst on the ingress circuit", s->id);
+			e3_drop(b, i, E3_DROP_SAME_CIRCUIT);
+		} else {
+			E3_TRACE(b, i, "elan-in service %u: dst on circuit %u", s->id, d);
+			e3_out_circuit(b, i, b->pkts[i], d);
+		}
+	}
+}
+
+void e3_stage_elan_term(struct e3_burst *b)
+{
+	struct lookups l;
+
+	lookup(b, NX_ELAN_TERM, &l);
+	for (unsigned k = 0; k < l.n; k++) {
+		unsigned i = l.idx[k];
+		const struct e3_service *s = b->meta[i].svc;
+
+		learn(b, &l, k, E3_MAC_REMOTE | b->meta[i].source);
+		uint32_t d = known_dest(&l, k, s);
+
+		if (d == E3_NONE) {
+			flood(b, i, E3_NONE, false);
+		} else if (d & E3_MAC_REMOTE) {
+			E3_TRACE(b, i, "elan-term service %u: dst behind source %u", s->id, (uint16_t)d);
+			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
+		} else {
+			E3_TRACE(b, i, "elan-term service %u: dst on circuit %u", s->id, d);
+			e3_out_circuit(b, i, b->pkts[i], d);
+		}
+	}
+}

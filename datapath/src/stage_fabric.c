@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_fabric.c - labelled frames arriving on fabric ports: header
+ * checks, the label lookup, and the SWAP, ELINE and REPLICATE entries
+ * (ELAN delivery is in stage_elan.c).
+ */
+#include <string.h>
+
+#include "label_table.h"
+#include "nhlfe_table.h"
+#include "stages.h"
+#include "trace.h"
+
+static void fabric_in_one(struct e3_burst *b, unsigned i)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct rte_ether_hdr *eh = (const struct rte_ether_hdr *)d;
+	uint16_t len = rte_pktmbuf_data_len(m);
+
+	if (unlikely(len < RTE_ETHER_HDR_LEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return;
+	}
+	if (unlikely(m->pkt_len > e3_port_max_frame(b->rx, 0))) {
+		e3_drop(b, i, E3_DROP_OVERSIZE);
+		return;
+	}
+	if (unlikely(!rte_is_same_ether_addr(&eh->dst_addr, &b->rx->mac))) {
+		/* Broadcast is accepted for OAM/discovery, of which there is
+		 * none yet: it ends as "not MPLS unicast". */
+		e3_drop(b, i, rte_is_broadcast_ether_addr(&eh->dst_addr) ?
+			E3_DROP_BAD_ETHERTYPE : E3_DROP_NOT_FOR_US);
+		return;
+	}
+	if (unlikely(eh->ether_type != rte_cpu_to_be_16(E3_ETH_MPLS))) {
+		e3_drop(b, i, E3_DROP_BAD_ETHERTYPE);
+		return;
+	}
+	if (unlikely(len < RTE_ETHER_HDR_LEN + E3_MPLS_HLEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return;
+	}
+	uint32_t lse;
+
+	memcpy(&lse, d + RTE_ETHER_HDR_LEN, 4);
+	lse = rte_be_to_cpu_32(lse);
+	struct e3_meta *mt = &b->meta[i];
+
+	mt->label = lse >> 12;
+	mt->tc = (lse >> 9) & 7;
+	mt->ttl = lse & 0xff;
+	E3_TRACE(b, i, "fabric-in %s label %u tc %u s %u ttl %u", b->rx->conf.name,
+		 mt->label, mt->tc, (lse >> 8) & 1, mt->ttl);
+	if (unlikely(mt->label < E3_LABEL_MIN)) {
+		e3_drop(b, i, E3_DROP_LABEL_RESERVED);
+		return;
+	}
+	if (unlikely(!(lse & 0x100))) {
+		e3_drop(b, i, E3_DROP_LABEL_STACKED);
+		return;
+	}
+	if (unlikely(mt->ttl == 0)) {
+		e3_drop(b, i, E3_DROP_TTL_EXPIRED);
+		return;
+	}
+	rte_prefetch0(e3_label_slot(mt->label));
+	mt->next = NX_LABEL;
+}
+
+void e3_stage_fabric_in(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
+		if (b->pkts[i] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i], void *));
+	for (unsigned i = 0; i < b->n; i++) {
+		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
+		if (b->meta[i].next == NX_IN)
+			fabric_in_one(b, i);
+	}
+}
+
+/* Pop label and control word: the frame becomes the customer's. */
+static bool pop(struct e3_burst *b, unsigned i)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	bool cw = e3.settings.control_word;
+	uint16_t hl = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN + (cw ? E3_CW_LEN : 0);
+
+	if (unlikely(rte_pktmbuf_data_len(m) < hl + RTE_ETHER_HDR_LEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return false;
+	}
+	if (cw && unlikely(rte_pktmbuf_mtod_offset(m, uint8_t *, hl - E3_CW_LEN)[0] >> 4 != 0)) {
+		e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
+		return false;
+	}
+	rte_pktmbuf_adj(m, hl);
+	return true;
+}
+
+static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint32_t id, uint8_t type)
+{
+	const struct e3_service *s = e3_service_get(id);
+
+	if (unlikely(s == NULL || s->type != type)) {
+		e3_drop(b, i, E3_DROP_NO_SERVICE);
+		return NULL;
+	}
+	return s;
+}
+
+void e3_stage_label_lookup(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		struct e3_meta *mt = &b->meta[i];
+
+		if (mt->next != NX_LABEL)
+			continue;
+		struct e3_label_entry e = e3_label_get(mt->label);
+
+		b->w->st.label[mt->label]++;
+		mt->index = e.index;
+		switch (e.type) {
+		case E3_LBL_SWAP:
+			E3_TRACE(b, i, "label %u: swap nhlfe %u", mt->label, e.index);
+			mt->next = NX_SWAP;
+			if (unlikely(mt->ttl <= 1))
+				e3_drop(b, i, E3_DROP_TTL_EXPIRED);
+			break;
+		case E3_LBL_ELINE:
+			E3_TRACE(b, i, "label %u: eline service %u", mt->label, e.index);
+			mt->svc = service_of(b, i, e.index, E3_SVC_ELINE);
+			if (mt->svc && pop(b, i))
+				mt->next = NX_ELINE_TERM;
+			break;
+		case E3_LBL_ELAN:
+			E3_TRACE(b, i, "label %u: elan service %u source %u", mt->label, e.index, e.aux);
+			mt->svc = service_of(b, i, e.index, E3_SVC_ELAN);
+			mt->source = e.aux;
+			if (mt->svc && pop(b, i))
+				mt->next = NX_ELAN_TERM;
+			break;
+		case E3_LBL_REPLICATE:
+			E3_TRACE(b, i, "label %u: replicate slot %u", mt->label, e.index);
+			mt->next = NX_REPLICATE;
+			break;
+		default:
+			E3_TRACE(b, i, "label %u: no entry", mt->label);
+			e3_drop(b, i, E3_DROP_LABEL_UNKNOWN);
+			break;
+		}
+	}
+}
+
+void e3_stage_swap(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == NX_SWAP)
+			e3_out_swap(b, i, b->pkts[i], b->meta[i].index);
+}
+
+void e3_stage_eline_term(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_ELINE_TERM)
+			continue;
+		const struct e3_service *s = b->meta[i].svc;
+
+		if (unlikely(s->n_circuits == 0)) {
+			e3_drop(b, i, E3_DROP_NO_SERVICE);
+			continue;
+		}
+		E3_TRACE(b, i, "eline-term service %u -> circuit %u", s->id, s->circuits[0]);
+		e3_out_circuit(b, i, b->pkts[i], s->circuits[0]);
+	}
+}
+
+static void replicate_one(struct e3_burst *b, unsigned i)
+{
+	struct e3_meta *mt = &b->meta[i];
+	const struct e3_replicate *r = e3_repl_get(mt->index);
+
+	if (unlikely(r == NULL)) {
+		e3_drop(b, i, E3_DROP_LABEL_UNKNOWN);
+		return;
+	}
+	if (r->rpf_port != b->rx->port_id) {
+		E3_TRACE(b, i, "replicate: rpf port %u, arrived on %u", r->rpf_port, b->rx->port_id);
+		e3_drop(b, i, E3_DROP_RPF_FAIL);
+		return;
+	}
+	const struct e3_service *local = NULL;
+
+	if (r->service != E3_NONE) {
+		local = service_of(b, i, r->service, E3_SVC_ELAN);
+		if (local == NULL)
+			return;
+	}
+	/* Branches other than the one it came in on (split horizon on the tree). */
+	uint32_t out[E3_MAX_BRANCHES];
+	unsigned n_out = 0;
+
+	for (unsigned k = 0; k < r->n_branches; k++) {
+		uint32_t label;
+		const struct e3_nexthop *nh = e3_nhlfe_resolve(r->branches[k], &label);
+
+		if (nh == NULL || nh->port != b->rx->port_id)
+			out[n_out++] = r->branches[k];   /* a missing one is counted by e3_out_swap */
+	}
+	if (n_out > 0 && mt->ttl <= 1) {
+		b->w->st.port[b->rx->port_id].drops[E3_DROP_TTL_EXPIRED]++;
+		E3_TRACE(b, i, "replicate: ttl %u, no copies to branches", mt->ttl);
+		n_out = 0;
+	}
+	E3_TRACE(b, i, "replicate: %u branches%s", n_out, local ? " + local" : "");
+	if (n_out == 0 && local == NULL) {
+		e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
+		return;
+	}
+	struct rte_mbuf *orig = b->pkts[i];
+
+	for (unsigned k = 0; k < n_out; k++) {
+		bool last = k + 1 == n_out && local == NULL;
+		struct rte_mbuf *m = last ? orig : e3_copy(b, i, orig);
+
+		if (m != NULL)
+			e3_out_swap(b, i, m, out[k]);
+	}
+	if (local != NULL) {
+		mt->svc = local;
+		mt->source = r->source;
+		if (pop(b, i))
+			mt->next = NX_ELAN_TERM;
+	}
+}
+
+void e3_stage_replicate(struct e3_burst *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == NX_REPLICATE)
+			replicate_one(b, i);
+}

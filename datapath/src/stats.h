@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stats.h - counters. Each worker owns its counters (plain increments, no
+ * sharing); control reads sum the workers and subtract a baseline, which
+ * is how counters are cleared (and reset for a re-created object) without
+ * writing into memory a worker owns.
+ */
+#ifndef E3_STATS_H
+#define E3_STATS_H
+
+#include <stdint.h>
+
+#include <rte_build_config.h>
+#include <rte_common.h>
+
+#include "ctl.h"
+
+struct e3_port_ctr {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t drops[E3_DROP_MAX];
+} __rte_cache_aligned;
+
+struct e3_svc_ctr {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, flooded;
+};
+
+struct e3_circ_ctr {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+};
+
+/* One worker's counters. */
+struct e3_wstats {
+	struct e3_port_ctr port[RTE_MAX_ETHPORTS];
+	struct e3_svc_ctr *svc;        /* [E3_MAX_SERVICES] */
+	struct e3_circ_ctr *circ;      /* [E3_MAX_CIRCUITS] */
+	uint64_t *label;               /* [E3_LABEL_SPACE] packets */
+};
+
+int e3_wstats_init(struct e3_wstats *s);
+
+/* Control side: sums over workers, minus the baseline. */
+void e3_stats_port(uint16_t port, struct e3_port_ctr *out);
+void e3_stats_svc(uint32_t id, struct e3_svc_ctr *out);
+void e3_stats_circ(uint32_t id, struct e3_circ_ctr *out);
+uint64_t e3_stats_label(uint32_t label);
+/* Start an object's counters from zero. */
+void e3_stats_reset_port(uint16_t port);
+void e3_stats_reset_svc(uint32_t id);
+void e3_stats_reset_circ(uint32_t id);
+void e3_stats_reset_label(uint32_t label);
+void e3_stats_clear_all(void);
+
+#endif

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_rcu_qsbr.h>
+
+#include "port.h"
+#include "stages.h"
+#include "trace.h"
+#include "worker.h"
+
+#define IDLE_POLLS_BEFORE_SLEEP 64
+#define SLEEP_MAX_US 200
+
+struct e3_worker *e3_workers[E3_MAX_WORKERS];
+
+int e3_workers_init(unsigned n)
+{
+	unsigned lcore, k = 0;
+	unsigned lcores[E3_MAX_WORKERS] = { 0 };
+
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		if (k < E3_MAX_WORKERS)
+			lcores[k++] = lcore;
+	for (unsigned w = 0; w < n; w++) {
+		struct e3_worker *wk = aligned_alloc(RTE_CACHE_LINE_SIZE,
+						     RTE_ALIGN_CEIL(sizeof(*wk), RTE_CACHE_LINE_SIZE));
+
+		if (wk == NULL)
+			return -1;
+		memset(wk, 0, sizeof(*wk));
+		wk->idx = (uint16_t)w;
+		wk->lcore = lcores[w];
+		wk->qlist = calloc(1, sizeof(struct e3_qlist));
+		if (wk->qlist == NULL || e3_wstats_init(&wk->st) != 0 || e3_trace_ring_init(wk) != 0)
+			return -1;
+		e3_workers[w] = wk;
+	}
+	return 0;
+}
+
+void e3_workers_auto(struct e3_port_conf *c)
+{
+	unsigned load[E3_MAX_WORKERS] = { 0 };
+
+	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
+		const struct e3_port *p = e3_port_tbl[i];
+
+		if (p == NULL || strcmp(p->conf.name, c->name) == 0)
+			continue;
+		for (unsigned q = 0; q < p->n_rxq; q++)
+			load[p->conf.worker[q]]++;
+	}
+	for (unsigned q = 0; q < c->rx_queues; q++) {
+		if (c->worker[q] >= 0) {
+			load[c->worker[q]]++;
+			continue;
+		}
+		unsigned best = 0;
+
+		for (unsigned w = 1; w < e3.n_workers; w++)
+			if (load[w] < load[best])
+				best = w;
+		c->worker[q] = (int16_t)best;
+		load[best]++;
+	}
+}
+
+int e3_workers_assign(void)
+{
+	for (unsigned w = 0; w < e3.n_workers; w++) {
+		unsigned n = 0;
+
+		for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++)
+			if (e3_port_tbl[i] != NULL)
+				for (unsigned q = 0; q < e3_port_tbl[i]->n_rxq; q++)
+					n += e3_port_tbl[i]->conf.worker[q] == (int)w;
+		struct e3_qlist *ql = malloc(sizeof(*ql) + n * sizeof(ql->q[0]));
+
+		if (ql == NULL)
+			return -1;
+		ql->n = 0;
+		for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
+			const struct e3_port *p = e3_port_tbl[i];
+
+			for (unsigned q = 0; p != NULL && q < p->n_rxq; q++)
+				if (p->conf.worker[q] == (int)w) {
+					ql->q[ql->n].port = i;
+					ql->q[ql->n].queue = (uint16_t)q;
+					ql->n++;
+				}
+		}
+		struct e3_qlist *old = e3_workers[w]->qlist;
+
+		E3_RCU_SET(e3_workers[w]->qlist, ql);
+		e3_rcu_free(old);
+	}
+	return 0;
+}
+
+void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct e3_burst b;
+	const struct e3_port *p = e3_port_get(rx_port);
+
+	if (unlikely(p == NULL)) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		return;
+	}
+	b.w = w;
+	b.rx = p;
+	b.n = n;
+	b.trace = false;
+	struct e3_port_ctr *pc = &w->st.port[rx_port];
+
+	pc->rx_pkts += n;
+	for (unsigned i = 0; i < n; i++) {
+		b.pkts[i] = pkts[i];
+		b.meta[i].next = NX_IN;
+		b.meta[i].tr = NULL;
+		pc->rx_bytes += pkts[i]->pkt_len;
+	}
+	if (unlikely(e3_trace_on()))
+		e3_trace_burst(&b);
+	/* The stages expect every tag in the frame. */
+	for (unsigned i = 0; i < n; i++)
+		if (unlikely(b.pkts[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) &&
+		    rte_vlan_insert(&b.pkts[i]) != 0)
+			e3_drop(&b, i, E3_DROP_NO_MBUF);
+	if (p->kind == E3_PORT_CUSTOMER) {
+		e3_stage_customer_in(&b);
+		e3_stage_eline_in(&b);
+		e3_stage_elan_in(&b);
+	} else {
+		e3_stage_fabric_in(&b);
+		e3_stage_label_lookup(&b);
+		e3_stage_swap(&b);
+		e3_stage_eline_term(&b);
+		e3_stage_replicate(&b);
+		e3_stage_elan_term(&b);
+	}
+	if (unlikely(b.trace))
+		e3_trace_finish(&b);
+	e3_tx_flush(w);
+}
+
+int e3_worker_main(void *arg)
+{
+	struct e3_worker *w = NULL;
+	unsigned lcore = rte_lcore_id();
+
+	(void)arg;
+	for (unsigned i = 0; i < e3.n_workers; i++)
+		if (e3_workers[i]->lcore == lcore)
+			w = e3_workers[i];
+	if (w == NULL)
+		return 0;
+	rte_rcu_qsbr_thread_register(e3.qsbr, w->idx);
+	rte_rcu_qsbr_thread_online(e3.qsbr, w->idx);
+	struct rte_mbuf *pkts[E3_BURST];
+	unsigned idle = 0, sleep_us = 1;
+
+	while (__atomic_load_n(&e3.running, __ATOMIC_RELAXED)) {
+		const struct e3_qlist *ql = E3_RCU_GET(w->qlist);
+		unsigned total = 0;
+
+		for (unsigned k = 0; k < ql->n; k++) {
+			uint16_t n = rte_eth_rx_burst(ql->q[k].port, ql->q[k].queue, pkts, E3_BURST);
+
+			if (n > 0) {
+				total += n;
+				e3_process_burst(w, ql->q[k].port, pkts, n);
+			}
+		}
+		w->polls++;
+		if (total > 0) {
+			w->busy_polls++;
+			w->rx_pkts += total;
+		}
+		rte_rcu_qsbr_quiescent(e3.qsbr, w->idx);
+		if (e3.poll_mode != E3_POLL_ADAPTIVE)
+			continue;
+		if (total > 0) {
+			idle = 0;
+			sleep_us = 1;
+		} else if (++idle > IDLE_POLLS_BEFORE_SLEEP) {
+			/* Offline while asleep, so grace periods need not wait for us. */
+			rte_rcu_qsbr_thread_offline(e3.qsbr, w->idx);
+			rte_delay_us_sleep(sleep_us);
+			rte_rcu_qsbr_thread_online(e3.qsbr, w->idx);
+			w->idle_sleeps++;
+			sleep_us = RTE_MIN(sleep_us * 2, (unsigned)SLEEP_MAX_US);
+		}
+	}
+	rte_rcu_qsbr_thread_offline(e3.qsbr, w->idx);
+	rte_rcu_qsbr_thread_unregister(e3.qsbr, w->idx);
+	return 0;
+}

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * test_tables.c - the tables (label, nhlfe/nexthop, circuit, service, MAC)
+ * through their own APIs, and the validation of every ctl operation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "circuit_table.h"
+#include "dp.h"
+#include "harness.h"
+#include "label_table.h"
+#include "mac_table.h"
+#include "nhlfe_table.h"
+#include "rcu.h"
+#include "service_table.h"
+
+static char err[E3_ERRLEN];
+
+static void test_label_table(void)
+{
+	CHECK_EQ(sizeof(struct e3_label_entry), 8);
+	CHECK(sizeof(uint64_t) * E3_LABEL_SPACE <= 16u << 20);
+	e3_label_set(100, (struct e3_label_entry){ .index = 5, .aux = 7, .type = E3_LBL_ELAN });
+	struct e3_label_entry e = e3_label_get(100);
+
+	CHECK_EQ(e.index, 5);
+	CHECK_EQ(e.aux, 7);
+	CHECK_EQ(e.type, E3_LBL_ELAN);
+	CHECK_EQ(e3_label_get(101).type, E3_LBL_NONE);
+	/* Out-of-range labels cannot reach outside the table. */
+	CHECK_EQ(e3_label_get(100 + E3_LABEL_SPACE).index, 5);
+	e3_label_set(100, (struct e3_label_entry){ 0 });
+	CHECK_EQ(e3_label_get(100).type, E3_LBL_NONE);
+
+	struct e3_replicate *r = malloc(sizeof(*r) + 2 * sizeof(uint32_t));
+
+	r->n_branches = 2;
+	r->branches[0] = 1;
+	r->branches[1] = 2;
+	int slot = e3_repl_publish(r);
+
+	CHECK(slot >= 0);
+	CHECK(e3_repl_get(slot) == r);
+	e3_repl_release(slot);
+	/* Still readable until the grace period is over... */
+	CHECK(e3_repl_get(slot) == r);
+	e3_rcu_reclaim();
+	/* ...then gone, and the slot is reused. */
+	CHECK(e3_repl_get(slot) == NULL);
+	struct e3_replicate *r2 = calloc(1, sizeof(*r2));
+	int slot2 = e3_repl_publish(r2);
+
+	CHECK_EQ(slot2, slot);
+	e3_repl_release(slot2);
+	e3_rcu_reclaim();
+}
+
+static void test_nhlfe_table(void)
+{
+	struct e3_nexthop *nh = calloc(1, sizeof(*nh));
+	uint32_t label = 0;
+
+	nh->port = 3;
+	e3_nexthop_publish(3, nh);
+	e3_nhlfe_set(7, 1234, 3);
+	CHECK(e3_nhlfe_resolve(7, &label) == nh);
+	CHECK_EQ(label, 1234);
+	CHECK(e3_nhlfe_resolve(8, &label) == NULL);           /* never set */
+	CHECK(e3_nhlfe_resolve(E3_MAX_NHLFES, &label) == NULL);
+	e3_nhlfe_set(9, 99, 4);                                 /* nexthop 4 missing */
+	CHECK(e3_nhlfe_resolve(9, &label) == NULL);
+	e3_nhlfe_clear(7);
+	CHECK(e3_nhlfe_resolve(7, &label) == NULL);
+	e3_nhlfe_clear(9);
+	e3_nexthop_publish(3, NULL);
+	CHECK(e3_nexthop_get(3) == NULL);
+	e3_rcu_reclaim();
+}
+
+static void test_circuit_table(void)
+{
+	CHECK_EQ(e3_circuit_lookup(9, 100), E3_NONE);          /* no table for the port */
+	CHECK_EQ(e3_circuit_port_attach(9), 0);
+	e3_circuit_set(10, (struct e3_circuit){ 9, 100, 1 });
+	CHECK_EQ(e3_circuit_lookup(9, 100), 10);
+	CHECK_EQ(e3_circuit_get(10).service, 1);
+	/* Re-pointed to another VLAN: the old slot is released. */
+	e3_circuit_set(10, (struct e3_circuit){ 9, E3_VLAN_UNTAGGED, 2 });
+	CHECK_EQ(e3_circuit_lookup(9, 100), E3_NONE);
+	CHECK_EQ(e3_circuit_lookup(9, E3_VLAN_UNTAGGED), 10);
+	CHECK_EQ(e3_circuit_get(10).service, 2);
+	e3_circuit_clear(10);
+	CHECK_EQ(e3_circuit_lookup(9, E3_VLAN_UNTAGGED), E3_NONE);
+	CHECK_EQ(e3_circuit_get(10).port, E3_CIRCUIT_NOPORT);
+	CHECK_EQ(e3_circuit_get(E3_MAX_CIRCUITS).port, E3_CIRCUIT_NOPORT);
+	e3_circuit_port_detach(9);
+	e3_rcu_reclaim();
+}
+
+static struct e3_service_conf sc;
+
+static void test_service_table(void)
+{
+	memset(&sc, 0, sizeof(sc));
+	sc.id = 4;
+	sc.type = E3_SVC_ELAN;
+	snprintf(sc.name, sizeof(sc.name), "lan");
+	sc.n_remotes = 2;
+	sc.remotes[0] = (struct e3_remote){ 3, 11 };
+	sc.remotes[1] = (struct e3_remote){ 1, 12 };
+	sc.n_branches = 2;
+	sc.branches[0] = 13;
+	sc.branches[1] = 14;
+	uint32_t circ[2] = { 1, 2 };
+	struct e3_service *s = e3_service_build(&sc, circ, 2);
+
+	CHECK_EQ(s->n_sources, 4);
+	CHECK_EQ(e3_service_remote(s, 3), 11);
+	CHECK_EQ(e3_service_remote(s, 1), 12);
+	CHECK_EQ(e3_service_remote(s, 2), E3_NONE);
+	CHECK_EQ(e3_service_remote(s, 1000), E3_NONE);
+	CHECK_EQ(s->n_branches, 2);
+	CHECK_EQ(s->branches[1], 14);
+	struct e3_service *s2 = e3_service_with_circuit(s, 5, true);
+
+	CHECK_EQ(s2->n_circuits, 3);
+	CHECK_EQ(s2->circuits[2], 5);
+	struct e3_service *s3 = e3_service_with_circuit(s2, 1, false);
+
+	CHECK_EQ(s3->n_circuits, 2);
+	CHECK_EQ(s3->circuits[0], 2);
+	CHECK_EQ(s3->circuits[1], 5);
+	CHECK_EQ(e3_service_remote(s3, 3), 11);
+	static struct e3_service_conf back;
+
+	e3_service_conf_of(s3, &back);
+	CHECK_EQ(back.n_remotes, 2);
+	CHECK_EQ(back.remotes[0].source, 1);   /* by source */
+	CHECK_EQ(back.remotes[1].nhlfe, 11);
+	CHECK_EQ(back.n_branches, 2);
+	CHECK(strcmp(back.name, "lan") == 0);
+	e3_service_publish(4, s3);
+	CHECK(e3_service_get(4) == s3);
+	e3_service_publish(4, NULL);
+	CHECK(e3_service_get(4) == NULL);
+	free(s);
+	free(s2);
+	e3_rcu_reclaim();
+}
+
+/* MAC table: a service and two circuits on a fake port. */
+static void mac_key(struct e3_mac_key *k, uint32_t svc, uint8_t last)
+{
+	memset(k, 0, sizeof(*k));
+	k->service = svc;
+	uint8_t mac[6] = { 2, 0, 0, 0, 0, last };
+
+	memcpy(k->mac, mac, 6);
+}
+
+static int32_t mac_pos(uint32_t svc, uint8_t last)
+{
+	struct e3_mac_key k;
+	int32_t pos;
+
+	mac_key(&k, svc, last);
+	e3_mac_lookup_bulk(&k, 1, &pos);
+	return pos;
+}
+
+static void learn(uint32_t svc, uint8_t last, uint32_t dest)
+{
+	struct e3_mac_key k;
+
+	mac_key(&k, svc, last);
+	CHECK(e3_mac_learn(0, svc, k.mac, dest, mac_pos(svc, last)));
+}
+
+static unsigned walk_n;
+static void count_mac(const struct e3_mac_info *m, void *arg)
+{
+	(void)m;
+	(void)arg;
+	walk_n++;
+}
+
+static void test_mac_table(void)
+{
+	memset(&sc, 0, sizeof(sc));
+	sc.id = 20;
+	sc.type = E3_SVC_ELAN;
+	sc.mac_limit = 3;
+	uint32_t circ[2] = { 100, 101 };
+
+	e3_service_publish(20, e3_service_build(&sc, circ, 2));
+	e3_mac_svc_reset(20);
+	CHECK_EQ(e3_circuit_port_attach(10), 0);
+	e3_circuit_set(100, (struct e3_circuit){ 10, 10, 20 });
+	e3_circuit_set(101, (struct e3_circuit){ 10, 11, 20 });
+	const struct e3_mac_svc_stats *st = e3_mac_svc_stats(20);
+	uint32_t base = e3_mac_count();
+
+	e3.now_s = 1;
+	/* New MAC: an event, applied by the main lcore. */
+	CHECK(mac_pos(20, 1) < 0);
+	learn(20, 1, 100);
+	CHECK(mac_pos(20, 1) < 0);
+	e3_mac_drain();
+	int32_t pos = mac_pos(20, 1);
+
+	CHECK(pos >= 0);
+	CHECK_EQ(e3_mac_val_at(pos)->dest, 100);
+	CHECK_EQ(st->learned, 1);
+	CHECK_EQ(st->n_macs, 1);
+	CHECK(mac_pos(21, 1) < 0);                   /* other service, other key */
+	/* Seen again a second later: the worker refreshes the age itself. */
+	e3.now_s = 2;
+	learn(20, 1, 100);
+	CHECK_EQ(e3_mac_val_at(pos)->last_seen, 2);
+	e3_mac_drain();
+	CHECK_EQ(st->learned, 1);
+	/* Move to a remote endpoint. */
+	learn(20, 1, E3_MAC_REMOTE | 7);
+	e3_mac_drain();
+	CHECK_EQ(e3_mac_val_at(pos)->dest, E3_MAC_REMOTE | 7);
+	CHECK_EQ(st->moves, 1);
+	/* Limit of 3 per service. */
+	learn(20, 2, 100);
+	learn(20, 3, 101);
+	learn(20, 4, 101);
+	e3_mac_drain();
+	CHECK_EQ(st->n_macs, 3);
+	CHECK_EQ(st->limit_hits, 1);
+	CHECK(mac_pos(20, 4) < 0);
+	/* Events for a circuit that left the service are ignored. */
+	learn(20, 5, 555);
+	e3_mac_drain();
+	CHECK(mac_pos(20, 5) < 0);
+	/* Walk. */
+	walk_n = 0;
+	e3_mac_walk(20, count_mac, NULL);
+	CHECK_EQ(walk_n, 3);
+	/* Aging: MAC 1 seen at 2, MACs 2-3 at 2 as well; refresh 3 at 9. */
+	e3.settings.mac_aging_s = 10;
+	e3.now_s = 9;
+	learn(20, 3, 101);
+	e3.now_s = 12;
+	e3_mac_age_step(e3_mac_capacity());
+	CHECK(mac_pos(20, 1) < 0);
+	CHECK(mac_pos(20, 2) < 0);
+	CHECK(mac_pos(20, 3) >= 0);
+	CHECK_EQ(st->n_macs, 1);
+	/* aging 0 = never */
+	e3.settings.mac_aging_s = 0;
+	e3.now_s = 1000;
+	e3_mac_age_step(e3_mac_capacity());
+	CHECK(mac_pos(20, 3) >= 0);
+	e3.settings.mac_aging_s = 300;
+	/* Flush by circuit, then by service. */
+	learn(20, 6, 100);
+	learn(20, 7, E3_MAC_REMOTE | 1);
+	e3_mac_drain();
+	CHECK_EQ(st->n_macs, 3);
+	CHECK_EQ(e3_mac_flush(20, 101), 1);
+	CHECK(mac_pos(20, 3) < 0);
+	CHECK(mac_pos(20, 6) >= 0);
+	CHECK_EQ(e3_mac_flush(20, E3_NONE), 2);
+	CHECK_EQ(st->n_macs, 0);
+	CHECK_EQ(e3_mac_count(), base);
+	/* Deleted slots come back after the grace period: fill up again. */
+	e3_rcu_reclaim();
+	learn(20, 8, 100);
+	e3_mac_drain();
+	CHECK(mac_pos(20, 8) >= 0);
+	e3_mac_flush(20, E3_NONE);
+	e3_circuit_clear(100);
+	e3_circuit_clear(101);
+	e3_circuit_port_detach(10);
+	e3_service_publish(20, NULL);
+	e3_rcu_reclaim();
+}
+
+static void test_mac_capacity(void)
+{
+	/* The table holds its capacity; one more is refused, not a crash. */
+	memset(&sc, 0, sizeof(sc));
+	sc.id = 21;
+	sc.type = E3_SVC_ELAN;
+	sc.mac_limit = 1u << 30;
+	e3_service_publish(21, e3_service_build(&sc, NULL, 0));
+	uint32_t cap = e3_mac_capacity();
+	uint64_t full0 = e3_mac_table_full();
+
+	for (uint32_t i = 0; i < cap + 16; i++) {
+		struct e3_learn_ev ev = { .service = 21, .dest = E3_MAC_REMOTE | 1 };
+		struct e3_mac_key k = { .service = 21 };
+
+		ev.mac[0] = 2;
+		memcpy(ev.mac + 2, &i, 4);
+		memcpy(k.mac, ev.mac, 6);
+		int32_t pos = -1;
+
+		e3_mac_lookup_bulk(&k, 1, &pos);
+		if (!e3_mac_learn(0, 21, ev.mac, ev.dest, pos))
+			e3_mac_drain();
+		if (i % 1024 == 1023)
+			e3_mac_drain();
+	}
+	e3_mac_drain();
+	CHECK(e3_mac_svc_stats(21)->n_macs >= cap * 9 / 10);   /* cuckoo fills >90% */
+	CHECK(e3_mac_table_full() > full0);
+	e3_mac_flush(21, E3_NONE);
+	CHECK_EQ(e3_mac_svc_stats(21)->n_macs, 0);
+	e3_service_publish(21, NULL);
+	e3_rcu_reclaim();
+}
+
+/* ---- ctl validation -------------------------------------------------- */
+
+static struct e3_port_conf pc(const char *name, const char *devargs, enum e3_port_kind kind)
+{
+	struct e3_port_conf c = { .kind = kind };
+
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	snprintf(c.devargs, sizeof(c.devargs), "%s", devargs);
+	for (int q = 0; q < E3_MAX_QUEUES; q++)
+		c.worker[q] = -1;
+	return c;
+}
+
+static void test_ctl_ports(void)
+{
+	struct e3_port_conf c = pc("", "net_ring0", E3_PORT_CUSTOMER);
+
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	c = pc("c0", "net_ring0", 7);
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	c = pc("c0", "net_nosuchdriver0", E3_PORT_CUSTOMER);
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EIO);
+	CHECK(strstr(err, "net_nosuchdriver0") != NULL);
+	c = pc("c0", "net_ring0", E3_PORT_CUSTOMER);
+	c.rx_queues = E3_MAX_QUEUES + 1;
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	c.rx_queues = 1;
+	c.worker[0] = 5;                                  /* only worker 0 exists */
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	c.worker[0] = -1;
+	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
+	CHECK(e3_ctl_changed());
+	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
+	CHECK(!e3_ctl_changed());
+	struct e3_port_info pi;
+
+	CHECK_EQ(e3_ctl_port_get("c0", &pi, err), 0);
+	CHECK_EQ(pi.conf.mtu, 1500);
+	CHECK(pi.link_up);
+	CHECK_EQ(pi.conf.worker[0], 0);
+	uint8_t zero[6] = { 0 };
+
+	CHECK(memcmp(pi.conf.mac, zero, 6) != 0);          /* made up for net_ring */
+	/* Same name, other device; same device, other name. */
+	struct e3_port_conf d = pc("c0", "net_ring9", E3_PORT_CUSTOMER);
+
+	CHECK_EQ(e3_ctl_port_add(&d, err), -E3_EEXIST);
+	d = pc("c9", "net_ring0", E3_PORT_CUSTOMER);
+	CHECK_EQ(e3_ctl_port_add(&d, err), -E3_EEXIST);
+	/* MTU change in place. */
+	c.mtu = 1400;
+	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
+	CHECK(e3_ctl_changed());
+	CHECK_EQ(e3_ctl_port_get("c0", &pi, err), 0);
+	CHECK_EQ(pi.conf.mtu, 1400);
+	CHECK_EQ(e3_ctl_port_get("nope", &pi, err), -E3_ENOENT);
+	c = pc("f0", "net_ring1", E3_PORT_FABRIC);
+	mac_parse("02:aa:00:00:00:01", c.mac);
+	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
+	CHECK_EQ(e3_ctl_port_get("f0", &pi, err), 0);
+	CHECK_EQ(pi.conf.mtu, 2000);
+	CHECK_MEM(pi.conf.mac, c.mac, 6);
+}
+
+static void test_ctl_objects(void)
+{
+	struct e3_nexthop_conf nh = { .id = 1, .port = "c0" };
+
+	mac_parse("02:bb:00:00:00:01", nh.mac);
+	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_EINVAL);      /* customer port */
+	snprintf(nh.port, sizeof(nh.port), "zz");
+	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_ENOENT);
+	snprintf(nh.port, sizeof(nh.port), "f0");
+	nh.id = E3_MAX_NEXTHOPS;
+	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_EINVAL);
+	nh.id = 1;
+	nh.mac[0] = 1;                                             /* multicast */
+	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_EINVAL);
+	nh.mac[0] = 2;
+	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), 0);
+	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), 0);
+	CHECK(!e3_ctl_changed());
+
+	struct e3_nhlfe_conf nl = { .id = 10, .nexthop = 1, .label = 15 };
+
+	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), -E3_EINVAL);
+	nl.label = E3_LABEL_SPACE;
+	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), -E3_EINVAL);
+	nl.label = 1000;
+	nl.nexthop = 2;
+	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), -E3_ENOENT);
+	nl.nexthop = 1;
+	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), 0);
+	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), 0);
+	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_ctl_nexthop_del(1, err), -E3_EBUSY);
+	CHECK(strstr(err, "nhlfe") != NULL);
+	CHECK_EQ(e3_ctl_port_del("f0", err), -E3_EBUSY);
+
+	/* Services. */
+	memset(&sc, 0, sizeof(sc));
+	sc.id = 1;
+	sc.type = E3_SVC_ELINE;
+	sc.nhlfe = 11;
+	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_ENOENT);
+	sc.nhlfe = 10;
+	CHECK_EQ(e3_ctl_service_add(&sc, err), 0);
+	CHECK_EQ(e3_ctl_service_add(&sc, err), 0);
+	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_ctl_nhlfe_del(10, err), -E3_EBUSY);
+	memset(&sc, 0, sizeof(sc));
+	sc.id = 2;
+	sc.type = E3_SVC_ELAN;
+	sc.n_remotes = 2;
+	sc.remotes[0] = (struct e3_remote){ 1, 10 };
+	sc.remotes[1] = (struct e3_remote){ 1, 10 };
+	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_EINVAL);      /* source twice */
+	sc.remotes[1] = (struct e3_remote){ 2, 99 };
+	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_ENOENT);      /* nhlfe 99 */
+	sc.remotes[1] = (struct e3_remote){ E3_MAX_REMOTES, 10 };
+	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_EINVAL);
+	sc.n_remotes = 1;
+	sc.n_branches = 1;
+	sc.branches[0] = 10;
+	CHECK_EQ(e3_ctl_service_add(&sc, err), 0);
+	CHECK(e3_ctl_changed());
+	/* A failed replace leaves the old one as it was. */
+	sc.branches[0] = 12345;
+	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_ENOENT);
+	CHECK_EQ(e3_service_get(2)->branches[0], 10);
+	sc.branches[0] = 10;
+	sc.type = 9;
+	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_EINVAL);
+	sc.type = E3_SVC_ELAN;
+
+	/* Circuits. */
+	struct e3_circuit_conf cc = { .id = 1, .port = "c0", .vlan = 0, .service = 1 };
+
+	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_EINVAL);
+	cc.vlan = 4095;
+	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_EINVAL);
+	cc.vlan = 100;
+	snprintf(cc.port, sizeof(cc.port), "f0");
+	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_EINVAL);      /* fabric port */
+	snprintf(cc.port, sizeof(cc.port), "c0");
+	cc.service = 77;
+	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_ENOENT);
+	cc.service = 1;
+	CHECK_EQ(e3_ctl_circuit_add(&cc, err), 0);
+	CHECK_EQ(e3_ctl_circuit_add(&cc, err), 0);
+	CHECK(!e3_ctl_changed());
+	struct e3_circuit_conf c2 = { .id = 2, .port = "c0", .vlan = 100, .service = 2 };
+
+	CHECK_EQ(e3_ctl_circuit_add(&c2, err), -E3_EEXIST);      /* (port, vlan) taken */
+	c2.vlan = 101;
+	c2.service = 1;
+	CHECK_EQ(e3_ctl_circuit_add(&c2, err), -E3_ENOSPC);      /* e-line has its circuit */
+	c2.service = 2;
+	CHECK_EQ(e3_ctl_circuit_add(&c2, err), 0);
+	CHECK_EQ(e3_service_get(2)->n_circuits, 1);
+	CHECK_EQ(e3_ctl_service_del(1, err), -E3_EBUSY);
+	CHECK_EQ(e3_ctl_port_del("c0", err), -E3_EBUSY);
+	/* Re-point circuit 2 to service 1? full. To VLAN 102: moves. */
+	c2.vlan = 102;
+	CHECK_EQ(e3_ctl_circuit_add(&c2, err), 0);
+	CHECK_EQ(e3_circuit_lookup(port_id_of("c0"), 101), E3_NONE);
+	CHECK_EQ(e3_circuit_lookup(port_id_of("c0"), 102), 2);
+
+	/* Labels. */
+	struct e3_label_conf lc = { .label = 15, .type = E3_LBL_SWAP, .nhlfe = 10, .service = E3_NONE };
+
+	CHECK_EQ(e3_ctl_label_add(&lc, err), -E3_EINVAL);
+	lc.label = 500;
+	lc.nhlfe = 11;
+	CHECK_EQ(e3_ctl_label_add(&lc, err), -E3_ENOENT);
+	lc.nhlfe = 10;
+	CHECK_EQ(e3_ctl_label_add(&lc, err), 0);
+	CHECK_EQ(e3_ctl_label_add(&lc, err), 0);
+	CHECK(!e3_ctl_changed());
+	struct e3_label_conf l2 = { .label = 501, .type = E3_LBL_ELINE, .service = 2 };
+
+	CHECK_EQ(e3_ctl_label_add(&l2, err), -E3_EINVAL);        /* 2 is an elan */
+	l2.service = 1;
+	CHECK_EQ(e3_ctl_label_add(&l2, err), 0);
+	struct e3_label_conf l3 = { .label = 502, .type = E3_LBL_REPLICATE, .rpf_port = "c0",
+				    .service = 2, .source = 1, .n_branches = 1, .branches = { 10 } };
+
+	CHECK_EQ(e3_ctl_label_add(&l3, err), -E3_EINVAL);        /* customer rpf port */
+	snprintf(l3.rpf_port, sizeof(l3.rpf_port), "f0");
+	CHECK_EQ(e3_ctl_label_add(&l3, err), 0);
+	CHECK_EQ(e3_label_get(502).type, E3_LBL_REPLICATE);
+	l3.source = 2;                                            /* replace */
+	CHECK_EQ(e3_ctl_label_add(&l3, err), 0);
+	CHECK(e3_ctl_changed());
+	CHECK_EQ(e3_repl_get(e3_label_get(502).index)->source, 2);
+	CHECK_EQ(e3_ctl_service_del(2, err), -E3_EBUSY);
+	lc.type = 9;
+	CHECK_EQ(e3_ctl_label_add(&lc, err), -E3_EINVAL);
+	CHECK_EQ(e3_label_get(500).type, E3_LBL_SWAP);           /* unchanged */
+
+	/* Tear down in dependency order; each missing one is ENOENT after. */
+	CHECK_EQ(e3_ctl_label_del(500, err), 0);
+	CHECK_EQ(e3_ctl_label_del(500, err), -E3_ENOENT);
+	CHECK_EQ(e3_ctl_label_del(501, err), 0);
+	CHECK_EQ(e3_ctl_label_del(502, err), 0);
+	CHECK_EQ(e3_ctl_circuit_del(1, err), 0);
+	CHECK_EQ(e3_ctl_circuit_del(1, err), -E3_ENOENT);
+	CHECK_EQ(e3_ctl_circuit_del(2, err), 0);
+	CHECK_EQ(e3_ctl_service_del(1, err), 0);
+	CHECK_EQ(e3_ctl_service_del(2, err), 0);
+	CHECK_EQ(e3_ctl_service_del(2, err), -E3_ENOENT);
+	CHECK_EQ(e3_ctl_nhlfe_del(10, err), 0);
+	CHECK_EQ(e3_ctl_nexthop_del(1, err), 0);
+	CHECK_EQ(e3_ctl_port_del("c0", err), 0);
+	CHECK_EQ(e3_ctl_port_del("f0", err), 0);
+	CHECK_EQ(e3_ctl_port_del("f0", err), -E3_ENOENT);
+	e3_rcu_reclaim();
+}
+
+static void test_ctl_settings(void)
+{
+	struct e3_settings s;
+
+	e3_ctl_settings_get(&s);
+	CHECK_EQ(s.ttl, 64);
+	CHECK(s.control_word);
+	s.ttl = 0;
+	CHECK_EQ(e3_ctl_settings_set(&s, err), -E3_EINVAL);
+	CHECK_EQ(e3.settings.ttl, 64);
+	s.ttl = 32;
+	CHECK_EQ(e3_ctl_settings_set(&s, err), 0);
+	CHECK(e3_ctl_changed());
+	CHECK_EQ(e3_ctl_settings_set(&s, err), 0);
+	CHECK(!e3_ctl_changed());
+	s.ttl = 64;
+	e3_ctl_settings_set(&s, err);
+	CHECK_EQ(strlen(e3_ctl_boot_id()), 36);
+	CHECK(strcmp(e3_drop_name(E3_DROP_TTL_EXPIRED), "ttl_expired") == 0);
+	for (int d = 0; d < E3_DROP_MAX; d++)
+		CHECK(e3_drop_name(d) != NULL);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		{ "label_table", test_label_table },
+		{ "nhlfe_table", test_nhlfe_table },
+		{ "circuit_table", test_circuit_table },
+		{ "service_table", test_service_table },
+		{ "mac_table", test_mac_table },
+		{ "mac_table_capacity", test_mac_capacity },
+		{ "ctl_settings", test_ctl_settings },
+		{ "ctl_ports", test_ctl_ports },
+		{ "ctl_objects", test_ctl_objects },
+	};
+
+	if (harness_init("dpA-ut-tables", 1024) != 0)
+		return 1;
+	return unit_run(tests, RTE_DIM(tests));
+}
