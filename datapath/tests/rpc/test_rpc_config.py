@@ -1,11 +1,12 @@
 """config_dump / config_load: snapshot and restore of a whole node."""
 import copy
 import json
+import socket
 import threading
 
 import pytest
 
-from conftest import BASE, DEFAULT_SETTINGS, call_error, null_port, strip_stats, unchanged
+from rpc_lab import BASE, DEFAULT_SETTINGS, call_error, null_port, strip_stats, unchanged
 
 
 def test_round_trip_changes_nothing(base):
@@ -135,7 +136,7 @@ def test_large_label_list_streams_to_a_slow_reader(dp, base):
         assert r["added"] == 10000
     slow = dp.raw(timeout=60)
     try:
-        slow.setsockopt(__import__("socket").SOL_SOCKET, __import__("socket").SO_RCVBUF, 4096)
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         for i in range(3):
             slow.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"label_list"}\n' % i)
         # the server has megabytes queued for `slow`; others still get answers

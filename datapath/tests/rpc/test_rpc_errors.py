@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import BASE, call_error, null_port, unchanged
+from rpc_lab import BASE, call_error, null_port, unchanged
 
 PARSE, INVALID_REQ, NO_METHOD, PARAMS = -32700, -32600, -32601, -32602
 NOT_FOUND, CONFLICT, BUSY = -32000, -32001, -32002

@@ -1,8 +1,9 @@
 """Every method's happy path against a real e3-vswitchd."""
 import base64
+import json
 import struct
 
-from conftest import BASE, BASE_PORTS, DEFAULT_SETTINGS, null_port, strip_stats
+from rpc_lab import BASE, BASE_PORTS, DEFAULT_SETTINGS, null_port, strip_stats
 
 
 def test_system_info(rpc):
@@ -183,7 +184,6 @@ def test_notification_is_executed_not_answered(dp, rpc):
             buf += s.recv(65536)
     finally:
         s.close()
-    import json
     lines = buf.splitlines()
     assert len(lines) == 1
     resp = json.loads(lines[0])

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import BASE, DPCTL
+from rpc_lab import BASE, DPCTL
 
 
 def telemetry(dp, *cmds):

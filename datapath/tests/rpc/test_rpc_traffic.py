@@ -11,7 +11,7 @@ import pytest
 scapy = pytest.importorskip("scapy.all")
 from scapy.all import IP, UDP, Dot1Q, Ether, rdpcap, wrpcap  # noqa: E402
 
-from conftest import null_port  # noqa: E402
+from rpc_lab import null_port  # noqa: E402
 
 HOSTS = ["02:aa:00:00:00:01", "02:aa:00:00:00:02"]
 
