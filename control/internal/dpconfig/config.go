@@ -80,15 +80,11 @@ type Service struct {
 	Branches []uint32 `json:"branches,omitempty"`  // elan: this leaf's flood branches (nhlfe ids)
 }
 
-// Untagged is the VLAN value of a circuit that is a whole untagged port.
-const Untagged = "untagged"
-
 // Circuit is (customer port, VLAN or untagged) -> service (circuit_add).
-// VLAN is a number 1..4094 or the string "untagged".
 type Circuit struct {
 	ID      uint32 `json:"id"`
 	Port    string `json:"port"`
-	VLAN    any    `json:"vlan"`
+	VLAN    VLAN   `json:"vlan"`
 	Service uint32 `json:"service"`
 }
 

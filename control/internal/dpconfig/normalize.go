@@ -1,0 +1,199 @@
+package dpconfig
+
+import (
+	"cmp"
+	"net"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Datapath defaults (ctl.h). Normalize fills them in so that a desired
+// config that leaves a field out compares equal to the datapath's dump,
+// which always reports the value in force.
+const (
+	DefaultTTL         = 64
+	DefaultControlWord = true
+	DefaultMACAgingS   = 300
+	DefaultMACLimit    = 65536
+	DefaultMTUCustomer = 1500
+	DefaultMTUFabric   = 2000
+	DefaultRxQueues    = 1
+)
+
+// DefaultSettings are the settings of a freshly started datapath.
+func DefaultSettings() Settings {
+	return Settings{TTL: DefaultTTL, ControlWord: DefaultControlWord,
+		MACAgingS: DefaultMACAgingS, MACLimit: DefaultMACLimit}
+}
+
+// Normalize returns the canonical form of s. The all-zero Settings (a
+// config that does not mention settings) means the datapath defaults; in
+// a non-zero Settings only TTL and MACLimit have a zero that means
+// "default", since mac_aging_s 0 (never age) and control_word false are
+// real choices.
+func (s Settings) Normalize() Settings {
+	if s == (Settings{}) {
+		return DefaultSettings()
+	}
+	if s.TTL == 0 {
+		s.TTL = DefaultTTL
+	}
+	if s.MACLimit == 0 {
+		s.MACLimit = DefaultMACLimit
+	}
+	return s
+}
+
+// Normalize fills the per-kind MTU and the queue count defaults and writes
+// the MAC in lower case. An empty MAC stays empty: it means "the device's
+// own", which only the datapath knows (config_dump reports the MAC in use).
+func (p Port) Normalize() Port {
+	if p.MTU == 0 {
+		switch p.Kind {
+		case KindCustomer:
+			p.MTU = DefaultMTUCustomer
+		case KindFabric:
+			p.MTU = DefaultMTUFabric
+		}
+	}
+	if p.RxQueues == 0 {
+		p.RxQueues = DefaultRxQueues
+	}
+	p.MAC = normMAC(p.MAC)
+	return p
+}
+
+// Normalize writes the MAC in lower case.
+func (n Nexthop) Normalize() Nexthop {
+	n.MAC = normMAC(n.MAC)
+	return n
+}
+
+// Normalize returns n (an NHLFE has nothing to canonicalise); it is here so
+// that every object type has the same methods.
+func (n NHLFE) Normalize() NHLFE { return n }
+
+// Normalize keeps only the fields the service's type uses, and sorts
+// remotes and branches: they are sets, and the datapath may list them in
+// any order. The result shares no memory with s.
+func (s Service) Normalize() Service {
+	switch s.Type {
+	case ServiceELine:
+		s.MACLimit, s.Remotes, s.Branches = 0, nil, nil
+		s.NHLFE = clonePtr(s.NHLFE)
+	case ServiceELAN:
+		s.NHLFE = nil
+		s.Remotes = sortedClone(s.Remotes, func(a, b Remote) int {
+			return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.NHLFE, b.NHLFE))
+		})
+		s.Branches = sortedClone(s.Branches, cmp.Compare[uint32])
+	default: // unknown type: leave for validation to reject, but copy
+		s.NHLFE = clonePtr(s.NHLFE)
+		s.Remotes = slices.Clone(s.Remotes)
+		s.Branches = slices.Clone(s.Branches)
+	}
+	return s
+}
+
+// Normalize returns c; see NHLFE.Normalize.
+func (c Circuit) Normalize() Circuit { return c }
+
+// Normalize keeps only the fields the entry's type uses and sorts the
+// branches of a REPLICATE entry. The result shares no memory with l.
+func (l Label) Normalize() Label {
+	out := Label{Label: l.Label, Type: l.Type}
+	switch l.Type {
+	case LabelSwap:
+		out.NHLFE = clonePtr(l.NHLFE)
+	case LabelELine:
+		out.Service = clonePtr(l.Service)
+	case LabelELAN:
+		out.Service, out.Source = clonePtr(l.Service), clonePtr(l.Source)
+	case LabelReplicate:
+		out.Service, out.Source = clonePtr(l.Service), clonePtr(l.Source)
+		out.RPFPort = l.RPFPort
+		out.Branches = sortedClone(l.Branches, cmp.Compare[uint32])
+	default:
+		out = l
+		out.NHLFE, out.Service, out.Source = clonePtr(l.NHLFE), clonePtr(l.Service), clonePtr(l.Source)
+		out.Branches = slices.Clone(l.Branches)
+	}
+	return out
+}
+
+// Normalize returns the canonical form of a whole config: version set,
+// every object normalised, every list sorted by its key and never nil (so
+// it marshals as [] rather than null). Two configs that program the same
+// datapath state have equal canonical forms, except for ports whose MAC is
+// left to the device (see Port.Normalize).
+func (c Config) Normalize() Config {
+	out := Config{Version: c.Version, Settings: c.Settings.Normalize()}
+	if out.Version == 0 {
+		out.Version = Version
+	}
+	out.Ports = normList(c.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
+	out.Nexthops = normList(c.Nexthops, func(a, b Nexthop) int { return cmp.Compare(a.ID, b.ID) })
+	out.NHLFEs = normList(c.NHLFEs, func(a, b NHLFE) int { return cmp.Compare(a.ID, b.ID) })
+	out.Services = normList(c.Services, func(a, b Service) int { return cmp.Compare(a.ID, b.ID) })
+	out.Circuits = normList(c.Circuits, func(a, b Circuit) int { return cmp.Compare(a.ID, b.ID) })
+	out.Labels = normList(c.Labels, func(a, b Label) int { return cmp.Compare(a.Label, b.Label) })
+	return out
+}
+
+// Equal reports whether a and b are the same config once normalised.
+func (c Config) Equal(o Config) bool { return reflect.DeepEqual(c.Normalize(), o.Normalize()) }
+
+// Equal reports whether two objects are the same once normalised.
+func (s Settings) Equal(o Settings) bool { return s.Normalize() == o.Normalize() }
+func (p Port) Equal(o Port) bool         { return p.Normalize() == o.Normalize() }
+func (n Nexthop) Equal(o Nexthop) bool   { return n.Normalize() == o.Normalize() }
+func (n NHLFE) Equal(o NHLFE) bool       { return n == o }
+func (c Circuit) Equal(o Circuit) bool   { return c == o }
+func (s Service) Equal(o Service) bool {
+	return reflect.DeepEqual(s.Normalize(), o.Normalize())
+}
+func (l Label) Equal(o Label) bool { return reflect.DeepEqual(l.Normalize(), o.Normalize()) }
+
+type normalizer[T any] interface{ Normalize() T }
+
+func normList[T normalizer[T]](in []T, cmpFn func(a, b T) int) []T {
+	out := make([]T, 0, len(in))
+	for _, x := range in {
+		out = append(out, x.Normalize())
+	}
+	slices.SortStableFunc(out, cmpFn)
+	return out
+}
+
+// sortedClone returns a sorted copy of in, nil when in is empty (the
+// fields it is used for are omitempty, so nil and empty are the same).
+func sortedClone[T any](in []T, cmpFn func(a, b T) int) []T {
+	if len(in) == 0 {
+		return nil
+	}
+	out := slices.Clone(in)
+	slices.SortFunc(out, cmpFn)
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// normMAC writes a MAC as lower-case colon-separated hex; a string that is
+// not a MAC is returned unchanged for validation to report.
+func normMAC(s string) string {
+	if s == "" {
+		return ""
+	}
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return s
+	}
+	return hw.String()
+}

@@ -1,0 +1,190 @@
+package dpconfig
+
+import (
+	"errors"
+	"fmt"
+	"net"
+)
+
+// Label space bounds (ctl.h): 0-15 are reserved, 20 bits in all.
+const (
+	LabelMin   = 16
+	LabelSpace = 1 << 20
+)
+
+// Validate checks that c is a config one datapath can hold: known kinds
+// and types, unique keys, in-range values and every reference resolving
+// inside c. It reports every problem it finds, joined, so a bad desired
+// config is refused whole before anything is sent to the datapath.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	if c.Version != 0 && c.Version != Version {
+		bad("version %d: this agent understands %d", c.Version, Version)
+	}
+	if s := c.Settings; s.TTL < 0 || s.TTL > 255 || s.MACAgingS < 0 || s.MACLimit < 0 {
+		bad("settings: ttl 0..255, mac_aging_s and mac_limit >= 0")
+	}
+
+	ports := map[string]Port{}
+	for _, p := range c.Ports {
+		switch {
+		case p.Name == "":
+			bad("port with empty name")
+		case p.Devargs == "":
+			bad("port %s: empty devargs", p.Name)
+		case p.Kind != KindCustomer && p.Kind != KindFabric:
+			bad("port %s: kind %q: want %q or %q", p.Name, p.Kind, KindCustomer, KindFabric)
+		case p.MAC != "" && !isMAC(p.MAC):
+			bad("port %s: mac %q is not a MAC address", p.Name, p.MAC)
+		}
+		if _, dup := ports[p.Name]; dup {
+			bad("port %s: listed twice", p.Name)
+		}
+		ports[p.Name] = p
+	}
+	fabricPort := func(what, name string) {
+		if p, ok := ports[name]; !ok {
+			bad("%s: port %q does not exist", what, name)
+		} else if p.Kind != KindFabric {
+			bad("%s: port %q is not a fabric port", what, name)
+		}
+	}
+
+	nexthops := map[uint32]bool{}
+	for _, n := range c.Nexthops {
+		what := fmt.Sprintf("nexthop %d", n.ID)
+		if nexthops[n.ID] {
+			bad("%s: listed twice", what)
+		}
+		nexthops[n.ID] = true
+		fabricPort(what, n.Port)
+		if !isMAC(n.MAC) {
+			bad("%s: mac %q is not a MAC address", what, n.MAC)
+		}
+	}
+
+	nhlfes := map[uint32]bool{}
+	for _, n := range c.NHLFEs {
+		what := fmt.Sprintf("nhlfe %d", n.ID)
+		if nhlfes[n.ID] {
+			bad("%s: listed twice", what)
+		}
+		nhlfes[n.ID] = true
+		if !nexthops[n.Nexthop] {
+			bad("%s: nexthop %d does not exist", what, n.Nexthop)
+		}
+		if n.Label < LabelMin || n.Label >= LabelSpace {
+			bad("%s: label %d out of range %d..%d", what, n.Label, LabelMin, LabelSpace-1)
+		}
+	}
+	nhlfeRef := func(what string, id uint32) {
+		if !nhlfes[id] {
+			bad("%s: nhlfe %d does not exist", what, id)
+		}
+	}
+
+	services := map[uint32]bool{}
+	for _, s := range c.Services {
+		what := fmt.Sprintf("service %d", s.ID)
+		if services[s.ID] {
+			bad("%s: listed twice", what)
+		}
+		services[s.ID] = true
+		switch s.Type {
+		case ServiceELine:
+			if s.NHLFE != nil {
+				nhlfeRef(what, *s.NHLFE)
+			}
+		case ServiceELAN:
+			for _, r := range s.Remotes {
+				nhlfeRef(fmt.Sprintf("%s remote %d", what, r.Source), r.NHLFE)
+			}
+			for _, b := range s.Branches {
+				nhlfeRef(what+" branch", b)
+			}
+		default:
+			bad("%s: type %q: want %q or %q", what, s.Type, ServiceELine, ServiceELAN)
+		}
+	}
+	serviceRef := func(what string, id *uint32) {
+		if id == nil {
+			bad("%s: no service", what)
+		} else if !services[*id] {
+			bad("%s: service %d does not exist", what, *id)
+		}
+	}
+
+	circuits := map[uint32]bool{}
+	type attach struct {
+		port string
+		vlan VLAN
+	}
+	attached := map[attach]uint32{}
+	for _, ci := range c.Circuits {
+		what := fmt.Sprintf("circuit %d", ci.ID)
+		if circuits[ci.ID] {
+			bad("%s: listed twice", what)
+		}
+		circuits[ci.ID] = true
+		if p, ok := ports[ci.Port]; !ok {
+			bad("%s: port %q does not exist", what, ci.Port)
+		} else if p.Kind != KindCustomer {
+			bad("%s: port %q is not a customer port", what, ci.Port)
+		}
+		if !ci.VLAN.Valid() {
+			bad("%s: vlan %d: want 1..4094 or untagged", what, uint16(ci.VLAN))
+		}
+		if other, dup := attached[attach{ci.Port, ci.VLAN}]; dup {
+			bad("%s: port %s vlan %s already used by circuit %d", what, ci.Port, ci.VLAN, other)
+		}
+		attached[attach{ci.Port, ci.VLAN}] = ci.ID
+		serviceRef(what, &ci.Service)
+	}
+
+	labels := map[uint32]bool{}
+	for _, l := range c.Labels {
+		what := fmt.Sprintf("label %d", l.Label)
+		if labels[l.Label] {
+			bad("%s: listed twice", what)
+		}
+		labels[l.Label] = true
+		if l.Label < LabelMin || l.Label >= LabelSpace {
+			bad("%s: out of range %d..%d", what, LabelMin, LabelSpace-1)
+		}
+		switch l.Type {
+		case LabelSwap:
+			if l.NHLFE == nil {
+				bad("%s: swap without nhlfe", what)
+			} else {
+				nhlfeRef(what, *l.NHLFE)
+			}
+		case LabelELine:
+			serviceRef(what, l.Service)
+		case LabelELAN:
+			serviceRef(what, l.Service)
+			if l.Source == nil {
+				bad("%s: elan without source", what)
+			}
+		case LabelReplicate:
+			fabricPort(what, l.RPFPort)
+			for _, b := range l.Branches {
+				nhlfeRef(what+" branch", b)
+			}
+			if (l.Service == nil) != (l.Source == nil) {
+				bad("%s: local delivery needs both service and source", what)
+			} else if l.Service != nil {
+				serviceRef(what, l.Service)
+			}
+		default:
+			bad("%s: type %q: want swap, eline, elan or replicate", what, l.Type)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isMAC(s string) bool {
+	hw, err := net.ParseMAC(s)
+	return err == nil && len(hw) == 6
+}

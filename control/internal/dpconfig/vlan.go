@@ -1,0 +1,66 @@
+package dpconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// VLAN is a circuit's service-delimiting VLAN: 1..4094, or Untagged for a
+// whole untagged port. On the wire it is a JSON number or the string
+// "untagged" (docs/control-api.md); the zero value is not a valid VLAN.
+type VLAN uint16
+
+// Untagged is the VLAN of a circuit that is a whole untagged port. Its
+// number is the datapath's own (E3_VLAN_UNTAGGED in ctl.h), outside 1..4094.
+const Untagged VLAN = 4096
+
+const untaggedJSON = "untagged"
+
+// Valid reports whether v is 1..4094 or Untagged.
+func (v VLAN) Valid() bool { return (v >= 1 && v <= 4094) || v == Untagged }
+
+func (v VLAN) String() string {
+	if v == Untagged {
+		return untaggedJSON
+	}
+	return strconv.Itoa(int(v))
+}
+
+// MarshalJSON writes a number, or "untagged"; an invalid VLAN is an error
+// so that a bad value never reaches the datapath or etcd.
+func (v VLAN) MarshalJSON() ([]byte, error) {
+	if !v.Valid() {
+		return nil, fmt.Errorf("vlan %d: want 1..4094 or untagged", uint16(v))
+	}
+	if v == Untagged {
+		return []byte(`"` + untaggedJSON + `"`), nil
+	}
+	return strconv.AppendUint(nil, uint64(v), 10), nil
+}
+
+// UnmarshalJSON takes a number 1..4094 or the string "untagged".
+func (v *VLAN) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("vlan: %w", err)
+		}
+		if s != untaggedJSON {
+			return fmt.Errorf("vlan %q: want 1..4094 or %q", s, untaggedJSON)
+		}
+		*v = Untagged
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("vlan %s: want 1..4094 or %q", b, untaggedJSON)
+	}
+	if n < 1 || n > 4094 {
+		return fmt.Errorf("vlan %d: want 1..4094 or %q", n, untaggedJSON)
+	}
+	*v = VLAN(n)
+	return nil
+}
