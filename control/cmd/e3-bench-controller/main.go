@@ -1,0 +1,189 @@
+// Command e3-bench-controller measures the controller: it creates N E-LAN
+// services of C circuits on an S-spine/L-leaf fabric against an embedded
+// etcd, in batches (one transaction each), and reports the time, etcd's
+// database size and the labels used per node. See bench/controller/README.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand"
+	"os"
+	"sort"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/e3fabric/e3fabric/control/internal/controller"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/store"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e3-bench-controller:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		services = flag.Int("services", 10000, "E-LAN services to create")
+		circuits = flag.Int("circuits", 8, "circuits (on distinct leaves) per service")
+		spines   = flag.Int("spines", 4, "spine nodes")
+		leaves   = flag.Int("leaves", 32, "leaf nodes")
+		batch    = flag.Int("batch", 500, "services per transaction")
+		port     = flag.Int("etcd-port", 23798, "embedded etcd client port (peer = port+1)")
+		dir      = flag.String("data-dir", "", "etcd data directory (default: a temporary one, removed)")
+	)
+	flag.Parse()
+	if *circuits > *leaves {
+		return fmt.Errorf("--circuits %d > --leaves %d", *circuits, *leaves)
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "e3-bench-controller-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", *port)
+	e, err := store.StartEmbedded(store.EmbedOptions{DataDir: *dir, ClientURL: url, PeerURL: fmt.Sprintf("http://127.0.0.1:%d", *port+1),
+		MaxRequest: 1 << 30, Quota: 8 << 30})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	cli, err := store.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := controller.New(controller.Options{Etcd: cli, IgnoreStatus: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	go c.Run(ctx)
+	if err := c.WaitLeader(ctx); err != nil {
+		return err
+	}
+	topo := fabric(*spines, *leaves)
+	if err := c.ImportTopology(ctx, topo, nil); err != nil {
+		return err
+	}
+	specs := workload(*services, *circuits, *leaves)
+	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction\n",
+		*spines, *leaves, *services, *circuits, *batch)
+	start := time.Now()
+	var slowest time.Duration
+	for i := 0; i < len(specs); i += *batch {
+		j := min(i+*batch, len(specs))
+		t0 := time.Now()
+		if err := c.CreateServices(ctx, specs[i:j]); err != nil {
+			return fmt.Errorf("services %d..%d: %w", i, j-1, err)
+		}
+		d := time.Since(t0)
+		slowest = max(slowest, d)
+		fmt.Printf("  %6d services  batch %8.2fs  total %8.2fs\n", j, d.Seconds(), time.Since(start).Seconds())
+	}
+	total := time.Since(start)
+	st, err := cli.Status(ctx, url)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("total: %.1fs (%.2f ms/service), slowest transaction %.2fs\n", total.Seconds(), float64(total.Milliseconds())/float64(len(specs)), slowest.Seconds())
+	fmt.Printf("etcd db size: %.1f MiB (in use %.1f MiB), revision %d\n", float64(st.DbSize)/(1<<20), float64(st.DbSizeInUse)/(1<<20), st.Header.Revision)
+	snap, err := c.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	use := snap.LabelUse()
+	var leafUse, spineUse []int
+	for _, n := range topo.Nodes {
+		if n.Role == "spine" {
+			spineUse = append(spineUse, use[n.Name])
+		} else {
+			leafUse = append(leafUse, use[n.Name])
+		}
+	}
+	fmt.Printf("labels per leaf:  %s\n", stats(leafUse))
+	fmt.Printf("labels per spine: %s\n", stats(spineUse))
+	var biggest int
+	var biggestNode string
+	for _, n := range topo.Nodes {
+		r, err := cli.Get(ctx, store.DesiredKey(n.Name))
+		if err == nil && len(r.Kvs) == 1 && len(r.Kvs[0].Value) > biggest {
+			biggest, biggestNode = len(r.Kvs[0].Value), n.Name
+		}
+	}
+	fmt.Printf("largest desired config: %s, %.1f MiB\n", biggestNode, float64(biggest)/(1<<20))
+	var recBytes int
+	if _, err := store.ListJSON(ctx, cli, store.ServicePrefix, func(_ string, v []byte) error { recBytes += len(v); return nil }); err != nil {
+		return err
+	}
+	fmt.Printf("service records: %.1f MiB (%.1f KiB per service)\n", float64(recBytes)/(1<<20), float64(recBytes)/1024/float64(len(specs)))
+	// Old revisions of the desired configs are history: compact and
+	// defragment to see what the live data takes.
+	if _, err := cli.Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		return err
+	}
+	if _, err := cli.Defragment(ctx, url); err != nil {
+		return err
+	}
+	if st, err = cli.Status(ctx, url); err != nil {
+		return err
+	}
+	fmt.Printf("etcd db size after compaction and defragmentation: %.1f MiB\n", float64(st.DbSize)/(1<<20))
+	return nil
+}
+
+func stats(xs []int) string {
+	sort.Ints(xs)
+	sum := 0
+	for _, x := range xs {
+		sum += x
+	}
+	return fmt.Sprintf("min %d  mean %d  max %d  (of 1048560)", xs[0], sum/len(xs), xs[len(xs)-1])
+}
+
+// fabric is a full bipartite leaf/spine fabric with two customer ports per leaf.
+func fabric(spines, leaves int) *topology.Topology {
+	t := &topology.Topology{Name: "bench"}
+	for s := 1; s <= spines; s++ {
+		t.Nodes = append(t.Nodes, topology.Node{Name: fmt.Sprintf("spine%d", s), Role: "spine"})
+	}
+	for l := 1; l <= leaves; l++ {
+		leaf := fmt.Sprintf("leaf%d", l)
+		t.Nodes = append(t.Nodes, topology.Node{Name: leaf, Role: "leaf"})
+		t.CustomerPorts = append(t.CustomerPorts, topology.CustomerPort{Node: leaf, Port: "cust1"}, topology.CustomerPort{Node: leaf, Port: "cust2"})
+		for s := 1; s <= spines; s++ {
+			t.Links = append(t.Links, topology.Link{
+				A: topology.Endpoint{Node: leaf, Port: fmt.Sprintf("fab%d", s)},
+				B: topology.Endpoint{Node: fmt.Sprintf("spine%d", s), Port: fmt.Sprintf("fab%d", l)}})
+		}
+	}
+	return t
+}
+
+// workload spreads n services over random distinct leaves (fixed seed), each
+// circuit on the next free (port, VLAN) of its leaf.
+func workload(n, circuits, leaves int) []model.ServiceSpec {
+	rng := rand.New(rand.NewSource(1))
+	next := make([]int, leaves)
+	specs := make([]model.ServiceSpec, n)
+	for i := range specs {
+		s := model.ServiceSpec{Name: fmt.Sprintf("elan%05d", i), Type: model.ELAN}
+		for _, l := range rng.Perm(leaves)[:circuits] {
+			k := next[l]
+			next[l]++
+			s.Circuits = append(s.Circuits, model.Circuit{Node: fmt.Sprintf("leaf%d", l+1),
+				Port: fmt.Sprintf("cust%d", 1+k/4094), VLAN: model.VLAN(1 + k%4094)})
+		}
+		specs[i] = s
+	}
+	return specs
+}

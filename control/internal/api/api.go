@@ -1,0 +1,348 @@
+// Package api is the controller's northbound HTTP/JSON API, described by the
+// OpenAPI 3 document openapi.json (served at /openapi.json; a copy is kept in
+// docs/api/). Reads work on every replica; changes need a bearer token and
+// are done by the leader.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/e3fabric/e3fabric/control/internal/controller"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+//go:embed openapi.json
+var OpenAPI []byte
+
+// maxBody bounds a request body (a topology file is the largest).
+const maxBody = 8 << 20
+
+// Server serves the API for one controller replica.
+type Server struct {
+	c     *controller.Controller
+	token string
+	log   *slog.Logger
+	mux   *http.ServeMux
+}
+
+// New returns the API handler. token is required on every change.
+func New(c *controller.Controller, token string, log *slog.Logger) *Server {
+	s := &Server{c: c, token: token, log: log, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(OpenAPI)
+	})
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
+	s.handle("GET /v1/status", false, s.status)
+	s.handle("GET /v1/nodes", false, s.nodes)
+	s.handle("GET /v1/links", false, s.links)
+	s.handle("PUT /v1/links/{link}/cost", true, s.setCost)
+	s.handle("GET /v1/topology", false, s.getTopology)
+	s.handle("PUT /v1/topology", true, s.putTopology)
+	s.handle("GET /v1/services", false, s.listServices)
+	s.handle("POST /v1/services", true, s.createService)
+	s.handle("GET /v1/services/{name}", false, s.getService)
+	s.handle("PATCH /v1/services/{name}", true, s.updateService)
+	s.handle("DELETE /v1/services/{name}", true, s.deleteService)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handler returns the status and body of a success, or an error.
+type handler func(r *http.Request) (int, any, error)
+
+// httpError is an error the API itself raises (bad JSON, bad path).
+type httpError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &httpError{http.StatusBadRequest, "invalid", fmt.Sprintf(format, a...)}
+}
+
+func (s *Server) handle(pattern string, mutation bool, h handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if mutation && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "this request changes state: it needs the header Authorization: Bearer <token>")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		status, body, err := h(r)
+		if err != nil {
+			st, code := errorStatus(err)
+			if st >= 500 {
+				s.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, st, code, err.Error())
+			return
+		}
+		if mutation {
+			s.log.Info("api change", "method", r.Method, "path", r.URL.Path, "status", status)
+		}
+		if body == nil {
+			w.WriteHeader(status)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	return ok && s.token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) == 1
+}
+
+func errorStatus(err error) (int, string) {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status, he.code
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusGatewayTimeout, "timeout"
+	}
+	k := controller.KindOf(err)
+	switch k {
+	case controller.KindInvalid:
+		return http.StatusBadRequest, string(k)
+	case controller.KindNotFound:
+		return http.StatusNotFound, string(k)
+	case controller.KindConflict:
+		return http.StatusConflict, string(k)
+	case controller.KindUnroutable:
+		return http.StatusUnprocessableEntity, string(k)
+	case controller.KindExhausted:
+		return http.StatusInsufficientStorage, string(k)
+	case controller.KindNotLeader:
+		return http.StatusServiceUnavailable, string(k)
+	}
+	return http.StatusInternalServerError, string(controller.KindInternal)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var e model.APIError
+	e.Error.Code, e.Error.Message = code, msg
+	writeJSON(w, status, e)
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are errors.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return badRequest("request body is empty: want a JSON object")
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpError{http.StatusRequestEntityTooLarge, "invalid", fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}
+		}
+		return badRequest("malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("malformed JSON body: data after the object")
+	}
+	return nil
+}
+
+func (s *Server) status(r *http.Request) (int, any, error) {
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	v := model.StatusView{Leader: snap.Leader, Generation: snap.Generation, Nodes: len(snap.Topology.Nodes),
+		Links: len(snap.Topology.Links), Services: map[string]int{}}
+	v.LeaderURL, _ = controller.LeaderURL(r.Context(), s.c.Etcd())
+	for _, n := range snap.Topology.Nodes {
+		if snap.NodeUp(n.Name) {
+			v.NodesUp++
+		}
+	}
+	for _, l := range snap.Topology.Links {
+		if snap.LinkUp(l.ID) {
+			v.LinksUp++
+		}
+	}
+	for _, rec := range snap.Services {
+		v.Services[snap.ServiceStatus(rec).State]++
+	}
+	return 200, v, nil
+}
+
+func (s *Server) nodes(r *http.Request) (int, any, error) {
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	use := snap.LabelUse()
+	out := []model.NodeView{}
+	for _, n := range snap.Topology.Nodes {
+		st := snap.Status[n.Name]
+		v := model.NodeView{Name: n.Name, Role: n.Role, Up: snap.NodeUp(n.Name), BootID: st.BootID,
+			DesiredGeneration: snap.NodeGen[n.Name], AppliedGeneration: st.AppliedGeneration, Error: st.Error,
+			LabelsUsed: use[n.Name], Ports: []model.PortView{}}
+		reported := map[string]bool{}
+		for _, p := range st.Ports {
+			reported[p.Name] = p.LinkUp
+		}
+		linkUp := func(port string) *bool {
+			if up, ok := reported[port]; ok {
+				return &up
+			}
+			return nil
+		}
+		for _, l := range snap.Topology.NodeLinks(n.Name) {
+			e, _ := l.End(n.Name)
+			v.Ports = append(v.Ports, model.PortView{Name: e.Port, Kind: "fabric", MAC: topology.PortMAC(n.Name, e.Port), LinkUp: linkUp(e.Port)})
+		}
+		for _, cp := range snap.Topology.CustomerPorts {
+			if cp.Node == n.Name {
+				v.Ports = append(v.Ports, model.PortView{Name: cp.Port, Kind: "customer", LinkUp: linkUp(cp.Port)})
+			}
+		}
+		out = append(out, v)
+	}
+	return 200, out, nil
+}
+
+func (s *Server) links(r *http.Request) (int, any, error) {
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	out := []model.LinkView{}
+	for _, l := range snap.Topology.Links {
+		out = append(out, model.LinkView{ID: l.ID, Name: l.Name(), A: l.A.Node + ":" + l.A.Port, B: l.B.Node + ":" + l.B.Port,
+			Cost: l.Cost, CapacityMbps: l.CapacityMbps, Up: snap.LinkUp(l.ID)})
+	}
+	return 200, out, nil
+}
+
+func (s *Server) setCost(r *http.Request) (int, any, error) {
+	var body model.LinkCost
+	if err := decode(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if err := s.c.SetLinkCost(r.Context(), r.PathValue("link"), body.Cost); err != nil {
+		return 0, nil, err
+	}
+	return s.links(r)
+}
+
+func (s *Server) getTopology(r *http.Request) (int, any, error) {
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	return 200, snap.Topology, nil
+}
+
+// putTopology takes a topology file (YAML, or JSON which is YAML too).
+func (s *Server) putTopology(r *http.Request) (int, any, error) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return 0, nil, badRequest("reading body: %v", err)
+	}
+	t, services, err := topology.Parse(data)
+	if err != nil {
+		return 0, nil, badRequest("%v", err)
+	}
+	if err := s.c.ImportTopology(r.Context(), t, services); err != nil {
+		return 0, nil, err
+	}
+	return s.getTopology(r)
+}
+
+func (s *Server) view(snap *controller.Snapshot, rec *model.ServiceRecord, detail bool) model.ServiceView {
+	v := model.ServiceView{ServiceSpec: rec.Spec, ID: rec.ID, Status: snap.ServiceStatus(rec), Generation: rec.Generation}
+	if detail {
+		route := rec.Route
+		v.Route, v.Allocs = &route, rec.Allocs
+	}
+	return v
+}
+
+func (s *Server) listServices(r *http.Request) (int, any, error) {
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	out := []model.ServiceView{}
+	for _, n := range snap.ServiceNames() {
+		out = append(out, s.view(snap, snap.Services[n], false))
+	}
+	return 200, out, nil
+}
+
+func (s *Server) service(r *http.Request, name string, status int) (int, any, error) {
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	rec, ok := snap.Services[name]
+	if !ok {
+		return 0, nil, &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("service %s not found", name)}
+	}
+	return status, s.view(snap, rec, true), nil
+}
+
+func (s *Server) getService(r *http.Request) (int, any, error) {
+	return s.service(r, r.PathValue("name"), 200)
+}
+
+func (s *Server) createService(r *http.Request) (int, any, error) {
+	var spec model.ServiceSpec
+	if err := decode(r, &spec); err != nil {
+		return 0, nil, err
+	}
+	if err := s.c.CreateService(r.Context(), spec); err != nil {
+		return 0, nil, err
+	}
+	return s.service(r, spec.Name, http.StatusCreated)
+}
+
+func (s *Server) updateService(r *http.Request) (int, any, error) {
+	var u model.ServiceUpdate
+	if err := decode(r, &u); err != nil {
+		return 0, nil, err
+	}
+	name := r.PathValue("name")
+	if err := s.c.UpdateService(r.Context(), name, u.AddCircuits, u.RemoveCircuits); err != nil {
+		return 0, nil, err
+	}
+	return s.service(r, name, 200)
+}
+
+func (s *Server) deleteService(r *http.Request) (int, any, error) {
+	if err := s.c.DeleteService(r.Context(), r.PathValue("name")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}

@@ -1,0 +1,174 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/e3fabric/e3fabric/control/internal/controller"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
+)
+
+const token = "t0k"
+
+func setup(t *testing.T) (*httptest.Server, *clientv3.Client) {
+	t.Helper()
+	cli := storetest.Start(t, 23796)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c := controller.New(controller.Options{Etcd: cli, IgnoreStatus: true, Log: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	wctx, wc := context.WithTimeout(ctx, 20*time.Second)
+	defer wc()
+	if err := c.WaitLeader(wctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(c, token, log))
+	t.Cleanup(srv.Close)
+	topo, err := os.ReadFile("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := call(t, srv, "PUT", "/v1/topology", token, string(topo)); code != 200 {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	return srv, cli
+}
+
+func call(t *testing.T, srv *httptest.Server, method, path, tok, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// storeDump is every key and value under /e3/v1/ except agents' and the
+// election's: what a refused request must not change.
+func storeDump(t *testing.T, cli *clientv3.Client) string {
+	r, err := cli.Get(context.Background(), "/e3/v1/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, kv := range r.Kvs {
+		if !strings.HasPrefix(string(kv.Key), "/e3/v1/leader") {
+			b.Write(kv.Key)
+			b.Write(kv.Value)
+		}
+	}
+	return b.String()
+}
+
+func TestRefusedRequestsChangeNothing(t *testing.T) {
+	srv, cli := setup(t)
+	red := `{"name":"red","type":"eline","circuits":[{"node":"leaf1","port":"cust1","vlan":1000},{"node":"leaf3","port":"cust1","vlan":2000}]}`
+	if code, body := call(t, srv, "POST", "/v1/services", token, red); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	tests := []struct {
+		name, method, path, tok, body string
+		status                        int
+		code, msg                     string
+	}{
+		{"no token", "POST", "/v1/services", "", red, 401, "unauthorized", "Bearer"},
+		{"wrong token", "DELETE", "/v1/services/red", "nope", "", 401, "unauthorized", "Bearer"},
+		{"malformed json", "POST", "/v1/services", token, `{"name": "x", `, 400, "invalid", "malformed JSON"},
+		{"unknown field", "POST", "/v1/services", token, `{"name":"x","type":"eline","circutis":[]}`, 400, "invalid", "unknown field"},
+		{"empty body", "POST", "/v1/services", token, ``, 400, "invalid", "empty"},
+		{"bad type", "POST", "/v1/services", token, `{"name":"x","type":"vpls","circuits":[]}`, 400, "invalid", "type"},
+		{"eline with 3 circuits", "POST", "/v1/services", token, `{"name":"x","type":"eline","circuits":[{"node":"leaf1","port":"cust1","vlan":1},{"node":"leaf2","port":"cust1","vlan":1},{"node":"leaf3","port":"cust1","vlan":1}]}`, 400, "invalid", "exactly 2"},
+		{"vlan out of range", "POST", "/v1/services", token, `{"name":"x","type":"eline","circuits":[{"node":"leaf1","port":"cust1","vlan":4095},{"node":"leaf2","port":"cust1","vlan":1}]}`, 400, "invalid", "4094"},
+		{"unknown node", "POST", "/v1/services", token, `{"name":"x","type":"eline","circuits":[{"node":"leaf9","port":"cust1","vlan":1},{"node":"leaf2","port":"cust1","vlan":1}]}`, 404, "not_found", "unknown node"},
+		{"unknown port", "POST", "/v1/services", token, `{"name":"x","type":"eline","circuits":[{"node":"leaf1","port":"cust7","vlan":1},{"node":"leaf2","port":"cust1","vlan":1}]}`, 404, "not_found", "unknown port"},
+		{"fabric port", "POST", "/v1/services", token, `{"name":"x","type":"eline","circuits":[{"node":"leaf1","port":"fab1","vlan":1},{"node":"leaf2","port":"cust1","vlan":1}]}`, 400, "invalid", "not a customer port"},
+		{"vlan in use", "POST", "/v1/services", token, `{"name":"x","type":"elan","circuits":[{"node":"leaf1","port":"cust1","vlan":1000},{"node":"leaf2","port":"cust1","vlan":1}]}`, 409, "conflict", "already used by service red"},
+		{"exists", "POST", "/v1/services", token, red, 409, "conflict", "already exists"},
+		{"remove unknown circuit", "PATCH", "/v1/services/red", token, `{"remove_circuits":[{"node":"leaf2","port":"cust1","vlan":7}]}`, 404, "not_found", "no circuit"},
+		{"eline add third", "PATCH", "/v1/services/red", token, `{"add_circuits":[{"node":"leaf2","port":"cust1","vlan":7}]}`, 400, "invalid", "exactly 2"},
+		{"update missing", "PATCH", "/v1/services/nope", token, `{}`, 404, "not_found", "not found"},
+		{"delete missing", "DELETE", "/v1/services/nope", token, ``, 404, "not_found", "not found"},
+		{"bad cost", "PUT", "/v1/links/1/cost", token, `{"cost":0}`, 400, "invalid", "cost"},
+		{"unknown link", "PUT", "/v1/links/99/cost", token, `{"cost":3}`, 404, "not_found", "link"},
+		{"bad topology", "PUT", "/v1/topology", token, "nodes: [{name: Leaf_1}]", 400, "invalid", "node name"},
+		{"topology drops a used port", "PUT", "/v1/topology", token, "nodes: [{name: leaf1}]", 409, "conflict", "leaf1:cust1"},
+		{"unknown endpoint", "GET", "/v1/nope", "", "", 404, "not_found", "no such endpoint"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := storeDump(t, cli)
+			code, body := call(t, srv, tc.method, tc.path, tc.tok, tc.body)
+			var e model.APIError
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("error body not JSON: %s", body)
+			}
+			if code != tc.status || e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.msg) {
+				t.Fatalf("got %d %s %q, want %d %s ~%q", code, e.Error.Code, e.Error.Message, tc.status, tc.code, tc.msg)
+			}
+			if after := storeDump(t, cli); after != before {
+				t.Fatal("a refused request changed etcd")
+			}
+		})
+	}
+}
+
+func TestServiceLifecycle(t *testing.T) {
+	srv, _ := setup(t)
+	blue := `{"name":"blue","type":"elan","circuits":[{"node":"leaf1","port":"cust1","vlan":10},{"node":"leaf2","port":"cust1","vlan":"untagged"}]}`
+	code, body := call(t, srv, "POST", "/v1/services", token, blue)
+	if code != 201 {
+		t.Fatalf("%d %s", code, body)
+	}
+	code, body = call(t, srv, "PATCH", "/v1/services/blue", token, `{"add_circuits":[{"node":"leaf3","port":"cust1","vlan":10}]}`)
+	var v model.ServiceView
+	if json.Unmarshal(body, &v); code != 200 || len(v.Circuits) != 3 || len(v.Route.Sources) != 3 {
+		t.Fatalf("add circuit: %d %s", code, body)
+	}
+	code, body = call(t, srv, "PATCH", "/v1/services/blue", token, `{"remove_circuits":[{"node":"leaf1","port":"cust1","vlan":10}]}`)
+	var w model.ServiceView
+	if json.Unmarshal(body, &w); code != 200 || len(w.Circuits) != 2 || w.Route.Sources["leaf2"] != v.Route.Sources["leaf2"] {
+		t.Fatalf("remove circuit: %d %s", code, body)
+	}
+	if code, body := call(t, srv, "DELETE", "/v1/services/blue", token, ""); code != 204 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	if code, _ := call(t, srv, "GET", "/v1/services/blue", "", ""); code != 404 {
+		t.Fatalf("deleted service still there: %d", code)
+	}
+	code, body = call(t, srv, "GET", "/openapi.json", "", "")
+	var doc map[string]any
+	if code != 200 || json.Unmarshal(body, &doc) != nil || doc["openapi"] == nil {
+		t.Fatalf("openapi: %d", code)
+	}
+}
+
+// The copy in docs/api/ is the one served.
+func TestOpenAPIDocCopy(t *testing.T) {
+	b, err := os.ReadFile("../../../docs/api/openapi.json")
+	if err != nil {
+		t.Skip("docs not beside the module:", err)
+	}
+	if !bytes.Equal(b, OpenAPI) {
+		t.Fatal("docs/api/openapi.json differs from control/internal/api/openapi.json: cp control/internal/api/openapi.json docs/api/")
+	}
+}

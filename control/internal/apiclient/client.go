@@ -1,0 +1,141 @@
+// Package apiclient is a Go client of the controller's northbound API.
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+// Client talks to one controller.
+type Client struct {
+	Server string // e.g. http://127.0.0.1:8080
+	Token  string
+	HTTP   *http.Client
+}
+
+// New returns a client.
+func New(server, token string) *Client {
+	return &Client{Server: strings.TrimRight(server, "/"), Token: token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// Error is an error the API returned.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.Server+path, body)
+	if err != nil {
+		return err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("controller %s: %w", c.Server, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("controller %s: %w", c.Server, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e model.APIError
+		if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
+			return &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+		}
+		return &Error{Status: resp.StatusCode, Code: "http", Message: fmt.Sprintf("%s %s: %s", method, path, resp.Status)}
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("controller %s: bad response to %s %s: %w", c.Server, method, path, err)
+	}
+	return nil
+}
+
+func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	return c.do(ctx, method, path, "application/json", body, out)
+}
+
+// Status returns the fabric summary.
+func (c *Client) Status(ctx context.Context) (v model.StatusView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/status", nil, &v)
+}
+
+// Nodes lists the nodes.
+func (c *Client) Nodes(ctx context.Context) (v []model.NodeView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/nodes", nil, &v)
+}
+
+// Links lists the fabric links.
+func (c *Client) Links(ctx context.Context) (v []model.LinkView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/links", nil, &v)
+}
+
+// SetLinkCost changes a link's cost; link is its id or name.
+func (c *Client) SetLinkCost(ctx context.Context, link string, cost int) (v []model.LinkView, err error) {
+	return v, c.doJSON(ctx, "PUT", "/v1/links/"+url.PathEscape(link)+"/cost", model.LinkCost{Cost: cost}, &v)
+}
+
+// Topology returns the topology.
+func (c *Client) Topology(ctx context.Context) (v topology.Topology, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/topology", nil, &v)
+}
+
+// ImportTopology sends a topology file (YAML).
+func (c *Client) ImportTopology(ctx context.Context, file []byte) (v topology.Topology, err error) {
+	return v, c.do(ctx, "PUT", "/v1/topology", "application/yaml", bytes.NewReader(file), &v)
+}
+
+// Services lists the services.
+func (c *Client) Services(ctx context.Context) (v []model.ServiceView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/services", nil, &v)
+}
+
+// Service shows one service.
+func (c *Client) Service(ctx context.Context, name string) (v model.ServiceView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/services/"+url.PathEscape(name), nil, &v)
+}
+
+// CreateService creates a service.
+func (c *Client) CreateService(ctx context.Context, spec model.ServiceSpec) (v model.ServiceView, err error) {
+	return v, c.doJSON(ctx, "POST", "/v1/services", spec, &v)
+}
+
+// UpdateService adds and removes circuits.
+func (c *Client) UpdateService(ctx context.Context, name string, u model.ServiceUpdate) (v model.ServiceView, err error) {
+	return v, c.doJSON(ctx, "PATCH", "/v1/services/"+url.PathEscape(name), u, &v)
+}
+
+// DeleteService deletes a service.
+func (c *Client) DeleteService(ctx context.Context, name string) error {
+	return c.doJSON(ctx, "DELETE", "/v1/services/"+url.PathEscape(name), nil, nil)
+}

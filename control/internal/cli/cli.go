@@ -1,0 +1,400 @@
+// Package cli is e3ctl: a command line over the controller's API. Tables for
+// humans by default, the API's JSON with --json.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/e3fabric/e3fabric/control/internal/apiclient"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+)
+
+// Usage is e3ctl's help.
+const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--json] COMMAND
+
+  status                                   fabric summary
+  node list                                nodes, agent status, label use
+  link list                                fabric links, cost, state
+  link set-cost LINK COST                  LINK is an id or a name from link list
+  topology import FILE                     import a topology file (idempotent)
+  topology show
+  service list
+  service show NAME                        paths, labels per node, status
+  service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--bandwidth-mbps N]
+  service add-circuit NAME --circuit NODE:PORT:VLAN ...
+  service remove-circuit NAME --circuit NODE:PORT:VLAN ...
+  service delete NAME
+
+VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged).
+--server defaults to $E3_SERVER or http://127.0.0.1:8080; --token to $E3_TOKEN.
+`
+
+// opts are the parsed command line.
+type opts struct {
+	server, token string
+	json          bool
+	circuits      []string
+	macLimit      int
+	bandwidth     int
+	args          []string
+}
+
+func parse(args []string, getenv func(string) string) (*opts, error) {
+	o := &opts{server: getenv("E3_SERVER"), token: getenv("E3_TOKEN")}
+	if o.server == "" {
+		o.server = "http://127.0.0.1:8080"
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		value := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s needs a value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		var err error
+		switch name {
+		case "--server":
+			o.server, err = value()
+		case "--token":
+			o.token, err = value()
+		case "--json":
+			o.json = true
+		case "--circuit":
+			var v string
+			v, err = value()
+			o.circuits = append(o.circuits, v)
+		case "--mac-limit", "--bandwidth-mbps":
+			var v string
+			if v, err = value(); err == nil {
+				var n int
+				if n, err = strconv.Atoi(v); err != nil || n < 0 {
+					return nil, fmt.Errorf("%s %q: want a number >= 0", name, v)
+				}
+				if name == "--mac-limit" {
+					o.macLimit = n
+				} else {
+					o.bandwidth = n
+				}
+			}
+		case "-h", "--help":
+			return nil, errHelp
+		default:
+			if strings.HasPrefix(a, "--") {
+				return nil, fmt.Errorf("unknown option %s", name)
+			}
+			o.args = append(o.args, a)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+var errHelp = fmt.Errorf("help")
+
+// Run runs one e3ctl command and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	o, err := parse(args, getenv)
+	if err == errHelp {
+		fmt.Fprint(stdout, Usage)
+		return 0
+	}
+	if err == nil && len(o.args) == 0 {
+		err = fmt.Errorf("no command")
+	}
+	if err == nil {
+		err = run(ctx, o, apiclient.New(o.server, o.token), stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "e3ctl:", err)
+		if _, usage := err.(usageError); usage || o == nil || len(o.args) == 0 {
+			fmt.Fprint(stderr, Usage)
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func want(args []string, n int, what string) error {
+	if len(args) != n {
+		return usageError("usage: e3ctl " + what)
+	}
+	return nil
+}
+
+func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
+	a := o.args
+	cmd := strings.Join(a[:min(2, len(a))], " ")
+	switch {
+	case a[0] == "status":
+		v, err := c.Status(ctx)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			role := "follower"
+			if v.Leader {
+				role = "leader"
+			}
+			fmt.Fprintf(tw, "replica\t%s (leader %s)\n", role, v.LeaderURL)
+			fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
+			fmt.Fprintf(tw, "nodes up\t%d/%d\n", v.NodesUp, v.Nodes)
+			fmt.Fprintf(tw, "links up\t%d/%d\n", v.LinksUp, v.Links)
+			for _, st := range []string{model.StateProgrammed, model.StateDegraded, model.StateDown} {
+				fmt.Fprintf(tw, "services %s\t%d\n", st, v.Services[st])
+			}
+		})
+	case cmd == "node list":
+		v, err := c.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintln(tw, "NODE\tROLE\tSTATE\tDESIRED\tAPPLIED\tLABELS\tPORTS DOWN\tERROR")
+			for _, n := range v {
+				var down []string
+				for _, p := range n.Ports {
+					if p.LinkUp != nil && !*p.LinkUp {
+						down = append(down, p.Name)
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", n.Name, n.Role, upDown(n.Up), n.DesiredGeneration,
+					n.AppliedGeneration, n.LabelsUsed, dash(strings.Join(down, ",")), dash(n.Error))
+			}
+		})
+	case cmd == "link list":
+		v, err := c.Links(ctx)
+		if err != nil {
+			return err
+		}
+		return o.printLinks(w, v)
+	case cmd == "link set-cost":
+		if err := want(a, 4, "link set-cost LINK COST"); err != nil {
+			return err
+		}
+		cost, err := strconv.Atoi(a[3])
+		if err != nil {
+			return fmt.Errorf("cost %q: want a number", a[3])
+		}
+		v, err := c.SetLinkCost(ctx, a[2], cost)
+		if err != nil {
+			return err
+		}
+		return o.printLinks(w, v)
+	case cmd == "topology import":
+		if err := want(a, 3, "topology import FILE"); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(a[2])
+		if err != nil {
+			return err
+		}
+		v, err := c.ImportTopology(ctx, data)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintf(tw, "imported %s: %d nodes, %d links, %d customer ports\n", a[2], len(v.Nodes), len(v.Links), len(v.CustomerPorts))
+		})
+	case cmd == "topology show":
+		v, err := c.Topology(ctx)
+		if err != nil {
+			return err
+		}
+		o.json = true // the topology is best read as JSON
+		return o.print(w, v, nil)
+	case cmd == "service list":
+		v, err := c.Services(ctx)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintln(tw, "NAME\tTYPE\tID\tCIRCUITS\tSTATUS\tREASON")
+			for _, s := range v {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.Type, s.ID, circuits(s.Circuits), s.Status.State, dash(s.Status.Reason))
+			}
+		})
+	case cmd == "service show":
+		if err := want(a, 3, "service show NAME"); err != nil {
+			return err
+		}
+		v, err := c.Service(ctx, a[2])
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) { showService(tw, &v) })
+	case cmd == "service create":
+		if len(a) != 4 || (a[2] != model.ELine && a[2] != model.ELAN) {
+			return usageError("usage: e3ctl service create eline|elan NAME --circuit NODE:PORT:VLAN ...")
+		}
+		cs, err := parseCircuits(o.circuits)
+		if err != nil {
+			return err
+		}
+		v, err := c.CreateService(ctx, model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit, BandwidthMbps: o.bandwidth})
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintf(tw, "created %s %s (id %d): %s\n", v.Type, v.Name, v.ID, v.Status.State)
+		})
+	case cmd == "service add-circuit", cmd == "service remove-circuit":
+		// Circuits may also be given as arguments after the name.
+		if len(a) < 3 {
+			return usageError("usage: e3ctl " + cmd + " NAME --circuit NODE:PORT:VLAN ...")
+		}
+		cs, err := parseCircuits(append(o.circuits, a[3:]...))
+		if err != nil {
+			return err
+		}
+		if len(cs) == 0 {
+			return usageError("usage: e3ctl " + cmd + " NAME --circuit NODE:PORT:VLAN ...")
+		}
+		u := model.ServiceUpdate{AddCircuits: cs}
+		if a[1] == "remove-circuit" {
+			u = model.ServiceUpdate{RemoveCircuits: cs}
+		}
+		v, err := c.UpdateService(ctx, a[2], u)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintf(tw, "updated %s: %s: %s\n", v.Name, circuits(v.Circuits), v.Status.State)
+		})
+	case cmd == "service delete":
+		if err := want(a, 3, "service delete NAME"); err != nil {
+			return err
+		}
+		if err := c.DeleteService(ctx, a[2]); err != nil {
+			return err
+		}
+		return o.print(w, map[string]string{"deleted": a[2]}, func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "deleted %s\n", a[2]) })
+	}
+	return usageError("unknown command: " + strings.Join(a, " "))
+}
+
+func parseCircuits(ss []string) ([]model.Circuit, error) {
+	var out []model.Circuit
+	for _, s := range ss {
+		ci, err := model.ParseCircuit(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ci)
+	}
+	return out, nil
+}
+
+// print writes v as JSON (--json) or through table.
+func (o *opts) print(w io.Writer, v any, table func(*tabwriter.Writer)) error {
+	if o.json || table == nil {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	table(tw)
+	return tw.Flush()
+}
+
+func (o *opts) printLinks(w io.Writer, v []model.LinkView) error {
+	return o.print(w, v, func(tw *tabwriter.Writer) {
+		fmt.Fprintln(tw, "ID\tA\tB\tCOST\tCAPACITY\tSTATE")
+		for _, l := range v {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%dM\t%s\n", l.ID, l.A, l.B, l.Cost, l.CapacityMbps, upDown(l.Up))
+		}
+	})
+}
+
+func showService(tw *tabwriter.Writer, v *model.ServiceView) {
+	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nid\t%d\n", v.Name, v.Type, v.ID)
+	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
+	fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
+	for _, ci := range v.Circuits {
+		fmt.Fprintf(tw, "circuit\t%s\n", ci)
+	}
+	if r := v.Route; r != nil {
+		src := ""
+		if len(v.Circuits) > 0 {
+			src = v.Circuits[0].Node
+		}
+		for _, p := range []struct {
+			name string
+			p    model.Path
+		}{{"primary", r.Primary}, {"backup", r.Backup}, {"fallback", r.Fallback}} {
+			if len(p.p) > 0 {
+				mark := ""
+				if r.Active == p.name {
+					mark = "  (active)"
+				}
+				fmt.Fprintf(tw, "%s path\t%s%s\n", p.name, strings.Join(p.p.Nodes(src), " -> "), mark)
+			}
+		}
+		for _, u := range r.Unicast {
+			fmt.Fprintf(tw, "unicast\t%s\n", strings.Join(u.Path.Nodes(u.From), " -> "))
+		}
+		for _, h := range r.Tree {
+			fmt.Fprintf(tw, "tree edge\t%s:%s - %s:%s\n", h.From, h.FromPort, h.To, h.ToPort)
+		}
+		if len(r.Sources) > 0 {
+			var ss []string
+			for n, id := range r.Sources {
+				ss = append(ss, fmt.Sprintf("%s=%d", n, id))
+			}
+			sort.Strings(ss)
+			fmt.Fprintf(tw, "source ids\t%s\n", strings.Join(ss, " "))
+		}
+		if len(r.Unreachable) > 0 {
+			fmt.Fprintf(tw, "unreachable\t%s\n", strings.Join(r.Unreachable, ", "))
+		}
+	}
+	fmt.Fprintln(tw, "\nNODE\tKIND\tVALUE\tROLE")
+	for _, al := range v.Allocs {
+		if al.Node == "" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", al.Node, al.Kind, al.Value, al.Role)
+	}
+}
+
+func circuits(cs []model.Circuit) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = c.String()
+	}
+	return strings.Join(s, " ")
+}
+
+func upDown(up bool) string {
+	if up {
+		return "up"
+	}
+	return "down"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,342 @@
+// Package controller is e3-controller's logic: it owns the topology and the
+// services, computes routes, allocates labels and writes every node's desired
+// config to etcd, one transaction per change. Replicas elect a leader through
+// etcd; only the leader computes and writes, and every write is fenced on its
+// leadership, so a deposed leader cannot write. The leader's in-memory state
+// is a cache of etcd: a new leader loads it and carries on with the same labels.
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/e3fabric/e3fabric/control/internal/desired"
+	"github.com/e3fabric/e3fabric/control/internal/labels"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/store"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+// Link cost modes.
+const (
+	CostHops = "hops"
+	CostLoad = "load"
+	// DefaultBandwidthMbps is a service's declared load when it gives none.
+	DefaultBandwidthMbps = 10
+)
+
+// Options configure a Controller.
+type Options struct {
+	Etcd     *clientv3.Client
+	LinkCost string // CostHops (default) or CostLoad
+	// Spaces overrides the identifier spaces (tests shrink them).
+	Spaces map[string]labels.Space
+	// IgnoreStatus treats every node and link as up whatever the agents
+	// report (benchmarks, or bring-up without agents).
+	IgnoreStatus bool
+	// Advertise is this replica's API URL, stored as the election value so
+	// followers can name the leader.
+	Advertise string
+	// SessionTTL is the leadership lease in seconds (default 5).
+	SessionTTL int
+	Log        *slog.Logger
+}
+
+// Controller is one replica.
+type Controller struct {
+	opt Options
+	log *slog.Logger
+
+	mu     sync.Mutex
+	leader *state // nil unless this replica leads
+	ready  chan struct{}
+}
+
+type svcState struct {
+	rec   *model.ServiceRecord
+	frags map[string]*desired.Fragment
+}
+
+// state is the leader's cache of etcd plus what it derives from it.
+type state struct {
+	fence     clientv3.Cmp
+	topo      *topology.Topology
+	services  map[string]*svcState
+	byNode    map[string]map[string]bool // node -> services with a fragment there
+	alloc     *labels.Allocator
+	gen       int64
+	nodeGen   map[string]int64
+	written   map[string][]byte // node -> config JSON last written
+	status    map[string]store.NodeStatus
+	statusRev int64
+	down      downView
+	circuits  map[model.Circuit]string // circuit -> service using it
+}
+
+type downView struct {
+	nodes map[string]bool
+	links map[int]bool
+}
+
+// New returns a replica; Run makes it take part in the election.
+func New(o Options) *Controller {
+	if o.LinkCost == "" {
+		o.LinkCost = CostHops
+	}
+	if o.SessionTTL == 0 {
+		o.SessionTTL = 5
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Controller{opt: o, log: o.Log, ready: make(chan struct{})}
+}
+
+// Run campaigns for leadership and, while leader, follows agents' status.
+// It returns when ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := store.InitSchema(ctx, c.opt.Etcd); err != nil {
+		return err
+	}
+	close(c.ready)
+	for ctx.Err() == nil {
+		if err := c.lead(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error("leadership ended", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return nil
+}
+
+// WaitLeader blocks until this replica leads (tests, benchmarks).
+func (c *Controller) WaitLeader(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		ok := c.leader != nil
+		c.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// IsLeader reports whether this replica leads.
+func (c *Controller) IsLeader() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader != nil
+}
+
+func (c *Controller) lead(ctx context.Context) error {
+	sess, err := concurrency.NewSession(c.opt.Etcd, concurrency.WithTTL(c.opt.SessionTTL))
+	if err != nil {
+		return fmt.Errorf("etcd session: %w", err)
+	}
+	defer sess.Close()
+	el := concurrency.NewElection(sess, store.ElectionPrefix)
+	if err := el.Campaign(ctx, c.opt.Advertise); err != nil {
+		return fmt.Errorf("campaign: %w", err)
+	}
+	st, err := load(ctx, c.opt, clientv3.Compare(clientv3.CreateRevision(el.Key()), "=", el.Rev()))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.leader = st
+	c.mu.Unlock()
+	c.log.Info("leading", "generation", st.gen, "services", len(st.services))
+	defer func() {
+		c.mu.Lock()
+		c.leader = nil
+		c.mu.Unlock()
+		c.log.Info("no longer leading")
+	}()
+
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Status changes since the load: the watch starts after its revision.
+	wch := c.opt.Etcd.Watch(lctx, store.StatusPrefix, clientv3.WithPrefix(), clientv3.WithRev(st.statusRev+1))
+	// The view at load time may differ from the one the stored routes were
+	// computed with (failures while no leader ran).
+	c.react(lctx, "leader start")
+	for {
+		select {
+		case <-lctx.Done():
+			return nil
+		case <-sess.Done():
+			return errors.New("etcd session expired")
+		case wr, ok := <-wch:
+			if !ok || wr.Err() != nil {
+				return fmt.Errorf("status watch: %v", wr.Err())
+			}
+			c.mu.Lock()
+			for _, ev := range wr.Events {
+				node := string(ev.Kv.Key[len(store.StatusPrefix):])
+				if ev.Type == clientv3.EventTypeDelete {
+					delete(c.leader.status, node)
+					continue
+				}
+				var s store.NodeStatus
+				if json.Unmarshal(ev.Kv.Value, &s) == nil {
+					c.leader.status[node] = s
+				}
+			}
+			c.mu.Unlock()
+			c.react(lctx, "status change")
+		}
+	}
+}
+
+// react recomputes every service if what is up or down changed.
+func (c *Controller) react(ctx context.Context, why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.leader
+	if st == nil {
+		return
+	}
+	v := c.view(st)
+	if reflect.DeepEqual(v, st.down) {
+		return
+	}
+	c.log.Info("fabric changed, recomputing", "why", why, "down_nodes", keys(v.nodes), "down_links", intKeys(v.links))
+	old := st.down
+	st.down = v
+	if err := c.recomputeAll(ctx, st, nil); err != nil {
+		st.down = old // retried at the next status change
+		c.log.Error("recompute", "err", err)
+	}
+}
+
+// view derives what is down from the agents' status: a node without status
+// is down; a link is down if a node at either end is down or either end's
+// port reports link down.
+func (c *Controller) view(st *state) downView { return c.viewOf(st, st.topo) }
+
+func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
+	v := downView{nodes: map[string]bool{}, links: map[int]bool{}}
+	if c.opt.IgnoreStatus {
+		return v
+	}
+	for _, n := range topo.Nodes {
+		if _, ok := st.status[n.Name]; !ok {
+			v.nodes[n.Name] = true
+		}
+	}
+	portDown := func(e topology.Endpoint) bool {
+		for _, p := range st.status[e.Node].Ports {
+			if p.Name == e.Port {
+				return !p.LinkUp
+			}
+		}
+		return false
+	}
+	for _, l := range topo.Links {
+		if v.nodes[l.A.Node] || v.nodes[l.B.Node] || portDown(l.A) || portDown(l.B) {
+			v.links[l.ID] = true
+		}
+	}
+	return v
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func intKeys(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// load reads everything the leader needs from etcd.
+func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
+	st := &state{
+		fence:    fence,
+		topo:     &topology.Topology{},
+		services: map[string]*svcState{},
+		byNode:   map[string]map[string]bool{},
+		alloc:    labels.New(o.Spaces),
+		nodeGen:  map[string]int64{},
+		written:  map[string][]byte{},
+		circuits: map[model.Circuit]string{},
+	}
+	c := o.Etcd
+	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {
+		return nil, err
+	}
+	if _, err := store.GetJSON(ctx, c, store.GenerationKey, &st.gen); err != nil {
+		return nil, err
+	}
+	if _, err := store.ListJSON(ctx, c, store.DesiredPrefix, func(node string, v []byte) error {
+		var d struct {
+			Generation int64           `json:"generation"`
+			Config     json.RawMessage `json:"config"`
+		}
+		if err := json.Unmarshal(v, &d); err != nil {
+			return err
+		}
+		st.nodeGen[node], st.written[node] = d.Generation, d.Config
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := store.ListJSON(ctx, c, store.ServicePrefix, func(name string, v []byte) error {
+		rec := &model.ServiceRecord{}
+		if err := json.Unmarshal(v, rec); err != nil {
+			return err
+		}
+		for _, a := range rec.Allocs {
+			if err := st.alloc.Reserve(a.Node, a.Kind, a.Value); err != nil {
+				return fmt.Errorf("service %s: %w", name, err)
+			}
+		}
+		// Rebuilding the fragments from the stored route and allocations
+		// allocates nothing: every role already has its value.
+		as := st.alloc.NewAssigner(rec.Allocs)
+		frags, err := build(rec, as)
+		if err != nil {
+			return fmt.Errorf("service %s: %w", name, err)
+		}
+		if len(as.Allocs()) != len(rec.Allocs) {
+			as.Abort()
+			return fmt.Errorf("service %s: stored allocations do not match its route", name)
+		}
+		st.put(&svcState{rec: rec, frags: frags})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var err error
+	st.status, st.statusRev, err = store.Statuses(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}

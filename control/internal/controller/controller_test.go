@@ -1,0 +1,265 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/e3fabric/e3fabric/control/internal/labels"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/store"
+	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+// Ports 23790..23795 (task tag cpC's range).
+const etcdPort = 23790
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// start runs a replica until the test ends and waits for it to lead.
+func start(t *testing.T, cli *clientv3.Client, o Options) (*Controller, context.CancelFunc) {
+	t.Helper()
+	o.Etcd, o.Log = cli, quiet
+	c := New(o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel()
+	if err := c.WaitLeader(wctx); err != nil {
+		t.Fatalf("not leader: %v", err)
+	}
+	return c, func() { cancel(); <-done }
+}
+
+func importTopo(t *testing.T, c *Controller) {
+	t.Helper()
+	topo, svcs, err := topology.Load("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportTopology(context.Background(), topo, svcs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eline(name string, vlan model.VLAN) model.ServiceSpec {
+	return model.ServiceSpec{Name: name, Type: model.ELine, Circuits: []model.Circuit{
+		{Node: "leaf1", Port: "cust1", VLAN: vlan}, {Node: "leaf3", Port: "cust1", VLAN: vlan}}}
+}
+
+func elan(name string, vlan model.VLAN) model.ServiceSpec {
+	return model.ServiceSpec{Name: name, Type: model.ELAN, Circuits: []model.Circuit{
+		{Node: "leaf1", Port: "cust1", VLAN: vlan}, {Node: "leaf2", Port: "cust1", VLAN: vlan}, {Node: "leaf3", Port: "cust1", VLAN: vlan}}}
+}
+
+func desiredGen(t *testing.T, cli *clientv3.Client, node string) int64 {
+	var d store.Desired
+	if _, err := store.GetJSON(context.Background(), cli, store.DesiredKey(node), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Generation
+}
+
+func putStatus(t *testing.T, cli *clientv3.Client, node string, gen int64, down ...string) {
+	t.Helper()
+	s := store.NodeStatus{Node: node, BootID: "b", AppliedGeneration: gen, Updated: time.Now().Format(time.RFC3339)}
+	for _, l := range topoLinks(t) {
+		for _, e := range []topology.Endpoint{l.A, l.B} {
+			if e.Node == node {
+				up := true
+				for _, d := range down {
+					if d == e.Port {
+						up = false
+					}
+				}
+				s.Ports = append(s.Ports, store.PortStatus{Name: e.Port, LinkUp: up})
+			}
+		}
+	}
+	b, _ := json.Marshal(s)
+	if _, err := cli.Put(context.Background(), store.StatusKey(node), string(b)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func topoLinks(t *testing.T) []topology.Link {
+	topo, _, err := topology.Load("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo.Links
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestRestartKeepsLabels: a new leader on the same etcd loads the labels and
+// writes nothing (same generation), and a second replica takes over.
+func TestRestartAndTakeover(t *testing.T) {
+	cli := storetest.Start(t, etcdPort)
+	ctx := context.Background()
+	c1, stop1 := start(t, cli, Options{IgnoreStatus: true, Advertise: "http://c1"})
+	importTopo(t, c1)
+	if err := c1.CreateServices(ctx, []model.ServiceSpec{eline("red", 100), elan("blue", 200)}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := c1.Snapshot(ctx)
+
+	// A follower serves reads from etcd while c1 leads.
+	c2 := New(Options{Etcd: cli, IgnoreStatus: true, Advertise: "http://c2", Log: quiet})
+	ctx2, cancel2 := context.WithCancel(ctx)
+	done2 := make(chan struct{})
+	go func() { c2.Run(ctx2); close(done2) }()
+	t.Cleanup(func() { cancel2(); <-done2 })
+	time.Sleep(300 * time.Millisecond)
+	if c2.IsLeader() {
+		t.Fatal("two leaders")
+	}
+	if err := c2.CreateService(ctx, eline("x", 5)); KindOf(err) != KindNotLeader {
+		t.Fatalf("follower write: %v", err)
+	}
+	fs, err := c2.Snapshot(ctx)
+	if err != nil || fmt.Sprint(fs.Services["blue"].Allocs) != fmt.Sprint(before.Services["blue"].Allocs) {
+		t.Fatalf("follower read differs: %v", err)
+	}
+
+	stop1() // leader dies (its session is revoked)
+	waitFor(t, "takeover", c2.IsLeader)
+	after, _ := c2.Snapshot(ctx)
+	if after.Generation != before.Generation {
+		t.Fatalf("takeover wrote: generation %d -> %d", before.Generation, after.Generation)
+	}
+	for _, n := range []string{"red", "blue"} {
+		if fmt.Sprint(after.Services[n].Allocs) != fmt.Sprint(before.Services[n].Allocs) {
+			t.Fatalf("%s relabelled on takeover", n)
+		}
+	}
+	// The new leader allocates around the old labels.
+	if err := c2.CreateService(ctx, elan("green", 300)); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c2.Snapshot(ctx)
+	seen := map[string]string{}
+	for name, rec := range s.Services {
+		for _, a := range rec.Allocs {
+			k := fmt.Sprint(a.Node, a.Kind, a.Value)
+			if o, dup := seen[k]; dup {
+				t.Fatalf("%s used by %s and %s", k, o, name)
+			}
+			seen[k] = name
+		}
+	}
+}
+
+// TestLinkFailure: a fabric port reported down moves the E-Line to its
+// backup: only the ingress leaves' configs change, labels stay.
+func TestLinkFailure(t *testing.T) {
+	cli := storetest.Start(t, etcdPort+2)
+	ctx := context.Background()
+	c, _ := start(t, cli, Options{})
+	importTopo(t, c)
+	// No agent has reported: the imported topology's nodes are all down.
+	if s, _ := c.Snapshot(ctx); len(s.down.nodes) != 5 {
+		t.Fatalf("down after import: %v", s.down.nodes)
+	}
+	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
+		putStatus(t, cli, n, 0)
+	}
+	waitFor(t, "all up", func() bool { s, _ := c.Snapshot(ctx); return len(s.down.nodes) == 0 })
+	if err := c.CreateService(ctx, eline("red", 100)); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := c.Service(ctx, "red")
+	if st, _ := c.Snapshot(ctx); st.ServiceStatus(rec).State != model.StateDegraded {
+		t.Fatalf("status %v before agents applied", st.ServiceStatus(rec))
+	}
+	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
+		putStatus(t, cli, n, 100)
+	}
+	waitFor(t, "programmed", func() bool {
+		s, _ := c.Snapshot(ctx)
+		return s.ServiceStatus(s.Services["red"]).State == model.StateProgrammed
+	})
+	spine := rec.Route.Primary[0].To
+	spineGen := desiredGen(t, cli, spine)
+	// leaf1's port toward the primary spine goes down.
+	putStatus(t, cli, "leaf1", 100, rec.Route.Primary[0].FromPort)
+	waitFor(t, "switch to backup", func() bool { r, _ := c.Service(ctx, "red"); return r.Route.Active == "backup" })
+	moved, _ := c.Service(ctx, "red")
+	if fmt.Sprint(moved.Allocs) != fmt.Sprint(rec.Allocs) {
+		t.Fatalf("labels changed on switch to the pre-installed backup")
+	}
+	if g := desiredGen(t, cli, spine); g != spineGen {
+		t.Fatalf("spine %s rewritten (%d -> %d): only the ingress should change", spine, spineGen, g)
+	}
+	if s, _ := c.Snapshot(ctx); s.ServiceStatus(moved).State != model.StateDegraded {
+		t.Fatalf("status %v on backup", s.ServiceStatus(moved))
+	}
+	// Back up: reverts to the primary, same labels.
+	putStatus(t, cli, "leaf1", 100)
+	waitFor(t, "revert", func() bool { r, _ := c.Service(ctx, "red"); return r.Route.Active == "primary" })
+	// Node down (its status key goes away).
+	cli.Delete(ctx, store.StatusKey("leaf3"))
+	waitFor(t, "down", func() bool {
+		s, _ := c.Snapshot(ctx)
+		return s.ServiceStatus(s.Services["red"]).State == model.StateDown
+	})
+}
+
+// TestExhaustion: a node out of labels refuses the service cleanly and
+// leaves the state as it was.
+func TestExhaustion(t *testing.T) {
+	cli := storetest.Start(t, etcdPort+4)
+	ctx := context.Background()
+	sp := labels.DefaultSpaces()
+	sp[model.KindLabel] = labels.Space{Min: 16, Max: 24}
+	c, _ := start(t, cli, Options{IgnoreStatus: true, Spaces: sp})
+	importTopo(t, c)
+	var err error
+	var before *Snapshot
+	n := 0
+	for ; n < 40 && err == nil; n++ {
+		before, _ = c.Snapshot(ctx)
+		err = c.CreateService(ctx, elan(fmt.Sprint("s", n), model.VLAN(n+1)))
+	}
+	if KindOf(err) != KindExhausted {
+		t.Fatalf("after %d services: err %v, want exhausted", n, err)
+	}
+	after, _ := c.Snapshot(ctx)
+	if after.Generation != before.Generation || len(after.Services) != len(before.Services) {
+		t.Fatal("state changed by a refused service")
+	}
+	// The allocator did not leak: what is in use is what the records hold.
+	use := after.LabelUse()
+	c.mu.Lock()
+	for node, n := range use {
+		if got := c.leader.alloc.InUse(node, model.KindLabel); got != n {
+			t.Errorf("%s: %d labels in use, records hold %d", node, got, n)
+		}
+	}
+	c.mu.Unlock()
+	// Deleting one frees its labels for the next.
+	if err := c.DeleteService(ctx, "s0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateService(ctx, elan(fmt.Sprint("s", n-1), model.VLAN(n))); err != nil {
+		t.Fatalf("after delete: %v", err)
+	}
+}

@@ -1,0 +1,271 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+// leaderState returns the leader state, locked; callers unlock c.mu.
+func (c *Controller) leaderState() (*state, error) {
+	c.mu.Lock()
+	if c.leader == nil {
+		c.mu.Unlock()
+		return nil, errorf(KindNotLeader, "this controller replica is not the leader; send changes to the leader (%s)", c.leaderHint())
+	}
+	return c.leader, nil
+}
+
+func (c *Controller) leaderHint() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2e9)
+	defer cancel()
+	if url, err := LeaderURL(ctx, c.opt.Etcd); err == nil && url != "" {
+		return url
+	}
+	return "unknown"
+}
+
+// validate checks spec against the topology and the other services.
+func validate(st *state, spec *model.ServiceSpec) error {
+	if err := spec.ValidateShape(); err != nil {
+		return errorf(KindInvalid, "%v", err)
+	}
+	for _, ci := range spec.Circuits {
+		if !st.topo.HasNode(ci.Node) {
+			return errorf(KindNotFound, "circuit %s: unknown node %q", ci, ci.Node)
+		}
+		if _, ok := st.topo.CustomerPort(ci.Node, ci.Port); !ok {
+			if st.topo.IsFabricPort(ci.Node, ci.Port) {
+				return errorf(KindInvalid, "circuit %s: port %s:%s is a fabric port, not a customer port", ci, ci.Node, ci.Port)
+			}
+			return errorf(KindNotFound, "circuit %s: unknown port %q on node %s", ci, ci.Port, ci.Node)
+		}
+		if other, ok := st.circuits[ci]; ok && other != spec.Name {
+			return errorf(KindConflict, "circuit %s: vlan %s on %s:%s is already used by service %s", ci, ci.VLAN, ci.Node, ci.Port, other)
+		}
+	}
+	return nil
+}
+
+// CreateServices adds services in one change (the API adds one at a time;
+// the benchmark adds batches).
+func (c *Controller) CreateServices(ctx context.Context, specs []model.ServiceSpec) error {
+	st, err := c.leaderState()
+	if err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	ch := newChange()
+	inBatch := map[model.Circuit]string{}
+	skip := map[string]bool{}
+	for i := range specs {
+		spec := specs[i]
+		spec.Circuits = append([]model.Circuit(nil), spec.Circuits...)
+		if spec.Type == model.ELAN { // an eline keeps its order: circuit 0 is "a"
+			model.SortCircuits(spec.Circuits)
+		}
+		if _, ok := st.services[spec.Name]; ok || ch.put[spec.Name] != nil {
+			ch.abort()
+			return errorf(KindConflict, "service %s already exists", spec.Name)
+		}
+		if err := validate(st, &spec); err != nil {
+			ch.abort()
+			return err
+		}
+		for _, ci := range spec.Circuits {
+			if other, ok := inBatch[ci]; ok {
+				ch.abort()
+				return errorf(KindConflict, "circuit %s: used by both %s and %s", ci, other, spec.Name)
+			}
+			inBatch[ci] = spec.Name
+		}
+		skip[spec.Name] = true
+		full, live := c.graphs(st, st.topo, skip)
+		if err := c.plan(st, ch, st.topo, full, live, spec, nil); err != nil {
+			ch.abort()
+			return err
+		}
+	}
+	return c.commit(ctx, st, ch)
+}
+
+// CreateService adds one service.
+func (c *Controller) CreateService(ctx context.Context, spec model.ServiceSpec) error {
+	return c.CreateServices(ctx, []model.ServiceSpec{spec})
+}
+
+// UpdateService adds and removes circuits of a service.
+func (c *Controller) UpdateService(ctx context.Context, name string, add, remove []model.Circuit) error {
+	st, err := c.leaderState()
+	if err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	old := st.services[name]
+	if old == nil {
+		return errorf(KindNotFound, "service %s not found", name)
+	}
+	spec := old.rec.Spec
+	spec.Circuits = nil
+	drop := map[model.Circuit]bool{}
+	for _, ci := range remove {
+		drop[ci] = true
+	}
+	for _, ci := range old.rec.Spec.Circuits {
+		if drop[ci] {
+			delete(drop, ci)
+			continue
+		}
+		spec.Circuits = append(spec.Circuits, ci)
+	}
+	for ci := range drop {
+		return errorf(KindNotFound, "service %s has no circuit %s", name, ci)
+	}
+	spec.Circuits = append(spec.Circuits, add...)
+	if spec.Type == model.ELAN {
+		model.SortCircuits(spec.Circuits)
+	}
+	if err := validate(st, &spec); err != nil {
+		return err
+	}
+	ch := newChange()
+	full, live := c.graphs(st, st.topo, map[string]bool{name: true})
+	if err := c.plan(st, ch, st.topo, full, live, spec, old); err != nil {
+		ch.abort()
+		return err
+	}
+	return c.commit(ctx, st, ch)
+}
+
+// DeleteService removes a service and frees its labels.
+func (c *Controller) DeleteService(ctx context.Context, name string) error {
+	st, err := c.leaderState()
+	if err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	old := st.services[name]
+	if old == nil {
+		return errorf(KindNotFound, "service %s not found", name)
+	}
+	ch := newChange()
+	ch.del[name] = true
+	ch.assigners = append(ch.assigners, st.alloc.NewAssigner(old.rec.Allocs)) // frees all on commit
+	return c.commit(ctx, st, ch)
+}
+
+// ImportTopology replaces the topology (links keep their ids) and creates
+// the file's services that do not exist yet. Importing the same file again
+// changes nothing. It refuses a topology that no longer has a node or port a
+// service uses, or that disconnects a service.
+func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, services []topology.FileService) error {
+	st, err := c.leaderState()
+	if err != nil {
+		return err
+	}
+	if err := t.Normalize(st.topo); err != nil {
+		c.mu.Unlock()
+		return errorf(KindInvalid, "%v", err)
+	}
+	for name, s := range st.services {
+		for _, ci := range s.rec.Spec.Circuits {
+			if _, ok := t.CustomerPort(ci.Node, ci.Port); !ok {
+				c.mu.Unlock()
+				return errorf(KindConflict, "topology has no customer port %s:%s, which service %s uses", ci.Node, ci.Port, name)
+			}
+		}
+	}
+	err = func() error {
+		defer c.mu.Unlock()
+		if topoEqual(t, st.topo) {
+			return nil
+		}
+		ch := newChange()
+		ch.topo = t
+		return c.recomputeTopo(ctx, st, ch)
+	}()
+	if err != nil {
+		return err
+	}
+	var specs []model.ServiceSpec
+	for _, fs := range services {
+		spec, err := fileService(fs)
+		if err != nil {
+			return errorf(KindInvalid, "%v", err)
+		}
+		if _, err := c.Service(ctx, spec.Name); err == nil {
+			continue
+		}
+		specs = append(specs, spec)
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	return c.CreateServices(ctx, specs)
+}
+
+func fileService(fs topology.FileService) (model.ServiceSpec, error) {
+	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type}
+	for _, ci := range fs.Circuits {
+		v, err := model.ParseVLAN(ci.VLAN)
+		if err != nil {
+			return spec, fmt.Errorf("service %s: circuit %s:%s: %w", fs.Name, ci.Node, ci.Port, err)
+		}
+		spec.Circuits = append(spec.Circuits, model.Circuit{Node: ci.Node, Port: ci.Port, VLAN: v})
+	}
+	return spec, nil
+}
+
+// recomputeTopo recomputes every service on ch.topo and commits; a service
+// the new topology cannot connect makes the change fail.
+func (c *Controller) recomputeTopo(ctx context.Context, st *state, ch *change) error {
+	// What is down is judged against the new topology's nodes and links.
+	old := st.down
+	st.down = c.viewOf(st, ch.topo)
+	err := c.recomputeTopoView(ctx, st, ch)
+	if err != nil {
+		st.down = old
+	}
+	return err
+}
+
+func (c *Controller) recomputeTopoView(ctx context.Context, st *state, ch *change) error {
+	full, _ := c.graphs(st, ch.topo, nil)
+	for name, s := range st.services {
+		if _, err := full.Tree(s.rec.Spec.Members(), name); err != nil {
+			return errorf(KindConflict, "the topology would disconnect service %s: %v", name, err)
+		}
+	}
+	return c.recomputeAll(ctx, st, ch)
+}
+
+// SetLinkCost changes a link's cost (by id or name) and recomputes.
+func (c *Controller) SetLinkCost(ctx context.Context, link string, cost int) error {
+	st, err := c.leaderState()
+	if err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	if cost < 1 || cost > 1<<20 {
+		return errorf(KindInvalid, "cost %d out of range 1..%d", cost, 1<<20)
+	}
+	t := cloneTopo(st.topo)
+	found := false
+	for i := range t.Links {
+		if t.Links[i].Name() == link || fmt.Sprint(t.Links[i].ID) == link {
+			found = true
+			if t.Links[i].Cost == cost {
+				return nil
+			}
+			t.Links[i].Cost = cost
+		}
+	}
+	if !found {
+		return errorf(KindNotFound, "link %q not found (give its id or name, see link list)", link)
+	}
+	ch := newChange()
+	ch.topo = t
+	return c.recomputeTopo(ctx, st, ch)
+}

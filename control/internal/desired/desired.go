@@ -1,0 +1,345 @@
+// Package desired turns services and their routes into each node's desired
+// datapath configuration (dpconfig.Config), with the label semantics of
+// DESIGN.md "Tables and label semantics" (worked example in
+// docs/control-plane.md). It also computes the routes (routing.go).
+package desired
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/labels"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+// Fragment is one service's part of one node's configuration.
+type Fragment struct {
+	NHLFEs   []dpconfig.NHLFE
+	Services []dpconfig.Service
+	Circuits []dpconfig.Circuit
+	Labels   []dpconfig.Label
+}
+
+// builder accumulates fragments for one service.
+type builder struct {
+	rec   *model.ServiceRecord
+	as    *labels.Assigner
+	frags map[string]*Fragment
+}
+
+func (b *builder) frag(node string) *Fragment {
+	f := b.frags[node]
+	if f == nil {
+		f = &Fragment{}
+		b.frags[node] = f
+	}
+	return f
+}
+
+func (b *builder) get(node, kind, role string) (uint32, error) {
+	v, err := b.as.Get(node, kind, role)
+	if err != nil {
+		return 0, fmt.Errorf("service %s: %w", b.rec.Spec.Name, err)
+	}
+	return v, nil
+}
+
+// Build returns the service's fragment per node, allocating its labels, NHLFE
+// ids and circuit ids through as (by role: see the role strings below).
+func Build(rec *model.ServiceRecord, as *labels.Assigner) (map[string]*Fragment, error) {
+	b := &builder{rec: rec, as: as, frags: map[string]*Fragment{}}
+	var err error
+	if rec.Spec.Type == model.ELine {
+		err = b.eline()
+	} else {
+		err = b.elan()
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range b.frags {
+		f.sort()
+	}
+	return b.frags, nil
+}
+
+func (b *builder) circuits(node string, reachable bool) error {
+	if !reachable {
+		return nil
+	}
+	for _, c := range b.rec.Spec.Circuits {
+		if c.Node != node {
+			continue
+		}
+		id, err := b.get(node, model.KindCircuit, "circuit:"+c.Port+":"+c.VLAN.String())
+		if err != nil {
+			return err
+		}
+		vlan := dpconfig.Untagged
+		if c.VLAN != 0 {
+			vlan = dpconfig.VLAN(c.VLAN)
+		}
+		f := b.frag(node)
+		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: vlan, Service: b.rec.ID})
+	}
+	return nil
+}
+
+// lsp installs a label-switched path along p (src -> dst) that ends in the
+// label term at dst, and returns the NHLFE at src that enters it. Roles carry
+// the direction and the path's key, so a moved path has new labels.
+func (b *builder) lsp(tag string, p model.Path, term uint32) (uint32, error) {
+	role := tag + ":" + p.Key()
+	next := term
+	var nh uint32
+	for i := len(p) - 1; i >= 0; i-- {
+		h := p[i]
+		id, err := b.get(h.From, model.KindNHLFE, role)
+		if err != nil {
+			return 0, err
+		}
+		f := b.frag(h.From)
+		f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: next})
+		nh = id
+		if i == 0 {
+			break
+		}
+		l, err := b.get(h.From, model.KindLabel, role)
+		if err != nil {
+			return 0, err
+		}
+		f.Labels = append(f.Labels, dpconfig.Label{Label: l, Type: dpconfig.LabelSwap, NHLFE: u32(id)})
+		next = l
+	}
+	return nh, nil
+}
+
+// Reverse returns p walked from its end to its start.
+func Reverse(p model.Path) model.Path {
+	out := make(model.Path, len(p))
+	for i, h := range p {
+		out[len(p)-1-i] = model.Hop{Link: h.Link, From: h.To, FromPort: h.ToPort, To: h.From, ToPort: h.FromPort}
+	}
+	return out
+}
+
+func (b *builder) eline() error {
+	s, r := &b.rec.Spec, &b.rec.Route
+	a, z := s.Circuits[0].Node, s.Circuits[1].Node
+	if a == z { // hairpin: both circuits on one node, no labels
+		if len(r.Unreachable) > 0 {
+			return nil
+		}
+		b.frag(a).Services = append(b.frag(a).Services, dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELine, Name: s.Name})
+		return b.circuits(a, true)
+	}
+	if r.Active == "" {
+		return nil // down: nothing to program
+	}
+	// Both planned paths are installed (hot standby); a fallback path only
+	// while it is the active one. The ingress service points at the active.
+	type dir struct{ src, dst string }
+	ingress := map[dir]uint32{}
+	for _, d := range []dir{{a, z}, {z, a}} {
+		term, err := b.get(d.dst, model.KindLabel, "eline-term<"+d.src)
+		if err != nil {
+			return err
+		}
+		f := b.frag(d.dst)
+		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELine, Service: u32(b.rec.ID)})
+		for _, pp := range []struct {
+			name string
+			p    model.Path
+		}{{"primary", r.Primary}, {"backup", r.Backup}, {"fallback", r.Fallback}} {
+			if len(pp.p) == 0 || (pp.name == "fallback" && r.Active != "fallback") {
+				continue
+			}
+			p := pp.p
+			if d.src != a {
+				p = Reverse(p)
+			}
+			nh, err := b.lsp("eline:"+d.src+">"+d.dst, p, term)
+			if err != nil {
+				return err
+			}
+			if pp.name == r.Active {
+				ingress[d] = nh
+			}
+		}
+	}
+	for _, d := range []dir{{a, z}, {z, a}} {
+		f := b.frag(d.src)
+		f.Services = append(f.Services, dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(ingress[d])})
+		if err := b.circuits(d.src, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *builder) elan() error {
+	s, r := &b.rec.Spec, &b.rec.Route
+	var reach []string
+	for _, m := range s.Members() {
+		if !contains(r.Unreachable, m) {
+			reach = append(reach, m)
+		}
+	}
+	svc := map[string]*dpconfig.Service{}
+	for _, m := range reach {
+		svc[m] = &dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELAN, Name: s.Name, MACLimit: s.MACLimit}
+		if err := b.circuits(m, true); err != nil {
+			return err
+		}
+	}
+	// Known unicast: at receiver `to`, a label meaning (S, source=from); at
+	// sender `from`, remote endpoint source(to) -> NHLFE into the path.
+	for _, u := range r.Unicast {
+		term, err := b.get(u.To, model.KindLabel, "elan-uc<"+u.From)
+		if err != nil {
+			return err
+		}
+		f := b.frag(u.To)
+		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELAN,
+			Service: u32(b.rec.ID), Source: u16(r.Sources[u.From])})
+		nh, err := b.lsp("elan-uc:"+u.From+">"+u.To, u.Path, term)
+		if err != nil {
+			return err
+		}
+		svc[u.From].Remotes = append(svc[u.From].Remotes, dpconfig.Remote{Source: r.Sources[u.To], NHLFE: nh})
+	}
+	// Flooding: one tree; per source leaf its own labels on every tree node.
+	if len(r.Tree) > 0 {
+		tkey := treeKey(r.Tree)
+		for _, src := range reach {
+			if err := b.floodFrom(src, tkey, svc); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range reach {
+		sv := svc[m]
+		sort.Slice(sv.Remotes, func(i, j int) bool { return sv.Remotes[i].Source < sv.Remotes[j].Source })
+		sort.Slice(sv.Branches, func(i, j int) bool { return sv.Branches[i] < sv.Branches[j] })
+		b.frag(m).Services = append(b.frag(m).Services, *sv)
+	}
+	return nil
+}
+
+func treeKey(t []model.Hop) string {
+	ids := make([]string, len(t))
+	for i, h := range t {
+		ids[i] = strconv.Itoa(h.Link)
+	}
+	return strings.Join(ids, ".")
+}
+
+// floodFrom installs the tree oriented away from src: at every other tree
+// node a REPLICATE label for (S, src) whose RPF port faces src, whose
+// branches are the downstream edges and which delivers locally on members;
+// at src the service's flood branches.
+func (b *builder) floodFrom(src, tkey string, svc map[string]*dpconfig.Service) error {
+	r := &b.rec.Route
+	role := "elan-fl<" + src + ":" + tkey
+	adj := map[string][]model.Hop{} // node -> edges oriented away from it
+	for _, h := range r.Tree {
+		adj[h.From] = append(adj[h.From], h)
+		adj[h.To] = append(adj[h.To], Reverse(model.Path{h})[0])
+	}
+	parent := map[string]model.Hop{} // node -> edge from its parent
+	order := []string{src}
+	seen := map[string]bool{src: true}
+	for i := 0; i < len(order); i++ {
+		for _, h := range adj[order[i]] {
+			if !seen[h.To] {
+				seen[h.To] = true
+				parent[h.To] = h
+				order = append(order, h.To)
+			}
+		}
+	}
+	label := map[string]uint32{}
+	for _, n := range order[1:] {
+		l, err := b.get(n, model.KindLabel, role)
+		if err != nil {
+			return err
+		}
+		label[n] = l
+	}
+	// Children's NHLFEs, then each node's entry.
+	for _, n := range order {
+		var branches []uint32
+		for _, h := range adj[n] {
+			if p, ok := parent[n]; ok && h.To == p.From {
+				continue
+			}
+			id, err := b.get(n, model.KindNHLFE, role+">"+h.To)
+			if err != nil {
+				return err
+			}
+			b.frag(n).NHLFEs = append(b.frag(n).NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: label[h.To]})
+			branches = append(branches, id)
+		}
+		sort.Slice(branches, func(i, j int) bool { return branches[i] < branches[j] })
+		if n == src {
+			svc[n].Branches = append(svc[n].Branches, branches...)
+			continue
+		}
+		e := dpconfig.Label{Label: label[n], Type: dpconfig.LabelReplicate, RPFPort: parent[n].ToPort, Branches: branches}
+		if _, member := svc[n]; member {
+			e.Service, e.Source = u32(b.rec.ID), u16(r.Sources[src])
+		}
+		b.frag(n).Labels = append(b.frag(n).Labels, e)
+	}
+	return nil
+}
+
+func (f *Fragment) sort() {
+	sort.Slice(f.NHLFEs, func(i, j int) bool { return f.NHLFEs[i].ID < f.NHLFEs[j].ID })
+	sort.Slice(f.Services, func(i, j int) bool { return f.Services[i].ID < f.Services[j].ID })
+	sort.Slice(f.Circuits, func(i, j int) bool { return f.Circuits[i].ID < f.Circuits[j].ID })
+	sort.Slice(f.Labels, func(i, j int) bool { return f.Labels[i].Label < f.Labels[j].Label })
+}
+
+// Assemble returns node's whole configuration: settings, ports and nexthops
+// from the topology, then every fragment (sorted by id).
+func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Config {
+	c := dpconfig.Config{
+		Version:  dpconfig.Version,
+		Settings: dpconfig.DefaultSettings(),
+		Ports:    []dpconfig.Port{}, Nexthops: []dpconfig.Nexthop{}, NHLFEs: []dpconfig.NHLFE{},
+		Services: []dpconfig.Service{}, Circuits: []dpconfig.Circuit{}, Labels: []dpconfig.Label{},
+	}
+	c.Settings.TTL, c.Settings.ControlWord = t.Fabric.TTLOrDefault(), t.Fabric.ControlWordOn()
+	for _, l := range t.NodeLinks(node) {
+		local, remote := l.End(node)
+		c.Ports = append(c.Ports, dpconfig.Port{Name: local.Port, Devargs: topology.Devargs(local.Port, local.Devargs),
+			Kind: dpconfig.KindFabric, MAC: topology.PortMAC(node, local.Port)})
+		c.Nexthops = append(c.Nexthops, dpconfig.Nexthop{ID: uint32(l.ID), Port: local.Port, MAC: topology.PortMAC(remote.Node, remote.Port)})
+	}
+	for _, cp := range t.CustomerPorts {
+		if cp.Node == node {
+			c.Ports = append(c.Ports, dpconfig.Port{Name: cp.Port, Devargs: topology.Devargs(cp.Port, cp.Devargs), Kind: dpconfig.KindCustomer})
+		}
+	}
+	for _, f := range frags {
+		c.NHLFEs = append(c.NHLFEs, f.NHLFEs...)
+		c.Services = append(c.Services, f.Services...)
+		c.Circuits = append(c.Circuits, f.Circuits...)
+		c.Labels = append(c.Labels, f.Labels...)
+	}
+	sort.Slice(c.Ports, func(i, j int) bool { return c.Ports[i].Name < c.Ports[j].Name })
+	sort.Slice(c.Nexthops, func(i, j int) bool { return c.Nexthops[i].ID < c.Nexthops[j].ID })
+	sort.Slice(c.NHLFEs, func(i, j int) bool { return c.NHLFEs[i].ID < c.NHLFEs[j].ID })
+	sort.Slice(c.Services, func(i, j int) bool { return c.Services[i].ID < c.Services[j].ID })
+	sort.Slice(c.Circuits, func(i, j int) bool { return c.Circuits[i].ID < c.Circuits[j].ID })
+	sort.Slice(c.Labels, func(i, j int) bool { return c.Labels[i].Label < c.Labels[j].Label })
+	return c
+}
+
+func u32(v uint32) *uint32 { return &v }
+func u16(v uint16) *uint16 { return &v }

@@ -1,0 +1,155 @@
+package desired
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/paths"
+)
+
+// MaxSource bounds E-LAN source ids (the datapath's E3_MAX_REMOTES).
+const MaxSource = 1023
+
+// Route computes a service's route. full is the whole fabric (planned paths),
+// live the fabric without what is down. old is the service's previous route
+// (for stable E-LAN source ids), or nil. Route fails only if the members are
+// not connected even in the full fabric, which makes the service invalid;
+// what is down only makes members unreachable.
+func Route(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Route) (model.Route, error) {
+	if spec.Type == model.ELine {
+		return routeELine(spec, full, live)
+	}
+	return routeELAN(spec, full, live, old)
+}
+
+func routeELine(spec *model.ServiceSpec, full, live *paths.Graph) (model.Route, error) {
+	var r model.Route
+	a, b := spec.Circuits[0].Node, spec.Circuits[1].Node
+	if a == b {
+		if !live.Has(a) {
+			r.Unreachable = []string{a}
+		}
+		return r, nil
+	}
+	p, ok := full.Shortest(a, b, spec.Name)
+	if !ok {
+		return r, fmt.Errorf("service %s: no path between %s and %s", spec.Name, a, b)
+	}
+	r.Primary = p
+	r.Backup, _ = full.Disjoint(p, a, b, spec.Name)
+	up := live.Has(a) && live.Has(b)
+	switch {
+	case up && live.Usable(r.Primary):
+		r.Active = "primary"
+	case up && r.Backup != nil && live.Usable(r.Backup):
+		r.Active = "backup"
+	default:
+		if f, ok := live.Shortest(a, b, spec.Name); ok {
+			r.Fallback, r.Active = f, "fallback"
+			break
+		}
+		// An end is down or the fabric is split: nothing works, so change
+		// nothing: the planned primary stays installed and carries traffic
+		// again, with the same labels, as soon as it is back.
+		r.Active = "primary"
+		for _, n := range []string{a, b} {
+			if !live.Has(n) {
+				r.Unreachable = append(r.Unreachable, n)
+			}
+		}
+		if r.Unreachable == nil {
+			r.Unreachable = []string{b}
+		}
+	}
+	return r, nil
+}
+
+func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Route) (model.Route, error) {
+	members := spec.Members()
+	if _, err := full.Tree(members, spec.Name); err != nil {
+		return model.Route{}, fmt.Errorf("service %s: %w", spec.Name, err)
+	}
+	r := model.Route{Sources: map[string]uint16{}}
+	// Source ids stay with their member leaf while it stays a member.
+	used := map[uint16]bool{}
+	if old != nil {
+		for _, m := range members {
+			if id, ok := old.Sources[m]; ok {
+				r.Sources[m] = id
+				used[id] = true
+			}
+		}
+	}
+	next := uint16(1)
+	for _, m := range members {
+		if _, ok := r.Sources[m]; ok {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		if next > MaxSource {
+			return model.Route{}, fmt.Errorf("service %s: more than %d member nodes", spec.Name, MaxSource)
+		}
+		r.Sources[m], used[next] = next, true
+	}
+	reach := reachable(members, live, spec.Name)
+	for _, m := range members {
+		if !contains(reach, m) {
+			r.Unreachable = append(r.Unreachable, m)
+		}
+	}
+	for _, from := range reach {
+		for _, to := range reach {
+			if from == to {
+				continue
+			}
+			p, _ := live.Shortest(from, to, spec.Name)
+			r.Unicast = append(r.Unicast, model.UnicastPath{From: from, To: to, Path: p})
+		}
+	}
+	t, err := live.Tree(reach, spec.Name)
+	if err != nil {
+		return model.Route{}, fmt.Errorf("service %s: %w", spec.Name, err) // cannot happen: reach is connected
+	}
+	r.Tree = t
+	return r, nil
+}
+
+// reachable returns the largest set of live members connected to each other
+// (ties: the set holding the first name), sorted.
+func reachable(members []string, live *paths.Graph, salt string) []string {
+	var best []string
+	done := map[string]bool{}
+	for _, m := range members {
+		if done[m] || !live.Has(m) {
+			continue
+		}
+		comp := []string{m}
+		done[m] = true
+		for _, o := range members {
+			if done[o] || !live.Has(o) {
+				continue
+			}
+			if _, ok := live.Shortest(m, o, salt); ok {
+				comp = append(comp, o)
+				done[o] = true
+			}
+		}
+		if len(comp) > len(best) {
+			best = comp
+		}
+	}
+	sort.Strings(best)
+	return best
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,240 @@
+// Package labels allocates the per-node number spaces the controller hands
+// out: MPLS labels (allocated by the node that receives them), NHLFE ids and
+// circuit ids, plus the fabric-wide service ids. Values are bound to a role
+// (a string naming their meaning), so a recomputation that keeps a role keeps
+// its value, and a moved path, whose roles are new, gets new values while the
+// old ones stay reserved until the change commits (make-before-break).
+package labels
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+
+	"github.com/e3fabric/e3fabric/control/internal/model"
+)
+
+// KindService is the fabric-wide service id space (node "").
+const KindService = "service"
+
+// Space is an inclusive range of values.
+type Space struct{ Min, Max uint32 }
+
+// DefaultSpaces are the datapath's limits (datapath/src/ctl.h).
+func DefaultSpaces() map[string]Space {
+	return map[string]Space{
+		model.KindLabel:   {16, 1<<20 - 1},
+		model.KindNHLFE:   {1, 1<<20 - 1},
+		model.KindCircuit: {1, 65535},
+		KindService:       {1, 65535},
+	}
+}
+
+// ErrExhausted is returned (wrapped) when a space has no free value.
+var ErrExhausted = errors.New("space exhausted")
+
+type spaceKey struct{ node, kind string }
+
+type bitmap struct {
+	words []uint64
+	used  int
+	next  uint32 // next-fit cursor: freed values are not reused right away
+}
+
+// Allocator tracks which values are in use. Not safe for concurrent use: the
+// leader controller is its only user.
+type Allocator struct {
+	spaces map[string]Space
+	maps   map[spaceKey]*bitmap
+}
+
+// New returns an allocator over spaces (DefaultSpaces if nil).
+func New(spaces map[string]Space) *Allocator {
+	if spaces == nil {
+		spaces = DefaultSpaces()
+	}
+	return &Allocator{spaces: spaces, maps: map[spaceKey]*bitmap{}}
+}
+
+func (a *Allocator) bitmap(node, kind string) (*bitmap, Space, error) {
+	sp, ok := a.spaces[kind]
+	if !ok {
+		return nil, sp, fmt.Errorf("labels: unknown kind %q", kind)
+	}
+	k := spaceKey{node, kind}
+	b := a.maps[k]
+	if b == nil {
+		b = &bitmap{words: make([]uint64, sp.Max/64+1), next: sp.Min}
+		a.maps[k] = b
+	}
+	return b, sp, nil
+}
+
+// Reserve marks v in use (loading existing allocations). Reserving a value
+// twice is an error: two owners for one value.
+func (a *Allocator) Reserve(node, kind string, v uint32) error {
+	b, sp, err := a.bitmap(node, kind)
+	if err != nil {
+		return err
+	}
+	if v < sp.Min || v > sp.Max {
+		return fmt.Errorf("labels: %s %d on %q outside %d..%d", kind, v, node, sp.Min, sp.Max)
+	}
+	if b.words[v/64]&(1<<(v%64)) != 0 {
+		return fmt.Errorf("labels: %s %d on %q reserved twice", kind, v, node)
+	}
+	b.words[v/64] |= 1 << (v % 64)
+	b.used++
+	return nil
+}
+
+// Alloc returns a free value, searching from after the last one handed out.
+func (a *Allocator) Alloc(node, kind string) (uint32, error) {
+	b, sp, err := a.bitmap(node, kind)
+	if err != nil {
+		return 0, err
+	}
+	if b.used >= int(sp.Max-sp.Min+1) {
+		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use)", node, kind, ErrExhausted, sp.Min, sp.Max)
+	}
+	v, ok := b.findFree(b.next, sp.Max)
+	if !ok {
+		v, ok = b.findFree(sp.Min, sp.Max)
+	}
+	if !ok {
+		return 0, fmt.Errorf("node %s: %s %w", node, kind, ErrExhausted)
+	}
+	b.words[v/64] |= 1 << (v % 64)
+	b.used++
+	b.next = v + 1
+	if b.next > sp.Max {
+		b.next = sp.Min
+	}
+	return v, nil
+}
+
+func (b *bitmap) findFree(from, max uint32) (uint32, bool) {
+	for w := from / 64; w <= max/64; w++ {
+		free := ^b.words[w]
+		if w == from/64 {
+			free &= ^uint64(0) << (from % 64)
+		}
+		if free != 0 {
+			v := w*64 + uint32(bits.TrailingZeros64(free))
+			return v, v <= max
+		}
+	}
+	return 0, false
+}
+
+// Free releases v.
+func (a *Allocator) Free(node, kind string, v uint32) {
+	b, _, err := a.bitmap(node, kind)
+	if err != nil || b.words[v/64]&(1<<(v%64)) == 0 {
+		return
+	}
+	b.words[v/64] &^= 1 << (v % 64)
+	b.used--
+}
+
+// InUse returns how many values of kind are in use on node.
+func (a *Allocator) InUse(node, kind string) int {
+	if b := a.maps[spaceKey{node, kind}]; b != nil {
+		return b.used
+	}
+	return 0
+}
+
+// Usage lists (node, in use) for kind, sorted by node.
+func (a *Allocator) Usage(kind string) map[string]int {
+	out := map[string]int{}
+	for k, b := range a.maps {
+		if k.kind == kind {
+			out[k.node] = b.used
+		}
+	}
+	return out
+}
+
+type roleKey struct{ node, kind, role string }
+
+// Assigner binds values to roles for one service during one change. Values of
+// roles the service had before are kept; new roles get new values; old roles
+// not asked for again are freed by Commit, not before, so the old and new
+// configurations never share a value with two meanings.
+type Assigner struct {
+	a     *Allocator
+	old   map[roleKey]uint32
+	got   map[roleKey]uint32
+	fresh []roleKey
+}
+
+// NewAssigner starts a change for a service whose current allocations are old
+// (already reserved in a).
+func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
+	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}}
+	for _, x := range old {
+		s.old[roleKey{x.Node, x.Kind, x.Role}] = x.Value
+	}
+	return s
+}
+
+// Get returns the value of (node, kind, role), allocating it if new.
+func (s *Assigner) Get(node, kind, role string) (uint32, error) {
+	k := roleKey{node, kind, role}
+	if v, ok := s.got[k]; ok {
+		return v, nil
+	}
+	v, ok := s.old[k]
+	if !ok {
+		var err error
+		if v, err = s.a.Alloc(node, kind); err != nil {
+			return 0, err
+		}
+		s.fresh = append(s.fresh, k)
+	}
+	s.got[k] = v
+	return v, nil
+}
+
+// Commit frees the old values no longer used, once the change is stored.
+func (s *Assigner) Commit() {
+	for k, v := range s.old {
+		if _, ok := s.got[k]; !ok {
+			s.a.Free(k.node, k.kind, v)
+		}
+	}
+	s.fresh = nil
+}
+
+// Allocs returns the service's allocations after this change, sorted.
+func (s *Assigner) Allocs() []model.Alloc {
+	out := make([]model.Alloc, 0, len(s.got))
+	for k, v := range s.got {
+		out = append(out, model.Alloc{Node: k.node, Kind: k.kind, Role: k.role, Value: v})
+	}
+	SortAllocs(out)
+	return out
+}
+
+// Abort frees what this change allocated; the old allocations stay.
+func (s *Assigner) Abort() {
+	for _, k := range s.fresh {
+		s.a.Free(k.node, k.kind, s.got[k])
+	}
+	s.fresh, s.got = nil, map[roleKey]uint32{}
+}
+
+// SortAllocs orders allocations by node, kind, role.
+func SortAllocs(x []model.Alloc) {
+	sort.Slice(x, func(i, j int) bool {
+		if x[i].Node != x[j].Node {
+			return x[i].Node < x[j].Node
+		}
+		if x[i].Kind != x[j].Kind {
+			return x[i].Kind < x[j].Kind
+		}
+		return x[i].Role < x[j].Role
+	})
+}

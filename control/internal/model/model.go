@@ -1,0 +1,361 @@
+// Package model holds the controller's objects as they are stored in etcd and
+// exchanged over the northbound API: services, their circuits, the routes the
+// controller computed for them and the identifiers it allocated.
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Service types (same strings as the datapath's).
+const (
+	ELine = "eline"
+	ELAN  = "elan"
+)
+
+// Untagged is the VLAN of a circuit that is a whole port; VLAN 0 in Go.
+const Untagged = "untagged"
+
+// VLAN is 1..4094, or 0 for untagged. It is the number or "untagged" in JSON.
+type VLAN int
+
+// MarshalJSON writes a number, or "untagged" for 0.
+func (v VLAN) MarshalJSON() ([]byte, error) {
+	if v == 0 {
+		return []byte(`"untagged"`), nil
+	}
+	return []byte(strconv.Itoa(int(v))), nil
+}
+
+// UnmarshalJSON accepts a number 1..4094 or "untagged".
+func (v *VLAN) UnmarshalJSON(b []byte) error {
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	p, err := ParseVLAN(x)
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}
+
+func (v VLAN) String() string {
+	if v == 0 {
+		return Untagged
+	}
+	return strconv.Itoa(int(v))
+}
+
+// ParseVLAN accepts 1..4094 (number or decimal string) or "untagged"/nil.
+func ParseVLAN(x any) (VLAN, error) {
+	switch t := x.(type) {
+	case nil:
+		return 0, nil
+	case float64:
+		if t != float64(int(t)) || t < 1 || t > 4094 {
+			return 0, fmt.Errorf("vlan %v out of range 1..4094", t)
+		}
+		return VLAN(t), nil
+	case int:
+		return ParseVLAN(float64(t))
+	case string:
+		if t == Untagged || t == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return 0, fmt.Errorf("vlan %q: want 1..4094 or %q", t, Untagged)
+		}
+		return ParseVLAN(float64(n))
+	default:
+		return 0, fmt.Errorf("vlan %v: want 1..4094 or %q", x, Untagged)
+	}
+}
+
+// Circuit is an attachment circuit: (node, customer port, VLAN).
+type Circuit struct {
+	Node string `json:"node"`
+	Port string `json:"port"`
+	VLAN VLAN   `json:"vlan"`
+}
+
+func (c Circuit) String() string { return c.Node + ":" + c.Port + ":" + c.VLAN.String() }
+
+// ParseCircuit reads "node:port:vlan" or "node:port" (untagged).
+func ParseCircuit(s string) (Circuit, error) {
+	f := strings.Split(s, ":")
+	if len(f) < 2 || len(f) > 3 || f[0] == "" || f[1] == "" {
+		return Circuit{}, fmt.Errorf("circuit %q: want NODE:PORT:VLAN or NODE:PORT", s)
+	}
+	c := Circuit{Node: f[0], Port: f[1]}
+	if len(f) == 3 {
+		v, err := ParseVLAN(f[2])
+		if err != nil {
+			return Circuit{}, fmt.Errorf("circuit %q: %w", s, err)
+		}
+		c.VLAN = v
+	}
+	return c, nil
+}
+
+// Less orders circuits by node, port, VLAN.
+func (c Circuit) Less(d Circuit) bool {
+	if c.Node != d.Node {
+		return c.Node < d.Node
+	}
+	if c.Port != d.Port {
+		return c.Port < d.Port
+	}
+	return c.VLAN < d.VLAN
+}
+
+// SortCircuits sorts in place.
+func SortCircuits(cs []Circuit) {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Less(cs[j]) })
+}
+
+// ServiceSpec is what the operator asks for.
+type ServiceSpec struct {
+	Name     string    `json:"name"`
+	Type     string    `json:"type"`
+	Circuits []Circuit `json:"circuits"`
+	MACLimit int       `json:"mac_limit,omitempty"`
+	// BandwidthMbps is the declared load the service puts on each link of
+	// its paths, used by the "load" link cost. 0 = the default.
+	BandwidthMbps int `json:"bandwidth_mbps,omitempty"`
+}
+
+var serviceNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// ValidateShape checks what can be checked without the topology.
+func (s *ServiceSpec) ValidateShape() error {
+	if !serviceNameRE.MatchString(s.Name) {
+		return fmt.Errorf("service name %q: want 1..63 characters of [A-Za-z0-9_.-], starting with a letter or digit", s.Name)
+	}
+	switch s.Type {
+	case ELine:
+		if len(s.Circuits) != 2 {
+			return fmt.Errorf("service %s: an eline has exactly 2 circuits, got %d", s.Name, len(s.Circuits))
+		}
+	case ELAN:
+		if len(s.Circuits) < 2 {
+			return fmt.Errorf("service %s: an elan has at least 2 circuits, got %d", s.Name, len(s.Circuits))
+		}
+	default:
+		return fmt.Errorf("service %s: type %q: want %q or %q", s.Name, s.Type, ELine, ELAN)
+	}
+	if s.MACLimit < 0 || s.BandwidthMbps < 0 {
+		return fmt.Errorf("service %s: mac_limit and bandwidth_mbps must not be negative", s.Name)
+	}
+	seen := map[Circuit]bool{}
+	for _, c := range s.Circuits {
+		if c.VLAN < 0 || c.VLAN > 4094 {
+			return fmt.Errorf("service %s: circuit %s: vlan out of range 1..4094", s.Name, c)
+		}
+		if seen[c] {
+			return fmt.Errorf("service %s: circuit %s listed twice", s.Name, c)
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
+// Members returns the distinct nodes of the circuits, sorted.
+func (s *ServiceSpec) Members() []string {
+	set := map[string]bool{}
+	for _, c := range s.Circuits {
+		set[c.Node] = true
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Hop is one link of a path: leave From on FromPort, arrive at To on ToPort.
+type Hop struct {
+	Link     int    `json:"link"`
+	From     string `json:"from"`
+	FromPort string `json:"from_port"`
+	To       string `json:"to"`
+	ToPort   string `json:"to_port"`
+}
+
+// Path is a loop-free sequence of hops; empty when source = destination.
+type Path []Hop
+
+// Nodes returns the nodes the path visits, src first.
+func (p Path) Nodes(src string) []string {
+	out := []string{src}
+	for _, h := range p {
+		out = append(out, h.To)
+	}
+	return out
+}
+
+// Key is a compact identity of the path, used in label roles so that a moved
+// path gets new labels.
+func (p Path) Key() string {
+	var b strings.Builder
+	for i, h := range p {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strconv.Itoa(h.Link))
+	}
+	return b.String()
+}
+
+// Route is what the controller computed for a service.
+type Route struct {
+	// E-Line: the planned primary and backup paths from circuit 0's node to
+	// circuit 1's node (reverse direction uses the same links), and which one
+	// carries traffic. Both are installed; only the ingress nhlfes move.
+	Primary Path   `json:"primary,omitempty"`
+	Backup  Path   `json:"backup,omitempty"`
+	Active  string `json:"active,omitempty"` // "primary" | "backup" | "" (hairpin or none)
+	// Fallback is used when both planned paths are down.
+	Fallback Path `json:"fallback,omitempty"`
+
+	// E-LAN.
+	Sources map[string]uint16 `json:"sources,omitempty"` // member leaf -> source id
+	Unicast []UnicastPath     `json:"unicast,omitempty"`
+	Tree    []Hop             `json:"tree,omitempty"` // edges, oriented arbitrarily
+
+	// Members of the service the route could not reach (down or partitioned).
+	Unreachable []string `json:"unreachable,omitempty"`
+}
+
+// UnicastPath is the known-unicast path from one member leaf to another.
+type UnicastPath struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Path Path   `json:"path"`
+}
+
+// Alloc kinds: each is a separate per-node number space.
+const (
+	KindLabel   = "label"
+	KindNHLFE   = "nhlfe"
+	KindCircuit = "circuit"
+)
+
+// Alloc is one allocated identifier: on Node, of Kind, for Role (a string
+// that names the meaning, e.g. "eline-term>leaf3" or a transit role with the
+// path's key). Same role = same meaning = same value across recomputations.
+type Alloc struct {
+	Node  string `json:"node"`
+	Kind  string `json:"kind"`
+	Role  string `json:"role"`
+	Value uint32 `json:"value"`
+}
+
+// Service states.
+const (
+	StateProgrammed = "programmed"
+	StateDegraded   = "degraded"
+	StateDown       = "down"
+)
+
+// ServiceRecord is what /e3/v1/services/<name> holds.
+type ServiceRecord struct {
+	Spec ServiceSpec `json:"spec"`
+	ID   uint32      `json:"id"` // datapath service id, the same on every node
+	// Generation is the global generation of the change that last wrote this
+	// service; NodeGenerations the desired-config generation each node must
+	// have applied to carry the service as computed.
+	Generation      int64            `json:"generation"`
+	NodeGenerations map[string]int64 `json:"node_generations"`
+	Route           Route            `json:"route"`
+	Allocs          []Alloc          `json:"allocs"`
+}
+
+// Status is a service's computed health for the API.
+type Status struct {
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// API views (northbound JSON, docs/api/openapi.json).
+
+// ServiceView is a service as the API shows it.
+type ServiceView struct {
+	ServiceSpec
+	ID         uint32  `json:"id"`
+	Status     Status  `json:"status"`
+	Generation int64   `json:"generation"`
+	Route      *Route  `json:"route,omitempty"`
+	Allocs     []Alloc `json:"allocations,omitempty"`
+}
+
+// ServiceUpdate adds and removes circuits.
+type ServiceUpdate struct {
+	AddCircuits    []Circuit `json:"add_circuits"`
+	RemoveCircuits []Circuit `json:"remove_circuits"`
+}
+
+// NodeView is a node as the API shows it.
+type NodeView struct {
+	Name              string     `json:"name"`
+	Role              string     `json:"role,omitempty"`
+	Up                bool       `json:"up"`
+	BootID            string     `json:"boot_id,omitempty"`
+	DesiredGeneration int64      `json:"desired_generation"`
+	AppliedGeneration int64      `json:"applied_generation"`
+	Error             string     `json:"error,omitempty"`
+	LabelsUsed        int        `json:"labels_used"`
+	Ports             []PortView `json:"ports"`
+}
+
+// PortView is one port of a node.
+type PortView struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	MAC    string `json:"mac,omitempty"`
+	LinkUp *bool  `json:"link_up,omitempty"` // as reported; absent if unknown
+}
+
+// LinkView is a fabric link as the API shows it.
+type LinkView struct {
+	ID           int    `json:"id"`
+	Name         string `json:"name"`
+	A            string `json:"a"` // node:port
+	B            string `json:"b"`
+	Cost         int    `json:"cost"`
+	CapacityMbps int    `json:"capacity_mbps"`
+	Up           bool   `json:"up"`
+}
+
+// LinkCost is the body of a cost change.
+type LinkCost struct {
+	Cost int `json:"cost"`
+}
+
+// StatusView is the fabric summary.
+type StatusView struct {
+	Leader     bool           `json:"leader"`
+	LeaderURL  string         `json:"leader_url,omitempty"`
+	Generation int64          `json:"generation"`
+	Nodes      int            `json:"nodes"`
+	NodesUp    int            `json:"nodes_up"`
+	Links      int            `json:"links"`
+	LinksUp    int            `json:"links_up"`
+	Services   map[string]int `json:"services"` // state -> count
+}
+
+// APIError is the body of every error response.
+type APIError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}

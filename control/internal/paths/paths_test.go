@@ -1,0 +1,198 @@
+package paths
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+func mustLoad(t *testing.T) *topology.Topology {
+	t.Helper()
+	topo, _, err := topology.Load("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+// ring returns n nodes r0..r(n-1) in a ring plus chords given as pairs.
+func ring(t *testing.T, n int, chords ...[2]int) *topology.Topology {
+	t.Helper()
+	topo := &topology.Topology{}
+	for i := 0; i < n; i++ {
+		topo.Nodes = append(topo.Nodes, topology.Node{Name: fmt.Sprintf("r%d", i)})
+	}
+	port := map[int]int{}
+	link := func(a, b int) {
+		port[a]++
+		port[b]++
+		topo.Links = append(topo.Links, topology.Link{
+			A: topology.Endpoint{Node: fmt.Sprintf("r%d", a), Port: fmt.Sprintf("p%d", port[a])},
+			B: topology.Endpoint{Node: fmt.Sprintf("r%d", b), Port: fmt.Sprintf("p%d", port[b])}})
+	}
+	for i := 0; i < n; i++ {
+		link(i, (i+1)%n)
+	}
+	for _, c := range chords {
+		link(c[0], c[1])
+	}
+	if err := topo.Normalize(nil); err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+func checkPath(t *testing.T, p model.Path, src, dst string) {
+	t.Helper()
+	seen := map[string]bool{src: true}
+	at := src
+	for _, h := range p {
+		if h.From != at {
+			t.Fatalf("path %v: hop from %s, expected %s", p, h.From, at)
+		}
+		if seen[h.To] {
+			t.Fatalf("path %v: loop at %s", p, h.To)
+		}
+		seen[h.To] = true
+		at = h.To
+	}
+	if at != dst {
+		t.Fatalf("path %v ends at %s, want %s", p, at, dst)
+	}
+}
+
+func TestShortestAndBackup(t *testing.T) {
+	tests := []struct {
+		name     string
+		topo     *topology.Topology
+		src, dst string
+		hops     int
+		backup   bool
+	}{
+		{"leaf-spine", mustLoad(t), "leaf1", "leaf3", 2, true},
+		{"ring", ring(t, 6), "r0", "r2", 2, true},
+		{"ring far side", ring(t, 6), "r0", "r3", 3, true},
+		{"chain has no backup", func() *topology.Topology {
+			tp := ring(t, 4)
+			tp.Links = tp.Links[:3] // r0-r1, r1-r2, r2-r3 after sorting? drop one link: a chain
+			return tp
+		}(), "r1", "r2", 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := New(tc.topo, Options{})
+			p, ok := g.Shortest(tc.src, tc.dst, "svc")
+			if !ok {
+				t.Fatal("no path")
+			}
+			checkPath(t, p, tc.src, tc.dst)
+			if len(p) != tc.hops {
+				t.Fatalf("path %v: %d hops, want %d", p.Nodes(tc.src), len(p), tc.hops)
+			}
+			b, ok := g.Disjoint(p, tc.src, tc.dst, "svc")
+			if ok != tc.backup {
+				t.Fatalf("backup found=%v, want %v (%v)", ok, tc.backup, b)
+			}
+			if ok {
+				checkPath(t, b, tc.src, tc.dst)
+				for _, h := range b {
+					for _, q := range p {
+						if h.Link == q.Link {
+							t.Fatalf("backup %v shares link %d with primary %v", b, h.Link, p)
+						}
+					}
+				}
+			}
+			// Deterministic: a fresh graph gives the same answer.
+			p2, _ := New(tc.topo, Options{}).Shortest(tc.src, tc.dst, "svc")
+			if !reflect.DeepEqual(p, p2) {
+				t.Fatalf("not deterministic: %v vs %v", p, p2)
+			}
+		})
+	}
+}
+
+func TestAvoidsDown(t *testing.T) {
+	topo := mustLoad(t)
+	g := New(topo, Options{DownNodes: map[string]bool{"spine1": true}})
+	p, ok := g.Shortest("leaf1", "leaf2", "x")
+	if !ok || p.Nodes("leaf1")[1] != "spine2" {
+		t.Fatalf("path %v avoids spine1? ok=%v", p, ok)
+	}
+	g = New(topo, Options{DownNodes: map[string]bool{"spine1": true, "spine2": true}})
+	if _, ok := g.Shortest("leaf1", "leaf2", "x"); ok {
+		t.Fatal("path found with every spine down")
+	}
+}
+
+// TestTree checks the Steiner tree: it is a tree (edges = nodes - 1,
+// connected), spans every member, and has no non-member leaf.
+func TestTree(t *testing.T) {
+	tests := []struct {
+		name    string
+		topo    *topology.Topology
+		members []string
+	}{
+		{"leaf-spine 3 leaves", mustLoad(t), []string{"leaf1", "leaf2", "leaf3"}},
+		{"leaf-spine 2 leaves", mustLoad(t), []string{"leaf3", "leaf1"}},
+		{"ring", ring(t, 8), []string{"r0", "r3", "r5"}},
+		{"ring with chords", ring(t, 10, [2]int{0, 5}, [2]int{2, 7}), []string{"r1", "r4", "r6", "r9"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := New(tc.topo, Options{})
+			tree, err := g.Tree(tc.members, "svc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			deg := map[string]int{}
+			adj := map[string][]string{}
+			for _, h := range tree {
+				deg[h.From]++
+				deg[h.To]++
+				adj[h.From] = append(adj[h.From], h.To)
+				adj[h.To] = append(adj[h.To], h.From)
+			}
+			if len(tree) != len(deg)-1 {
+				t.Fatalf("%d edges on %d nodes: not a tree: %v", len(tree), len(deg), tree)
+			}
+			member := map[string]bool{}
+			for _, m := range tc.members {
+				member[m] = true
+				if deg[m] == 0 {
+					t.Fatalf("member %s not in tree %v", m, tree)
+				}
+			}
+			for n, d := range deg {
+				if d == 1 && !member[n] {
+					t.Fatalf("non-member leaf %s in tree %v", n, tree)
+				}
+			}
+			seen := map[string]bool{tc.members[0]: true}
+			stack := []string{tc.members[0]}
+			for len(stack) > 0 {
+				n := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for _, m := range adj[n] {
+					if !seen[m] {
+						seen[m] = true
+						stack = append(stack, m)
+					}
+				}
+			}
+			if len(seen) != len(deg) {
+				t.Fatalf("tree not connected: %v", tree)
+			}
+			members := append([]string(nil), tc.members...)
+			sort.Sort(sort.Reverse(sort.StringSlice(members)))
+			tree2, _ := New(tc.topo, Options{}).Tree(members, "svc")
+			if !reflect.DeepEqual(tree, tree2) {
+				t.Fatalf("not deterministic: %v vs %v", tree, tree2)
+			}
+		})
+	}
+}

@@ -1,0 +1,200 @@
+// Package store is the controller's view of etcd: the key layout (documented
+// in docs/control-plane.md, "etcd keys"), JSON values, and the embedded
+// single-member etcd server the controller runs by default.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+)
+
+// Keys. Everything lives under Prefix; SchemaKey says which layout it is.
+const (
+	Prefix         = "/e3/v1/"
+	SchemaKey      = Prefix + "schema"
+	SchemaVersion  = "1"
+	TopologyKey    = Prefix + "topology"
+	GenerationKey  = Prefix + "generation"
+	ServicePrefix  = Prefix + "services/"
+	DesiredPrefix  = Prefix + "desired/"
+	StatusPrefix   = Prefix + "status/"
+	ElectionPrefix = Prefix + "leader"
+)
+
+// ServiceKey, DesiredKey and StatusKey name one object's key.
+func ServiceKey(name string) string { return ServicePrefix + name }
+func DesiredKey(node string) string { return DesiredPrefix + node }
+func StatusKey(node string) string  { return StatusPrefix + node }
+
+// Desired is the value of /e3/v1/desired/<node>.
+type Desired struct {
+	Generation int64           `json:"generation"`
+	Config     dpconfig.Config `json:"config"`
+}
+
+// PortStatus is one port's link state in NodeStatus.
+type PortStatus struct {
+	Name   string `json:"name"`
+	LinkUp bool   `json:"link_up"`
+}
+
+// NodeStatus is the value of /e3/v1/status/<node>, written by the node's
+// agent under a lease: no key = node down.
+type NodeStatus struct {
+	Node              string       `json:"node"`
+	BootID            string       `json:"boot_id"`
+	AppliedGeneration int64        `json:"applied_generation"`
+	Ports             []PortStatus `json:"ports"`
+	Error             string       `json:"error"`
+	Updated           string       `json:"updated"`
+}
+
+// Connect opens a client to endpoints (comma-separated URLs).
+func Connect(endpoints string) (*clientv3.Client, error) {
+	eps := strings.Split(endpoints, ",")
+	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second,
+		MaxCallSendMsgSize: 256 << 20, MaxCallRecvMsgSize: 256 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("etcd %s: %w", endpoints, err)
+	}
+	return c, nil
+}
+
+// EmbedOptions configure the embedded etcd.
+type EmbedOptions struct {
+	DataDir    string
+	ClientURL  string // e.g. http://127.0.0.1:2379
+	PeerURL    string // e.g. http://127.0.0.1:2380
+	MaxRequest uint   // bytes; large desired configs need more than etcd's 1.5 MiB
+	Quota      int64  // backend quota bytes; 0 = etcd's default
+}
+
+// StartEmbedded starts a single-member etcd and waits until it serves.
+func StartEmbedded(o EmbedOptions) (*embed.Etcd, error) {
+	cfg := embed.NewConfig()
+	cfg.Dir = o.DataDir
+	cfg.Name = "e3-controller"
+	cu, err := url.Parse(o.ClientURL)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client url %q: %w", o.ClientURL, err)
+	}
+	pu, err := url.Parse(o.PeerURL)
+	if err != nil {
+		return nil, fmt.Errorf("etcd peer url %q: %w", o.PeerURL, err)
+	}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.Name + "=" + pu.String()
+	cfg.LogLevel = zapcore.ErrorLevel.String()
+	// One change is one transaction: a failure can move every service.
+	cfg.MaxTxnOps = 1 << 20
+	if o.MaxRequest > 0 {
+		cfg.MaxRequestBytes = o.MaxRequest
+	}
+	if o.Quota > 0 {
+		cfg.QuotaBackendBytes = o.Quota
+	}
+	// Old revisions of the (large) desired configs are garbage: keep an hour.
+	cfg.AutoCompactionMode, cfg.AutoCompactionRetention = "periodic", "1h"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd in %s: %w", o.DataDir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd in %s: not ready after 60s", o.DataDir)
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd in %s: %w", o.DataDir, err)
+	}
+}
+
+// InitSchema writes the schema version if the store is empty, and refuses a
+// store written by another layout.
+func InitSchema(ctx context.Context, c *clientv3.Client) error {
+	r, err := c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(SchemaKey), "=", 0)).
+		Then(clientv3.OpPut(SchemaKey, SchemaVersion)).Else(clientv3.OpGet(SchemaKey)).Commit()
+	if err != nil {
+		return fmt.Errorf("etcd schema: %w", err)
+	}
+	if !r.Succeeded {
+		kvs := r.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 1 && string(kvs[0].Value) != SchemaVersion {
+			return fmt.Errorf("etcd schema: store has layout %q, this controller writes %q", kvs[0].Value, SchemaVersion)
+		}
+	}
+	return nil
+}
+
+// GetJSON reads key into v; found is false if the key does not exist.
+func GetJSON(ctx context.Context, c *clientv3.Client, key string, v any) (found bool, err error) {
+	r, err := c.Get(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("etcd get %s: %w", key, err)
+	}
+	if len(r.Kvs) == 0 {
+		return false, nil
+	}
+	if err := json.Unmarshal(r.Kvs[0].Value, v); err != nil {
+		return true, fmt.Errorf("etcd %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// ListJSON reads every key under prefix, in pages (service records of a big
+// fabric exceed a gRPC message), all at one revision; fn gets the key without
+// the prefix.
+func ListJSON(ctx context.Context, c *clientv3.Client, prefix string, fn func(name string, value []byte) error) (rev int64, err error) {
+	const page = 500
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	key := prefix
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(page)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		r, err := c.Get(ctx, key, opts...)
+		if err != nil {
+			return 0, fmt.Errorf("etcd list %s: %w", prefix, err)
+		}
+		if rev == 0 {
+			rev = r.Header.Revision
+		}
+		for _, kv := range r.Kvs {
+			if err := fn(strings.TrimPrefix(string(kv.Key), prefix), kv.Value); err != nil {
+				return 0, fmt.Errorf("etcd %s: %w", kv.Key, err)
+			}
+		}
+		if !r.More || len(r.Kvs) == 0 {
+			return rev, nil
+		}
+		key = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// Statuses reads every node status.
+func Statuses(ctx context.Context, c *clientv3.Client) (map[string]NodeStatus, int64, error) {
+	out := map[string]NodeStatus{}
+	rev, err := ListJSON(ctx, c, StatusPrefix, func(name string, v []byte) error {
+		var s NodeStatus
+		if err := json.Unmarshal(v, &s); err != nil {
+			return err
+		}
+		out[name] = s
+		return nil
+	})
+	return out, rev, err
+}

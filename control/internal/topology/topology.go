@@ -1,0 +1,350 @@
+// Package topology holds the fabric's physical shape: nodes, fabric links and
+// customer ports, loaded from the topology YAML (docs/topology.md) or the API.
+package topology
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+	"regexp"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Default values of optional fields.
+const (
+	DefaultCost         = 1
+	DefaultCapacityMbps = 10000
+	DefaultTTL          = 64
+	// MaxLinkID bounds link ids: a link id is also the nexthop id on both of
+	// its nodes, and the datapath's nexthop table has 4096 entries.
+	MaxLinkID = 4095
+)
+
+// Topology is the whole fabric.
+type Topology struct {
+	Name          string         `json:"name" yaml:"name"`
+	Fabric        Fabric         `json:"fabric" yaml:"fabric"`
+	Nodes         []Node         `json:"nodes" yaml:"nodes"`
+	Links         []Link         `json:"links" yaml:"links"`
+	CustomerPorts []CustomerPort `json:"customer_ports" yaml:"customer_ports"`
+}
+
+// Fabric holds the fabric-wide datapath settings.
+type Fabric struct {
+	ControlWord *bool `json:"control_word,omitempty" yaml:"control_word"`
+	TTL         int   `json:"ttl,omitempty" yaml:"ttl"`
+}
+
+// ControlWordOn reports whether pseudowires carry the control word (default on).
+func (f Fabric) ControlWordOn() bool { return f.ControlWord == nil || *f.ControlWord }
+
+// TTLOrDefault is the initial MPLS TTL.
+func (f Fabric) TTLOrDefault() int {
+	if f.TTL == 0 {
+		return DefaultTTL
+	}
+	return f.TTL
+}
+
+// Node is one e3-vswitchd.
+type Node struct {
+	Name string `json:"name" yaml:"name"`
+	Role string `json:"role,omitempty" yaml:"role"`
+}
+
+// Endpoint is one end of a fabric link.
+type Endpoint struct {
+	Node    string `json:"node" yaml:"node"`
+	Port    string `json:"port" yaml:"port"`
+	Devargs string `json:"devargs,omitempty" yaml:"devargs"`
+}
+
+// Link is a fabric link between two node ports. ID is assigned by the
+// controller and stays with the link (matched by its endpoints) across imports.
+type Link struct {
+	ID           int      `json:"id" yaml:"-"`
+	A            Endpoint `json:"a" yaml:"a"`
+	B            Endpoint `json:"b" yaml:"b"`
+	Cost         int      `json:"cost" yaml:"cost"`
+	CapacityMbps int      `json:"capacity_mbps" yaml:"capacity_mbps"`
+}
+
+// Name is a stable human name of the link: "leaf1:fab1-spine1:fab1".
+func (l Link) Name() string {
+	return l.A.Node + ":" + l.A.Port + "-" + l.B.Node + ":" + l.B.Port
+}
+
+// End returns the endpoint of l on node, and the other one.
+func (l Link) End(node string) (local, remote Endpoint) {
+	if l.A.Node == node {
+		return l.A, l.B
+	}
+	return l.B, l.A
+}
+
+// CustomerPort is a port where customers' circuits attach.
+type CustomerPort struct {
+	Node    string `json:"node" yaml:"node"`
+	Port    string `json:"port" yaml:"port"`
+	Devargs string `json:"devargs,omitempty" yaml:"devargs"`
+}
+
+// fileFormat is docs/topology.md: customer ports come from hosts (and from the
+// controller's own customer_ports list); services are returned separately.
+type fileFormat struct {
+	Name          string         `yaml:"name"`
+	Fabric        Fabric         `yaml:"fabric"`
+	Nodes         []Node         `yaml:"nodes"`
+	Links         []Link         `yaml:"links"`
+	CustomerPorts []CustomerPort `yaml:"customer_ports"`
+	Hosts         []struct {
+		Name    string `yaml:"name"`
+		Node    string `yaml:"node"`
+		Port    string `yaml:"port"`
+		Devargs string `yaml:"devargs"`
+	} `yaml:"hosts"`
+	Services []FileService `yaml:"services"`
+}
+
+// FileService is a service listed in a topology file.
+type FileService struct {
+	Name     string `yaml:"name" json:"name"`
+	Type     string `yaml:"type" json:"type"`
+	Circuits []struct {
+		Node string `yaml:"node" json:"node"`
+		Port string `yaml:"port" json:"port"`
+		VLAN any    `yaml:"vlan" json:"vlan"`
+	} `yaml:"circuits" json:"circuits"`
+}
+
+// Parse reads a topology file's bytes. It returns the topology (validated,
+// defaults filled in) and the services the file lists.
+func Parse(data []byte) (*Topology, []FileService, error) {
+	var f fileFormat
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, nil, fmt.Errorf("topology: %w", err)
+	}
+	t := &Topology{Name: f.Name, Fabric: f.Fabric, Nodes: f.Nodes, Links: f.Links, CustomerPorts: f.CustomerPorts}
+	seen := map[[2]string]bool{}
+	for _, cp := range t.CustomerPorts {
+		seen[[2]string{cp.Node, cp.Port}] = true
+	}
+	for _, h := range f.Hosts {
+		k := [2]string{h.Node, h.Port}
+		if !seen[k] {
+			seen[k] = true
+			t.CustomerPorts = append(t.CustomerPorts, CustomerPort{Node: h.Node, Port: h.Port, Devargs: h.Devargs})
+		}
+	}
+	if err := t.Normalize(nil); err != nil {
+		return nil, nil, err
+	}
+	return t, f.Services, nil
+}
+
+// Load reads and parses a topology file.
+func Load(path string) (*Topology, []FileService, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("topology: %w", err)
+	}
+	t, s, err := Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, s, nil
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9-]{1,15}$`)
+
+// Normalize validates t, fills defaults, sorts everything by name and assigns
+// link ids: a link keeps the id it has in prev (same endpoints), new links get
+// the smallest free id. prev may be nil.
+func (t *Topology) Normalize(prev *Topology) error {
+	if t.Fabric.TTL < 0 || t.Fabric.TTL > 255 {
+		return fmt.Errorf("topology: fabric ttl %d out of range 1..255", t.Fabric.TTL)
+	}
+	nodes := map[string]bool{}
+	for _, n := range t.Nodes {
+		if !nameRE.MatchString(n.Name) {
+			return fmt.Errorf("topology: node name %q: want [a-z0-9-], 1..15 characters", n.Name)
+		}
+		if nodes[n.Name] {
+			return fmt.Errorf("topology: node %q listed twice", n.Name)
+		}
+		nodes[n.Name] = true
+	}
+	ports := map[[2]string]string{} // (node, port) -> "fabric" | "customer"
+	usePort := func(e Endpoint, kind string) error {
+		if !nodes[e.Node] {
+			return fmt.Errorf("topology: %s port %s:%s: unknown node %q", kind, e.Node, e.Port, e.Node)
+		}
+		if !nameRE.MatchString(e.Port) {
+			return fmt.Errorf("topology: port name %q on %s: want [a-z0-9-], 1..15 characters", e.Port, e.Node)
+		}
+		k := [2]string{e.Node, e.Port}
+		if old, ok := ports[k]; ok {
+			return fmt.Errorf("topology: port %s:%s used twice (as %s and %s)", e.Node, e.Port, old, kind)
+		}
+		ports[k] = kind
+		return nil
+	}
+	for i := range t.Links {
+		l := &t.Links[i]
+		if l.A.Node == l.B.Node {
+			return fmt.Errorf("topology: link %s connects node %s to itself", l.Name(), l.A.Node)
+		}
+		if err := usePort(l.A, "fabric"); err != nil {
+			return err
+		}
+		if err := usePort(l.B, "fabric"); err != nil {
+			return err
+		}
+		if l.Cost == 0 {
+			l.Cost = DefaultCost
+		}
+		if l.Cost < 0 {
+			return fmt.Errorf("topology: link %s: cost %d must be positive", l.Name(), l.Cost)
+		}
+		if l.CapacityMbps == 0 {
+			l.CapacityMbps = DefaultCapacityMbps
+		}
+		if l.CapacityMbps < 0 {
+			return fmt.Errorf("topology: link %s: capacity_mbps %d must be positive", l.Name(), l.CapacityMbps)
+		}
+		// Canonical orientation (A < B) so that a link is matched across
+		// imports whichever way round the file lists it.
+		if l.B.Node < l.A.Node || (l.B.Node == l.A.Node && l.B.Port < l.A.Port) {
+			l.A, l.B = l.B, l.A
+		}
+	}
+	for _, cp := range t.CustomerPorts {
+		if err := usePort(Endpoint{Node: cp.Node, Port: cp.Port}, "customer"); err != nil {
+			return err
+		}
+	}
+	macs := map[string]string{}
+	for k, kind := range ports {
+		if kind != "fabric" {
+			continue
+		}
+		mac := PortMAC(k[0], k[1])
+		if other, dup := macs[mac]; dup {
+			return fmt.Errorf("topology: ports %s and %s:%s hash to the same MAC %s: rename one", other, k[0], k[1], mac)
+		}
+		macs[mac] = k[0] + ":" + k[1]
+	}
+	sort.Slice(t.Nodes, func(i, j int) bool { return t.Nodes[i].Name < t.Nodes[j].Name })
+	sort.Slice(t.Links, func(i, j int) bool { return t.Links[i].Name() < t.Links[j].Name() })
+	sort.Slice(t.CustomerPorts, func(i, j int) bool {
+		a, b := t.CustomerPorts[i], t.CustomerPorts[j]
+		return a.Node < b.Node || (a.Node == b.Node && a.Port < b.Port)
+	})
+	return t.assignLinkIDs(prev)
+}
+
+func (t *Topology) assignLinkIDs(prev *Topology) error {
+	old := map[string]int{}
+	if prev != nil {
+		for _, l := range prev.Links {
+			old[l.Name()] = l.ID
+		}
+	}
+	used := map[int]bool{}
+	for i := range t.Links {
+		t.Links[i].ID = 0
+		if id, ok := old[t.Links[i].Name()]; ok {
+			t.Links[i].ID = id
+			used[id] = true
+		}
+	}
+	next := 1
+	for i := range t.Links {
+		if t.Links[i].ID != 0 {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		if next > MaxLinkID {
+			return fmt.Errorf("topology: more than %d links", MaxLinkID)
+		}
+		t.Links[i].ID = next
+		used[next] = true
+	}
+	return nil
+}
+
+// HasNode reports whether node exists.
+func (t *Topology) HasNode(node string) bool {
+	for _, n := range t.Nodes {
+		if n.Name == node {
+			return true
+		}
+	}
+	return false
+}
+
+// CustomerPort returns the customer port node:port, if it is one.
+func (t *Topology) CustomerPort(node, port string) (CustomerPort, bool) {
+	for _, cp := range t.CustomerPorts {
+		if cp.Node == node && cp.Port == port {
+			return cp, true
+		}
+	}
+	return CustomerPort{}, false
+}
+
+// IsFabricPort reports whether node:port is the end of a fabric link.
+func (t *Topology) IsFabricPort(node, port string) bool {
+	for _, l := range t.Links {
+		if (l.A.Node == node && l.A.Port == port) || (l.B.Node == node && l.B.Port == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// LinkByID returns the link with id.
+func (t *Topology) LinkByID(id int) (Link, bool) {
+	for _, l := range t.Links {
+		if l.ID == id {
+			return l, true
+		}
+	}
+	return Link{}, false
+}
+
+// NodeLinks returns the links that end on node, in link order.
+func (t *Topology) NodeLinks(node string) []Link {
+	var out []Link
+	for _, l := range t.Links {
+		if l.A.Node == node || l.B.Node == node {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// PortMAC is the stable, locally administered MAC of a fabric port: 02:e3
+// followed by 32 bits of a hash of node and port, so it survives restarts and
+// both ends of a link can compute each other's.
+func PortMAC(node, port string) string {
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	h.Write([]byte{0})
+	h.Write([]byte(port))
+	v := h.Sum32()
+	return fmt.Sprintf("02:e3:%02x:%02x:%02x:%02x", byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// Devargs returns the port's DPDK devargs: as given, or the lab's default of
+// an af_packet device on the Linux interface named after the port.
+func Devargs(port, given string) string {
+	if given != "" {
+		return given
+	}
+	return "net_af_packet_" + port + ",iface=" + port
+}

@@ -1,0 +1,63 @@
+package topology
+
+import (
+	"strings"
+	"testing"
+)
+
+const base = `
+nodes: [{name: a}, {name: b}, {name: c}]
+links:
+  - {a: {node: b, port: p1}, b: {node: a, port: p1}}
+  - {a: {node: b, port: p2}, b: {node: c, port: p1}, cost: 5}
+hosts: [{name: h1, node: a, port: c1}, {name: h2, node: a, port: c1}]
+`
+
+func TestParse(t *testing.T) {
+	topo, _, err := Parse([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := topo.Links[0]; l.A.Node != "a" || l.ID != 1 || l.Cost != 1 || l.CapacityMbps != DefaultCapacityMbps {
+		t.Fatalf("link 0 = %+v: want canonical a-b, id 1, defaults", l)
+	}
+	if len(topo.CustomerPorts) != 1 {
+		t.Fatalf("two hosts on one port = one customer port, got %v", topo.CustomerPorts)
+	}
+	// Link ids survive a re-import with a new link listed first.
+	next, _, err := Parse([]byte(strings.Replace(base, "links:\n", "links:\n  - {a: {node: a, port: p9}, b: {node: c, port: p9}}\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Normalize(topo); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range next.Links {
+		want := map[string]int{"a:p1-b:p1": 1, "b:p2-c:p1": 2, "a:p9-c:p9": 3}[l.Name()]
+		if l.ID != want {
+			t.Fatalf("link %s id %d, want %d", l.Name(), l.ID, want)
+		}
+	}
+	if PortMAC("a", "p1") == PortMAC("b", "p1") || !strings.HasPrefix(PortMAC("a", "p1"), "02:e3:") {
+		t.Fatal("port MACs")
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	tests := []struct{ name, yaml, msg string }{
+		{"bad node name", "nodes: [{name: Leaf_1}]", "node name"},
+		{"duplicate node", "nodes: [{name: a}, {name: a}]", "twice"},
+		{"unknown node", "nodes: [{name: a}]\nlinks: [{a: {node: a, port: p}, b: {node: z, port: p}}]", "unknown node"},
+		{"self link", "nodes: [{name: a}]\nlinks: [{a: {node: a, port: p}, b: {node: a, port: q}}]", "itself"},
+		{"port twice", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p}, b: {node: b, port: p}}]\nhosts: [{name: h, node: a, port: p}]", "used twice"},
+		{"negative cost", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p}, b: {node: b, port: p}, cost: -1}]", "cost"},
+		{"not yaml", "nodes: [", "topology"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := Parse([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err %v, want ~%q", err, tc.msg)
+			}
+		})
+	}
+}
