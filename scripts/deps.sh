@@ -7,7 +7,6 @@ PKGS=(
   dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libbsd-dev
   iproute2 ethtool iputils-ping iperf3 tshark tcpdump procps psmisc
   python3-scapy python3-pytest python3-yaml
-  clang libbpf-dev
   etcd-server etcd-client
 )
 [ "${1:-}" = "--bench" ] && PKGS+=(openvswitch-switch-dpdk python3-matplotlib linux-perf valgrind)

@@ -1,0 +1,431 @@
+"""The emulated fabric: network namespaces, veth links and e3-vswitchd processes.
+
+See docs/lab.md for the layout. The Lab builds and removes the plumbing
+(namespaces, veths, host VLAN interfaces) and runs one e3-vswitchd per node;
+it never programs services: that is tests/lab/static.py's job today and the
+controller's and agents' job later, which is why starting a datapath and
+attaching its ports are separate steps.
+
+Everything the lab creates is named from the prefix (namespaces
+`<prefix>-<node>`, DPDK file prefix `<prefix>-<node>`, state under
+/run/e3/<prefix>/), so down() can find and remove it from the topology alone,
+in a later process too (the demo is brought up and down by two commands).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import topology as topo_mod
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_ROOT = Path("/run/e3")
+
+FABRIC_MTU = 2100
+CUSTOMER_MTU = 1500
+# af_packet sees what the kernel hands it: with offloads on, veth passes
+# TCP segments with unfinished checksums and VLAN tags in metadata only.
+OFFLOADS_OFF = ["rx", "off", "tx", "off", "tso", "off", "gso", "off", "gro", "off",
+                "rxvlan", "off", "txvlan", "off"]
+
+
+class LabError(RuntimeError):
+    pass
+
+
+def run(cmd, check=True, timeout=60, **kw) -> subprocess.CompletedProcess:
+    """Run a command, capture its output; on failure raise with its stderr."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise LabError(f"{' '.join(map(str, cmd))} -> exit {p.returncode}: {p.stderr.strip() or p.stdout.strip()}")
+    return p
+
+
+def netns_list() -> set:
+    out = run(["ip", "-j", "netns", "list"], check=False).stdout.strip()
+    if not out:
+        return set()
+    import json
+    return {e["name"] for e in json.loads(out)}
+
+
+def rpc_module():
+    """e3rpc lives with the datapath (datapath/python); import it from the repo."""
+    path = str(REPO / "datapath" / "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import e3rpc
+    return e3rpc
+
+
+def vswitchd_binary() -> Path:
+    return Path(os.environ.get("E3_VSWITCHD", REPO / "build" / "bin" / "e3-vswitchd"))
+
+
+class Lab:
+    """One emulated fabric described by a topology file.
+
+    lab = Lab("examples/static-3node.yaml", "e2")
+    lab.up()              # namespaces, veths, host interfaces, one datapath per node, ports
+    lab.host_exec("h1", ["ping", "-c1", "10.10.0.2"])
+    lab.down()            # everything, even after a partial up()
+    """
+
+    def __init__(self, topology_path, prefix: str | None = None, *, lcores: str = "0,1",
+                 mem_mb: int = 512, mac_table_size: int = 65536, poll_mode: str = "adaptive",
+                 safety_net: bool = True):
+        self.topology_path = Path(topology_path)
+        self.topo = topo_mod.load(self.topology_path)
+        self.prefix = prefix or self.topo.name
+        if not topo_mod.NAME_RE.match(self.prefix):
+            raise LabError(f"prefix {self.prefix!r}: must be of [a-z0-9-]")
+        self.run_dir = RUN_ROOT / self.prefix
+        self.lcores, self.mem_mb = lcores, mem_mb
+        self.mac_table_size, self.poll_mode = mac_table_size, poll_mode
+        self.safety_net = safety_net
+        self._procs: dict = {}      # node -> Popen for datapaths this object started
+        self._shims: dict = {}      # host -> Popen of its VLAN shim
+        self._armed = False
+
+    # ---- names -------------------------------------------------------------
+    def ns(self, name: str) -> str:
+        """Namespace of a node or a host."""
+        return f"{self.prefix}-{name}"
+
+    def node_socket(self, node: str) -> str:
+        return str(self.run_dir / f"{node}.sock")
+
+    def pid_file(self, node: str) -> Path:
+        return self.run_dir / f"{node}.pid"
+
+    def log_file(self, node: str) -> Path:
+        return self.run_dir / f"{node}.log"
+
+    def file_prefix(self, node: str) -> str:
+        return f"{self.prefix}-{node}"
+
+    @staticmethod
+    def port_devargs(port: str) -> str:
+        return f"net_af_packet_{port},iface={port}"
+
+    def port_confs(self, node: str) -> list:
+        """port_add params of every port of a node, in topology order."""
+        out = []
+        for port, kind in self.topo.ports[node].items():
+            p = {"name": port, "devargs": self.port_devargs(port), "kind": kind}
+            if kind == "fabric":
+                p["mac"] = self.topo.fabric_mac(node, port)
+            out.append(p)
+        return out
+
+    # ---- whole lab -----------------------------------------------------------
+    def up(self, start: bool = True, ports: bool = True) -> "Lab":
+        """Build the plumbing, then (start=True) run every node's datapath and
+        (ports=True) attach its ports. A failure part-way tears down what was
+        built and re-raises."""
+        self._arm_safety_net()
+        try:
+            self.down()  # a stale lab of the same prefix (crashed run, old demo)
+            for log in self.run_dir.glob("*.log"):  # down() keeps them for a post-mortem
+                log.unlink()
+            self.build_network()
+            if start:
+                for n in self.topo.nodes:
+                    self.start(n.name, ports=ports)
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def down(self) -> None:
+        """Remove everything of this prefix: safe to call any number of times,
+        after a partial up(), and from another process than the one that ran up()."""
+        for n in self.topo.nodes:
+            self.stop(n.name)
+        names = [self.ns(n.name) for n in self.topo.nodes] + [self.ns(h.name) for h in self.topo.hosts]
+        present = netns_list()
+        for ns in names:
+            if ns in present:
+                # Helpers a test left behind in our namespaces (iperf3 -s, tcpdump):
+                # we started them, and a netns with live processes outlives its deletion.
+                for pid in run(["ip", "netns", "pids", ns], check=False).stdout.split():
+                    _kill(int(pid))
+                run(["ip", "netns", "del", ns], check=False)
+        for proc in self._shims.values():  # killed with the namespace's processes above: reap
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._shims.clear()
+        for n in self.topo.nodes:
+            for f in (self.node_socket(n.name), self.pid_file(n.name)):
+                Path(f).unlink(missing_ok=True)
+            shutil.rmtree(f"/var/run/dpdk/{self.file_prefix(n.name)}", ignore_errors=True)
+        self._procs.clear()
+
+    def __enter__(self):
+        return self.up()
+
+    def __exit__(self, *exc):
+        self.down()
+
+    def _arm_safety_net(self) -> None:
+        """Tear the lab down when the interpreter exits or is told to stop,
+        even if the caller's finally never runs (kill -TERM of pytest)."""
+        if not self.safety_net or self._armed:
+            return
+        self._armed = True
+        atexit.register(self.down)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                prev = signal.getsignal(sig)
+
+                def handler(signum, frame, prev=prev):
+                    self.down()
+                    if callable(prev):
+                        prev(signum, frame)
+                    else:
+                        # What the default action would do, after the cleanup
+                        # (SystemExit would only fail the running test).
+                        os._exit(128 + signum)
+                signal.signal(sig, handler)
+            except ValueError:  # not the main thread: atexit only
+                pass
+
+    # ---- network ---------------------------------------------------------------
+    def build_network(self) -> None:
+        t = self.topo
+        for name in [n.name for n in t.nodes] + [h.name for h in t.hosts]:
+            ns = self.ns(name)
+            run(["ip", "netns", "add", ns])
+            # No IPv6 autoconf/ND/MLD chatter: every frame on a link is one a test sent.
+            run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                 "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
+            run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        for l in t.links:
+            self._veth(l.a.node, l.a.port, t.fabric_mac(l.a.node, l.a.port),
+                       l.b.node, l.b.port, t.fabric_mac(l.b.node, l.b.port), FABRIC_MTU)
+        for h in t.hosts:
+            untagged = [i for i in h.interfaces if i.vlan is None]
+            self._veth(h.node, h.port, None, h.name, "eth0",
+                       untagged[0].mac if untagged else None, CUSTOMER_MTU)
+            ns = self.ns(h.name)
+            for i in h.interfaces:
+                if i.vlan is not None:
+                    # A TAP the VLAN shim attaches to (see vlanshim.py: no 802.1Q in some kernels).
+                    run(["ip", "-n", ns, "tuntap", "add", "dev", i.ifname, "mode", "tap"])
+                    run(["ip", "-n", ns, "link", "set", i.ifname, "address", i.mac, "mtu", str(CUSTOMER_MTU)])
+                run(["ip", "-n", ns, "addr", "add", i.ip, "dev", i.ifname])
+                run(["ip", "-n", ns, "link", "set", i.ifname, "up"])
+            self._start_vlan_shim(h)
+
+    def _start_vlan_shim(self, h) -> None:
+        maps = [f"{i.vlan}={i.ifname}" for i in h.interfaces if i.vlan is not None]
+        if not maps:
+            return
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen(self._wrap(self.ns(h.name), [sys.executable, str(Path(__file__).with_name("vlanshim.py")),
+                                                            "eth0", *maps]),
+                                stdout=subprocess.PIPE, stderr=open(self.run_dir / f"{h.name}.shim.log", "ab"),
+                                stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        if proc.stdout.readline().strip() != "ready":
+            proc.wait()
+            raise LabError(f"{h.name}: VLAN shim failed: {(self.run_dir / f'{h.name}.shim.log').read_text()[-500:]}")
+        proc.stdout.close()
+        self._shims[h.name] = proc
+
+    def _veth(self, a: str, a_if: str, a_mac, b: str, b_if: str, b_mac, mtu: int) -> None:
+        """A veth pair created directly inside the two namespaces (no name ever
+        exists in the root namespace), offloads off, both ends up."""
+        cmd = ["ip", "link", "add", a_if, "netns", self.ns(a), "mtu", str(mtu)]
+        if a_mac:
+            cmd += ["address", a_mac]
+        cmd += ["type", "veth", "peer", "name", b_if, "netns", self.ns(b), "mtu", str(mtu)]
+        if b_mac:
+            cmd += ["address", b_mac]
+        run(cmd)
+        for ns, ifname in ((self.ns(a), a_if), (self.ns(b), b_if)):
+            run(["ip", "netns", "exec", ns, "ethtool", "-K", ifname] + OFFLOADS_OFF)
+            run(["ip", "-n", ns, "link", "set", ifname, "up"])
+
+    def _link(self, a: str, b: str):
+        links = self.topo.links_between(a, b)
+        if not links:
+            raise LabError(f"no link between {a} and {b}")
+        return links
+
+    def link_down(self, a: str, b: str) -> None:
+        """Take every link between nodes a and b down (both veth ends)."""
+        for l in self._link(a, b):
+            for e in (l.a, l.b):
+                run(["ip", "-n", self.ns(e.node), "link", "set", e.port, "down"])
+
+    def link_up(self, a: str, b: str) -> None:
+        for l in self._link(a, b):
+            for e in (l.a, l.b):
+                run(["ip", "-n", self.ns(e.node), "link", "set", e.port, "up"])
+
+    # ---- running things in namespaces ---------------------------------------------
+    def host_exec(self, host: str, cmd, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        """Run a command (list, or string for the shell) in a host's namespace."""
+        self.topo.host(host)
+        return run(self._wrap(self.ns(host), cmd), check=check, timeout=timeout)
+
+    def node_exec(self, node: str, cmd, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        self.topo.node(node)
+        return run(self._wrap(self.ns(node), cmd), check=check, timeout=timeout)
+
+    def host_popen(self, host: str, cmd, **kw) -> subprocess.Popen:
+        """Start a command in a host's namespace in the background; down()
+        kills it if the caller does not."""
+        self.topo.host(host)
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(self._wrap(self.ns(host), cmd), text=True, **kw)
+
+    def node_popen(self, node: str, cmd, **kw) -> subprocess.Popen:
+        self.topo.node(node)
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(self._wrap(self.ns(node), cmd), text=True, **kw)
+
+    @staticmethod
+    def _wrap(ns: str, cmd) -> list:
+        if isinstance(cmd, str):
+            cmd = ["sh", "-c", cmd]
+        return ["ip", "netns", "exec", ns] + list(cmd)
+
+    # ---- datapaths -------------------------------------------------------------------
+    def vswitchd_cmd(self, node: str) -> list:
+        return [str(vswitchd_binary()), "-l", self.lcores, "--no-pci", "--no-huge",
+                "-m", str(self.mem_mb), "--file-prefix", self.file_prefix(node), "--",
+                "--name", node, "--rpc-socket", self.node_socket(node),
+                "--poll-mode", self.poll_mode, "--mac-table-size", str(self.mac_table_size)]
+
+    def client(self, node: str):
+        """A JSON-RPC client (datapath/python/e3rpc.py) on a node's socket."""
+        return rpc_module().Client(self.node_socket(node))
+
+    def pid(self, node: str):
+        """PID of the node's running datapath, or None. A PID from the pid
+        file counts only if that process is our e3-vswitchd (PIDs get reused)."""
+        try:
+            pid = int(self.pid_file(node).read_text())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            return None
+        if self.file_prefix(node).encode() in cmdline and b"--rpc-socket" in cmdline:
+            return pid
+        return None
+
+    def start(self, node: str, ports: bool = True, timeout: float = 30) -> int:
+        """Start a node's e3-vswitchd in its namespace, wait until its RPC
+        socket answers, and (ports=True) attach the node's ports."""
+        self.topo.node(node)
+        if self.pid(node):
+            raise LabError(f"{node}: datapath already running (pid {self.pid(node)})")
+        binary = vswitchd_binary()
+        if not os.access(binary, os.X_OK):
+            raise LabError(f"{binary}: not built (make datapath)")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        sock = Path(self.node_socket(node))
+        sock.unlink(missing_ok=True)
+        with open(self.log_file(node), "ab") as log:
+            # Own session: a Ctrl-C in the terminal is for pytest/the demo script, which stop it in order.
+            proc = subprocess.Popen(self._wrap(self.ns(node), self.vswitchd_cmd(node)),
+                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        # `ip netns exec` execs the command: this PID is e3-vswitchd's.
+        self.pid_file(node).write_text(f"{proc.pid}\n")
+        self._procs[node] = proc
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise LabError(f"{node}: e3-vswitchd exited with {proc.returncode} at start:\n{self.log_tail(node)}")
+            if sock.exists() and self._answers(node):
+                break
+            if time.monotonic() > deadline:
+                self.stop(node)
+                raise LabError(f"{node}: RPC socket {sock} did not answer within {timeout}s:\n{self.log_tail(node)}")
+            time.sleep(0.1)
+        if ports:
+            self.add_ports(node)
+        return proc.pid
+
+    def _answers(self, node: str) -> bool:
+        e3rpc = rpc_module()
+        try:
+            self.client(node).call("system_info")
+            return True
+        except (OSError, e3rpc.RpcError):
+            return False
+
+    def add_ports(self, node: str) -> None:
+        c = self.client(node)
+        for p in self.port_confs(node):
+            c.call("port_add", **p)
+
+    def stop(self, node: str, timeout: float = 10) -> None:
+        """Stop a node's datapath (SIGTERM, then SIGKILL); no-op if not running."""
+        pid = self.pid(node)
+        proc = self._procs.pop(node, None)
+        if pid:
+            _kill(pid, timeout)
+        if proc is not None:
+            try:
+                proc.wait(timeout=timeout)  # reap our child
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.pid_file(node).unlink(missing_ok=True)
+        Path(self.node_socket(node)).unlink(missing_ok=True)
+
+    def restart(self, node: str, ports: bool = True) -> int:
+        self.stop(node)
+        return self.start(node, ports=ports)
+
+    def running(self, node: str) -> bool:
+        return self.pid(node) is not None
+
+    def log_tail(self, node: str, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file(node).read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _kill(pid: int, timeout: float = 10) -> None:
+    """SIGTERM a process we started, SIGKILL it if it does not go."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    while _alive(pid):
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie (a zombie is dead,
+    only waiting for its parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
