@@ -19,6 +19,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -115,7 +116,7 @@ func run() error {
 	var biggest int
 	var biggestNode string
 	for _, n := range topo.Nodes {
-		r, err := cli.Get(ctx, store.DesiredKey(n.Name))
+		r, err := cli.Get(ctx, nodestate.DesiredKey(n.Name))
 		if err == nil && len(r.Kvs) == 1 && len(r.Kvs[0].Value) > biggest {
 			biggest, biggestNode = len(r.Kvs[0].Value), n.Name
 		}

@@ -18,38 +18,9 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 )
-
-// Key prefixes in etcd (docs/control-plane.md).
-const (
-	DesiredPrefix = "/e3/v1/desired/"
-	StatusPrefix  = "/e3/v1/status/"
-)
-
-// Desired is the value of /e3/v1/desired/<node>, written by the controller.
-type Desired struct {
-	Generation int64           `json:"generation"`
-	Config     dpconfig.Config `json:"config"`
-}
-
-// PortStatus is one port's link state in Status.
-type PortStatus struct {
-	Name   string `json:"name"`
-	LinkUp bool   `json:"link_up"`
-}
-
-// Status is the value of /e3/v1/status/<node>, written by the agent under
-// a lease, so it disappears when the agent stops or loses etcd.
-type Status struct {
-	Node              string       `json:"node"`
-	BootID            string       `json:"boot_id"` // the datapath's; "" if never reached
-	AppliedGeneration int64        `json:"applied_generation"`
-	Ports             []PortStatus `json:"ports"`
-	Error             string       `json:"error"`
-	Updated           time.Time    `json:"updated"` // RFC 3339
-}
 
 // Report describes one reconcile pass, for logs and tests.
 type Report struct {
@@ -91,13 +62,13 @@ type Agent struct {
 	etcdBack     chan struct{} // cap 1: etcd became reachable again
 
 	mu         sync.Mutex
-	desired    *Desired // last desired config read; nil: none yet or key absent
-	desiredErr error    // the desired value could not be used
-	applied    int64    // generation of the last complete, successful reconcile
-	reconErr   error    // error of the last reconcile
-	dpErr      error    // error of the last datapath poll
+	desired    *nodestate.Desired // last desired config read; nil: none yet or key absent
+	desiredErr error              // the desired value could not be used
+	applied    int64              // generation of the last complete, successful reconcile
+	reconErr   error              // error of the last reconcile
+	dpErr      error              // error of the last datapath poll
 	bootID     string
-	ports      []PortStatus
+	ports      []nodestate.PortStatus
 }
 
 // New checks cfg and fills its defaults.
@@ -122,8 +93,8 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{
 		cfg:          cfg,
 		log:          cfg.Log.With("node", cfg.Node),
-		desiredKey:   DesiredPrefix + cfg.Node,
-		statusKey:    StatusPrefix + cfg.Node,
+		desiredKey:   nodestate.DesiredKey(cfg.Node),
+		statusKey:    nodestate.StatusKey(cfg.Node),
 		reconcileNow: make(chan struct{}, 1),
 		pollNow:      make(chan struct{}, 1),
 		statusNow:    make(chan struct{}, 1),
@@ -245,10 +216,10 @@ func (a *Agent) watch(ctx context.Context, rev, mod int64) int64 {
 // that does not decode or validate is kept as an error: the datapath keeps
 // its state, and the status says why.
 func (a *Agent) setDesired(raw []byte) {
-	var d *Desired
+	var d *nodestate.Desired
 	var err error
 	if raw != nil {
-		d = new(Desired)
+		d = new(nodestate.Desired)
 		if err = json.Unmarshal(raw, d); err != nil {
 			d, err = nil, fmt.Errorf("%w: %s: %w", ErrDesiredInvalid, a.desiredKey, err)
 		} else if err = d.Config.Validate(); err != nil {
@@ -328,7 +299,7 @@ func (a *Agent) reconcile(ctx context.Context) Report {
 // config. When the latest value was refused (derr), d is the one before it:
 // a converged datapath then gets no calls, and a restarted one is
 // re-programmed rather than left empty; the refusal is still reported.
-func (a *Agent) reconcileWith(ctx context.Context, d *Desired, derr error) (rep Report) {
+func (a *Agent) reconcileWith(ctx context.Context, d *nodestate.Desired, derr error) (rep Report) {
 	if d == nil {
 		// No desired config (not yet read, or the key is absent): leave
 		// the datapath as it is rather than empty a forwarding node.
@@ -461,18 +432,18 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 		}
 		a.bootID = info.BootID
 	}
-	a.ports = make([]PortStatus, 0, len(ports))
+	a.ports = make([]nodestate.PortStatus, 0, len(ports))
 	for _, p := range ports {
-		a.ports = append(a.ports, PortStatus{Name: p.Name, LinkUp: bool(p.Link)})
+		a.ports = append(a.ports, nodestate.PortStatus{Name: p.Name, LinkUp: bool(p.Link)})
 	}
 	return restarted
 }
 
-func (a *Agent) status() Status {
+func (a *Agent) status() nodestate.NodeStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	st := Status{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied,
-		Ports: append([]PortStatus{}, a.ports...), Updated: time.Now().UTC().Truncate(time.Second)}
+	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied,
+		Ports: append([]nodestate.PortStatus{}, a.ports...), Updated: time.Now().UTC().Truncate(time.Second)}
 	switch {
 	case a.dpErr != nil:
 		st.Error = a.dpErr.Error()
@@ -485,7 +456,7 @@ func (a *Agent) status() Status {
 }
 
 // sameStatus compares all but the time stamp.
-func sameStatus(x, y Status) bool {
+func sameStatus(x, y nodestate.NodeStatus) bool {
 	x.Updated, y.Updated = time.Time{}, time.Time{}
 	xb, _ := json.Marshal(x)
 	yb, _ := json.Marshal(y)
@@ -506,7 +477,7 @@ type statusWriter struct {
 // expired, e.g. etcd was away for a TTL); nil, never ready, without a lease.
 func (w *statusWriter) lost() <-chan struct{} { return w.lostCh }
 
-func (w *statusWriter) put(ctx context.Context, st Status) error {
+func (w *statusWriter) put(ctx context.Context, st nodestate.NodeStatus) error {
 	a := w.a
 	if w.lease == 0 {
 		if err := w.grant(ctx); err != nil {

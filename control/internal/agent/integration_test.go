@@ -27,6 +27,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/agent"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 )
 
 // Loopback ports of this test's etcd (the cpD task's range, 23800-23809).
@@ -216,13 +217,13 @@ func gen2() dpconfig.Config {
 
 func putDesired(t *testing.T, cli *clientv3.Client, node string, gen int64, cfg dpconfig.Config) {
 	t.Helper()
-	b, err := json.Marshal(agent.Desired{Generation: gen, Config: cfg})
+	b, err := json.Marshal(nodestate.Desired{Generation: gen, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := cli.Put(ctx, agent.DesiredPrefix+node, string(b)); err != nil {
+	if _, err := cli.Put(ctx, nodestate.DesiredKey(node), string(b)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -263,18 +264,18 @@ func dump(t *testing.T, dp *dprpc.Client) dpconfig.Config {
 	return c
 }
 
-func readStatus(t *testing.T, cli *clientv3.Client, node string) (*agent.Status, clientv3.LeaseID) {
+func readStatus(t *testing.T, cli *clientv3.Client, node string) (*nodestate.NodeStatus, clientv3.LeaseID) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := cli.Get(ctx, agent.StatusPrefix+node)
+	resp, err := cli.Get(ctx, nodestate.StatusKey(node))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Kvs) == 0 {
 		return nil, 0
 	}
-	var st agent.Status
+	var st nodestate.NodeStatus
 	if err := json.Unmarshal(resp.Kvs[0].Value, &st); err != nil {
 		t.Fatalf("status %s: %v", resp.Kvs[0].Value, err)
 	}
@@ -423,16 +424,16 @@ func TestAgentIntegration(t *testing.T) {
 	})
 
 	t.Run("status under a lease", func(t *testing.T) {
-		var st *agent.Status
+		var st *nodestate.NodeStatus
 		var lease clientv3.LeaseID
-		wantPorts := []agent.PortStatus{{Name: "cust0", LinkUp: true}, {Name: "fab0", LinkUp: true}, {Name: "fab1", LinkUp: true}}
+		wantPorts := []nodestate.PortStatus{{Name: "cust0", LinkUp: true}, {Name: "fab0", LinkUp: true}, {Name: "fab1", LinkUp: true}}
 		eventually(t, "status at generation 2 with the ports up", func() error {
 			st, lease = readStatus(t, cli, node)
 			if st == nil || st.AppliedGeneration != 2 {
 				return fmt.Errorf("status %+v", st)
 			}
 			ports := slices.Clone(st.Ports)
-			slices.SortFunc(ports, func(a, b agent.PortStatus) int { return strings.Compare(a.Name, b.Name) })
+			slices.SortFunc(ports, func(a, b nodestate.PortStatus) int { return strings.Compare(a.Name, b.Name) })
 			if !slices.Equal(ports, wantPorts) {
 				return fmt.Errorf("status ports %+v, want %+v", ports, wantPorts)
 			}

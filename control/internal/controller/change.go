@@ -13,6 +13,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/paths"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -237,7 +238,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	newWritten := map[string][]byte{}
 	for node := range affected {
 		if !topo.HasNode(node) {
-			ops = append(ops, clientv3.OpDelete(store.DesiredKey(node)))
+			ops = append(ops, clientv3.OpDelete(nodestate.DesiredKey(node)))
 			continue
 		}
 		cfg := desired.Assemble(topo, node, c.fragsAt(st, ch, node))
@@ -253,7 +254,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 			Generation int64           `json:"generation"`
 			Config     json.RawMessage `json:"config"`
 		}{gen, b})
-		ops = append(ops, clientv3.OpPut(store.DesiredKey(node), string(d)))
+		ops = append(ops, clientv3.OpPut(nodestate.DesiredKey(node), string(d)))
 		newGen[node], newWritten[node] = gen, b
 	}
 	for name := range ch.del {

@@ -23,6 +23,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -77,7 +78,7 @@ type state struct {
 	gen       int64
 	nodeGen   map[string]int64
 	written   map[string][]byte // node -> config JSON last written
-	status    map[string]store.NodeStatus
+	status    map[string]nodestate.NodeStatus
 	statusRev int64
 	down      downView
 	circuits  map[model.Circuit]string // circuit -> service using it
@@ -173,7 +174,7 @@ func (c *Controller) lead(ctx context.Context) error {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Status changes since the load: the watch starts after its revision.
-	wch := c.opt.Etcd.Watch(lctx, store.StatusPrefix, clientv3.WithPrefix(), clientv3.WithRev(st.statusRev+1))
+	wch := c.opt.Etcd.Watch(lctx, nodestate.StatusPrefix, clientv3.WithPrefix(), clientv3.WithRev(st.statusRev+1))
 	// The view at load time may differ from the one the stored routes were
 	// computed with (failures while no leader ran).
 	c.react(lctx, "leader start")
@@ -189,12 +190,12 @@ func (c *Controller) lead(ctx context.Context) error {
 			}
 			c.mu.Lock()
 			for _, ev := range wr.Events {
-				node := string(ev.Kv.Key[len(store.StatusPrefix):])
+				node := string(ev.Kv.Key[len(nodestate.StatusPrefix):])
 				if ev.Type == clientv3.EventTypeDelete {
 					delete(c.leader.status, node)
 					continue
 				}
-				var s store.NodeStatus
+				var s nodestate.NodeStatus
 				if json.Unmarshal(ev.Kv.Value, &s) == nil {
 					c.leader.status[node] = s
 				}
@@ -294,7 +295,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	if _, err := store.GetJSON(ctx, c, store.GenerationKey, &st.gen); err != nil {
 		return nil, err
 	}
-	if _, err := store.ListJSON(ctx, c, store.DesiredPrefix, func(node string, v []byte) error {
+	if _, err := store.ListJSON(ctx, c, nodestate.DesiredPrefix, func(node string, v []byte) error {
 		var d struct {
 			Generation int64           `json:"generation"`
 			Config     json.RawMessage `json:"config"`

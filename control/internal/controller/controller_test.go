@@ -13,6 +13,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -62,8 +63,8 @@ func elan(name string, vlan model.VLAN) model.ServiceSpec {
 }
 
 func desiredGen(t *testing.T, cli *clientv3.Client, node string) int64 {
-	var d store.Desired
-	if _, err := store.GetJSON(context.Background(), cli, store.DesiredKey(node), &d); err != nil {
+	var d nodestate.Desired
+	if _, err := store.GetJSON(context.Background(), cli, nodestate.DesiredKey(node), &d); err != nil {
 		t.Fatal(err)
 	}
 	return d.Generation
@@ -71,7 +72,7 @@ func desiredGen(t *testing.T, cli *clientv3.Client, node string) int64 {
 
 func putStatus(t *testing.T, cli *clientv3.Client, node string, gen int64, down ...string) {
 	t.Helper()
-	s := store.NodeStatus{Node: node, BootID: "b", AppliedGeneration: gen, Updated: time.Now().Format(time.RFC3339)}
+	s := nodestate.NodeStatus{Node: node, BootID: "b", AppliedGeneration: gen, Updated: time.Now()}
 	for _, l := range topoLinks(t) {
 		for _, e := range []topology.Endpoint{l.A, l.B} {
 			if e.Node == node {
@@ -81,12 +82,12 @@ func putStatus(t *testing.T, cli *clientv3.Client, node string, gen int64, down 
 						up = false
 					}
 				}
-				s.Ports = append(s.Ports, store.PortStatus{Name: e.Port, LinkUp: up})
+				s.Ports = append(s.Ports, nodestate.PortStatus{Name: e.Port, LinkUp: up})
 			}
 		}
 	}
 	b, _ := json.Marshal(s)
-	if _, err := cli.Put(context.Background(), store.StatusKey(node), string(b)); err != nil {
+	if _, err := cli.Put(context.Background(), nodestate.StatusKey(node), string(b)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -216,7 +217,7 @@ func TestLinkFailure(t *testing.T) {
 	putStatus(t, cli, "leaf1", 100)
 	waitFor(t, "revert", func() bool { r, _ := c.Service(ctx, "red"); return r.Route.Active == "primary" })
 	// Node down (its status key goes away).
-	cli.Delete(ctx, store.StatusKey("leaf3"))
+	cli.Delete(ctx, nodestate.StatusKey("leaf3"))
 	waitFor(t, "down", func() bool {
 		s, _ := c.Snapshot(ctx)
 		return s.ServiceStatus(s.Services["red"]).State == model.StateDown

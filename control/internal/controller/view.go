@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -20,7 +21,7 @@ type Snapshot struct {
 	Leader     bool
 	Topology   *topology.Topology
 	Services   map[string]*model.ServiceRecord
-	Status     map[string]store.NodeStatus
+	Status     map[string]nodestate.NodeStatus
 	NodeGen    map[string]int64
 	Generation int64
 	down       downView
@@ -33,7 +34,7 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if st := c.leader; st != nil {
 		defer c.mu.Unlock()
 		s := &Snapshot{Leader: true, Topology: st.topo, Services: map[string]*model.ServiceRecord{},
-			Status: map[string]store.NodeStatus{}, NodeGen: map[string]int64{}, Generation: st.gen, ignore: c.opt.IgnoreStatus}
+			Status: map[string]nodestate.NodeStatus{}, NodeGen: map[string]int64{}, Generation: st.gen, ignore: c.opt.IgnoreStatus}
 		for n, sv := range st.services {
 			s.Services[n] = sv.rec // records are replaced, never changed in place
 		}

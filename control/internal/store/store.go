@@ -15,49 +15,23 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 )
 
-// Keys. Everything lives under Prefix; SchemaKey says which layout it is.
+// Keys. Everything lives under nodestate.Prefix; SchemaKey says which
+// layout it is. A node's desired and status keys are in nodestate, the
+// contract shared with the agent.
 const (
-	Prefix         = "/e3/v1/"
-	SchemaKey      = Prefix + "schema"
+	SchemaKey      = nodestate.Prefix + "schema"
 	SchemaVersion  = "1"
-	TopologyKey    = Prefix + "topology"
-	GenerationKey  = Prefix + "generation"
-	ServicePrefix  = Prefix + "services/"
-	DesiredPrefix  = Prefix + "desired/"
-	StatusPrefix   = Prefix + "status/"
-	ElectionPrefix = Prefix + "leader"
+	TopologyKey    = nodestate.Prefix + "topology"
+	GenerationKey  = nodestate.Prefix + "generation"
+	ServicePrefix  = nodestate.Prefix + "services/"
+	ElectionPrefix = nodestate.Prefix + "leader"
 )
 
-// ServiceKey, DesiredKey and StatusKey name one object's key.
+// ServiceKey names one service's record.
 func ServiceKey(name string) string { return ServicePrefix + name }
-func DesiredKey(node string) string { return DesiredPrefix + node }
-func StatusKey(node string) string  { return StatusPrefix + node }
-
-// Desired is the value of /e3/v1/desired/<node>.
-type Desired struct {
-	Generation int64           `json:"generation"`
-	Config     dpconfig.Config `json:"config"`
-}
-
-// PortStatus is one port's link state in NodeStatus.
-type PortStatus struct {
-	Name   string `json:"name"`
-	LinkUp bool   `json:"link_up"`
-}
-
-// NodeStatus is the value of /e3/v1/status/<node>, written by the node's
-// agent under a lease: no key = node down.
-type NodeStatus struct {
-	Node              string       `json:"node"`
-	BootID            string       `json:"boot_id"`
-	AppliedGeneration int64        `json:"applied_generation"`
-	Ports             []PortStatus `json:"ports"`
-	Error             string       `json:"error"`
-	Updated           string       `json:"updated"`
-}
 
 // Connect opens a client to endpoints (comma-separated URLs).
 func Connect(endpoints string) (*clientv3.Client, error) {
@@ -186,10 +160,10 @@ func ListJSON(ctx context.Context, c *clientv3.Client, prefix string, fn func(na
 }
 
 // Statuses reads every node status.
-func Statuses(ctx context.Context, c *clientv3.Client) (map[string]NodeStatus, int64, error) {
-	out := map[string]NodeStatus{}
-	rev, err := ListJSON(ctx, c, StatusPrefix, func(name string, v []byte) error {
-		var s NodeStatus
+func Statuses(ctx context.Context, c *clientv3.Client) (map[string]nodestate.NodeStatus, int64, error) {
+	out := map[string]nodestate.NodeStatus{}
+	rev, err := ListJSON(ctx, c, nodestate.StatusPrefix, func(name string, v []byte) error {
+		var s nodestate.NodeStatus
 		if err := json.Unmarshal(v, &s); err != nil {
 			return err
 		}

@@ -1,0 +1,89 @@
+"""Constants and helpers of the control-plane tests (tests/control)."""
+import re
+from pathlib import Path
+
+from lab.traffic import ping_until
+
+REPO = Path(__file__).resolve().parents[2]
+TOPOLOGY = REPO / "examples" / "demo.yaml"
+PREFIX = "cp"
+API_PORT, ETCD_PORT = 23810, 23811          # embedded etcd: 23811 client, 23812 peer
+EXT_API_PORT, EXT_ETCD_BASE = 23815, 23820  # external cluster: 23820-23825
+
+# The services the tests create with e3ctl (the hosts of examples/demo.yaml).
+RED = ("red", "eline", ["leaf1:cust1:1000", "leaf2:cust1:2000"])               # h1 <-> h2
+GREEN = ("green", "elan", ["leaf1:cust1:3000", "leaf2:cust1:3000", "leaf3:cust1:3000"])  # h1, h2, h3
+BLUE = ("blue", "eline", ["leaf1:cust2:untagged", "leaf2:cust2:40"])          # h4 <-> h5
+RED_H2 = "10.10.0.2"
+GREEN_IPS = {"h1": "10.30.0.1", "h2": "10.30.0.2", "h3": "10.30.0.3"}
+BLUE_H5 = "10.40.0.2"
+
+
+def ensure_service(cp, name, type_, circuits):
+    """Create a service unless it exists, and wait until it is programmed."""
+    if name not in {s["name"] for s in cp.services()}:
+        cp.create_service(name, type_, circuits)
+    return cp.wait_service(name)
+
+
+def first_contact(lab, host, ip, timeout=30):
+    """Ping until one answers: a safety net while ARP, MAC learning and
+    agents settle, not an assertion (the caller checks a clean run)."""
+    r = ping_until(lab, host, ip, attempts=timeout)
+    assert r.ok, f"{host} -> {ip}: no answer within ~{timeout}s:\n{r.output}"
+    return r
+
+
+def label_pkts(lab, node, label):
+    """Packets counted by a node's label entry (None: no such label)."""
+    for l in lab.client(node).call("label_list"):
+        if l["label"] == label:
+            return l.get("pkts", 0)
+    return None
+
+
+def alloc(svc, node, kind, role):
+    """The value the controller allocated to (node, kind, role) of a service."""
+    for a in svc.get("allocations", []):
+        if (a["node"], a["kind"], a["role"]) == (node, kind, role):
+            return a["value"]
+    raise KeyError(f"{svc['name']}: no {kind} {role!r} on {node!r}")
+
+
+# Echoes are judged by sequence number: ping -c N -w D sends until N replies
+# came back (or D passed), printing each reply, so a late reply on a loaded
+# machine counts as answered and a lost one shows as a missing icmp_seq.
+REPLY_RE = re.compile(r"bytes from .*icmp_seq=(\d+)")
+
+
+def unanswered(output: str, count: int) -> list:
+    """Sequence numbers 1..count that got no reply."""
+    got = {int(m.group(1)) for m in REPLY_RE.finditer(output)}
+    return sorted(set(range(1, count + 1)) - got)
+
+
+def summary(output: str) -> str:
+    return "\n".join(output.strip().splitlines()[-3:])
+
+
+def clean_ping(lab, host, ip, count=10):
+    """count echoes, every one answered."""
+    p = lab.host_exec(host, ["ping", "-n", "-c", str(count), "-i", "0.05", "-w", "15", ip], check=False, timeout=60)
+    missing = unanswered(p.stdout, count)
+    assert not missing, f"{host} -> {ip}: echoes {missing} of 1..{count} unanswered\n{summary(p.stdout + p.stderr)}"
+
+
+def start_flood(lab, host, ip, count):
+    """A ping flood (100 per second) in the background."""
+    return lab.host_popen(host, ["ping", "-n", "-i", "0.01", "-c", str(count), "-w", str(int(count * 0.01) + 30), ip])
+
+
+def finish_flood(proc) -> str:
+    """Wait for a flood from start_flood; its output (see unanswered)."""
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return out + err

@@ -1,0 +1,89 @@
+"""Bad northbound input is refused with a clear message, and nothing changes:
+the service list and the controller's generation (bumped by every change it
+commits) are the same before and after. e3ctl's exit code and message are
+what an operator sees; malformed JSON needs raw HTTP (e3ctl never sends it).
+"""
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+
+@pytest.fixture
+def unchanged(services):
+    """The store as the API shows it; after the test, it must be the same."""
+    cp = services
+
+    def snapshot():
+        return cp.services(), cp.status()["generation"]
+    before = snapshot()
+    yield cp
+    assert snapshot() == before, "a refused request changed the controller's state"
+
+
+@pytest.mark.parametrize("circuits, words", [
+    (["nosuch:cust1:5", "leaf2:cust1:5"], ["nosuch"]),                   # unknown node
+    (["leaf1:cust9:5", "leaf2:cust1:5"], ["cust9"]),                     # unknown port
+    (["leaf1:cust1:1000", "leaf2:cust1:5"], ["leaf1", "cust1", "1000"]),  # VLAN red uses
+    (["leaf1:fab1:5", "leaf2:cust1:5"], ["fab1"]),                       # fabric port as a circuit
+    (["leaf1:cust1:5000", "leaf2:cust1:5"], ["5000"]),                   # VLAN out of range
+    (["leaf1:cust1:5"], ["circuit"]),                                    # E-Line needs two
+])
+def test_bad_service_refused_by_e3ctl(unchanged, circuits, words):
+    args = ["service", "create", "eline", "bad"]
+    for c in circuits:
+        args += ["--circuit", c]
+    p = unchanged.e3ctl(*args, check=False)
+    msg = p.stderr + p.stdout
+    assert p.returncode != 0, msg
+    for w in words:
+        assert w in msg, f"message does not name {w!r}: {msg}"
+
+
+def test_duplicate_vlan_is_a_conflict(unchanged):
+    """The (node, port, VLAN) of red's first circuit, in a new E-LAN."""
+    p = unchanged.e3ctl("--json", "service", "create", "elan", "dup",
+                        "--circuit", "leaf1:cust1:1000", "--circuit", "leaf3:cust1:77", check=False)
+    assert p.returncode != 0
+    assert "already used by service red" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("token, why", [("", "missing"), ("not-the-token", "wrong")])
+def test_change_without_the_token_refused(unchanged, token, why):
+    p = unchanged.e3ctl("service", "create", "eline", "sneaky", "--circuit", "leaf1:cust1:5",
+                        "--circuit", "leaf2:cust1:5", check=False, token=token)
+    assert p.returncode != 0, f"{why} token accepted"
+    assert "unauthorized" in (p.stderr + p.stdout).lower() or "token" in (p.stderr + p.stdout).lower(), p.stderr
+    # Reads need no token.
+    assert unchanged.e3ctl("service", "list", token=token).returncode == 0
+
+
+def post(cp, path, body: bytes, token=None):
+    """Raw HTTP POST; (status code, decoded JSON body)."""
+    req = urllib.request.Request(cp.server + path, data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+@pytest.mark.parametrize("body", [b'{"name": "x", "type": "eline", "circuits": [', b"not json at all",
+                                  b'{"name": "x", "type": "eline", "circuits": [], "colour": "red"}'])
+def test_malformed_json_refused(unchanged, body):
+    code, res = post(unchanged, "/v1/services", body, token=unchanged.token)
+    assert code == 400, res
+    assert res["error"]["code"] == "invalid" and res["error"]["message"], res
+
+
+def test_raw_http_without_token_refused(unchanged):
+    body = json.dumps({"name": "x", "type": "eline", "circuits": [
+        {"node": "leaf1", "port": "cust1", "vlan": 5}, {"node": "leaf2", "port": "cust1", "vlan": 5}]}).encode()
+    code, res = post(unchanged, "/v1/services", body)
+    assert code == 401 and res["error"]["code"] == "unauthorized", res
+    code, res = post(unchanged, "/v1/services", body, token="wrong")
+    assert code == 401 and res["error"]["code"] == "unauthorized", res

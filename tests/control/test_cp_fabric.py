@@ -1,0 +1,156 @@
+"""The whole system on examples/demo.yaml: services made with e3ctl carry
+ping and iperf3, a failed fabric link moves them, and killed controller,
+agent and datapath processes come back without operator action.
+
+The tests run in file order and share one fabric: the destructive ones come
+last and leave the fabric as they found it.
+"""
+import os
+import re
+import signal
+
+from cplib import (BLUE, BLUE_H5, GREEN_IPS, RED_H2, alloc, clean_ping, ensure_service, finish_flood,
+                   first_contact, label_pkts, start_flood, summary, unanswered)
+from lab.control import ControlPlane, wait_for
+from lab.traffic import iperf3, ping
+
+FLOOD = 1000  # echoes at 100/s: 10 s of traffic across each restart
+
+
+def test_eline_carries_ping_and_iperf3(lab, services):
+    clean_ping(lab, "h1", RED_H2)
+    r = iperf3(lab, "h1", "h2", RED_H2, seconds=3)
+    assert 0 < r.received_bytes <= r.sent_bytes
+
+
+def test_eline_follows_the_path_service_show_reports(lab, services):
+    """The transit node of the active path counts the E-Line's frames under
+    the label the controller allocated, and `e3ctl service show` says so."""
+    svc = services.service("red")
+    path = ControlPlane.path_nodes(ControlPlane.active_path(svc))
+    assert path[0] == "leaf1" and path[-1] == "leaf2" and len(path) == 3, path
+    spine = path[1]
+    links = ".".join(str(h["link"]) for h in ControlPlane.active_path(svc))
+    label = alloc(svc, spine, "label", f"eline:leaf1>leaf2:{links}")
+    before = label_pkts(lab, spine, label)
+    clean_ping(lab, "h1", RED_H2, count=5)
+    assert label_pkts(lab, spine, label) >= before + 5
+    text = services.e3ctl("service", "show", "red").stdout
+    assert f"leaf1 -> {spine} -> leaf2  (active)" in text, text
+    assert re.search(rf"^{spine}\s+label\s+{label}\s+eline:leaf1>leaf2:{links}$", text, re.M), text
+
+
+def test_elan_every_pair_pings_and_carries_iperf3(lab, services):
+    hosts = sorted(GREEN_IPS)
+    for a in hosts:
+        for b in hosts:
+            if a != b:
+                first_contact(lab, a, GREEN_IPS[b])
+                clean_ping(lab, a, GREEN_IPS[b], count=5)
+    r = iperf3(lab, "h1", "h3", GREEN_IPS["h3"], seconds=3)
+    assert 0 < r.received_bytes <= r.sent_bytes
+
+
+def test_untagged_port_to_vlan_eline(lab, cp):
+    """An E-Line created (and deleted) while the others run: h4's whole
+    port to h5's VLAN 40."""
+    ensure_service(cp, *BLUE)
+    try:
+        first_contact(lab, "h4", BLUE_H5)
+        clean_ping(lab, "h4", BLUE_H5)
+    finally:
+        cp.e3ctl("service", "delete", "blue")
+    cp.wait_converged()
+    assert "blue" not in {s["name"] for s in cp.services()}
+    # The agents removed its circuits from the datapaths.
+    assert not [c for c in lab.client("leaf1").call("circuit_list") if c["port"] == "cust2"]
+    assert not ping(lab, "h4", BLUE_H5, count=2).received
+
+
+def test_link_down_moves_services_and_traffic_resumes(lab, services):
+    cp = services
+    svc = cp.service("red")
+    first = ControlPlane.active_path(svc)[0]
+    a, b = first["from"], first["to"]
+    lab.link_down(a, b)
+    try:
+        moved = wait_for(f"red off the failed link {a}-{b}", lambda: (lambda s: s if all(
+            h["link"] != first["link"] for h in ControlPlane.active_path(s)) else None)(cp.service("red")))
+        new_path = ControlPlane.path_nodes(ControlPlane.active_path(moved))
+        assert new_path[0] == "leaf1" and new_path[-1] == "leaf2" and b not in new_path, new_path
+        text = cp.e3ctl("service", "show", "red").stdout
+        assert " -> ".join(new_path) + "  (active)" in text, text
+        first_contact(lab, "h1", RED_H2)
+        clean_ping(lab, "h1", RED_H2)
+        # The E-LAN is rebuilt around the failed link too.
+        cp.wait_service("green")
+        for h in ("h2", "h3"):
+            first_contact(lab, "h1", GREEN_IPS[h])
+            clean_ping(lab, "h1", GREEN_IPS[h], count=5)
+        # The new transit node really carries it.
+        links = ".".join(str(h["link"]) for h in ControlPlane.active_path(moved))
+        label = alloc(moved, new_path[1], "label", f"eline:leaf1>leaf2:{links}")
+        before = label_pkts(lab, new_path[1], label)
+        clean_ping(lab, "h1", RED_H2, count=5)
+        assert label_pkts(lab, new_path[1], label) >= before + 5
+    finally:
+        lab.link_up(a, b)
+    # Repaired: red goes back to its primary path, and still works.
+    wait_for("red back on its primary path", lambda: cp.service("red")["route"]["active"] == "primary")
+    cp.wait_converged()
+    first_contact(lab, "h1", RED_H2)
+    clean_ping(lab, "h1", RED_H2)
+
+
+def test_controller_killed_and_restarted_loses_no_frame(lab, services):
+    cp = services
+    labels_before = cp.service("red")["allocations"]
+    flood = start_flood(lab, "h1", RED_H2, FLOOD)
+    try:
+        cp.stop_controller(signal.SIGKILL)
+        assert flood.poll() is None, "the flood ended early"
+        cp.start_controller()
+    finally:
+        out = finish_flood(flood)
+    assert not unanswered(out, FLOOD), f"echoes lost: {unanswered(out, FLOOD)}\n{summary(out)}"
+    cp.wait_converged()
+    # The new controller took over the stored labels; nothing moved.
+    assert cp.service("red")["allocations"] == labels_before
+    assert cp.wait_service("red")["status"]["state"] == "programmed"
+
+
+def test_agent_killed_and_restarted_loses_no_frame(lab, services):
+    cp = services
+    agent = cp.agents["leaf1"]
+    flood = start_flood(lab, "h1", RED_H2, FLOOD)
+    try:
+        cp.stop_agent("leaf1", signal.SIGKILL)
+        log_size = agent.log_file.stat().st_size
+        cp.start_agent("leaf1")
+        cp.wait_converged()
+    finally:
+        out = finish_flood(flood)
+    assert not unanswered(out, FLOOD), f"echoes lost: {unanswered(out, FLOOD)}\n{summary(out)}"
+    # The new agent found the datapath converged: it read it and changed nothing.
+    new_log = agent.log_file.read_text(errors="replace")[log_size:]
+    assert "applying desired config" not in new_log, new_log
+
+
+def test_datapath_killed_and_restarted_is_reprogrammed(lab, services):
+    """SIGKILL of the transit datapath on red's active path; a new process
+    (as a supervisor would start it) gets ports, labels and services from
+    its agent, and traffic flows again."""
+    cp = services
+    spine = ControlPlane.path_nodes(ControlPlane.active_path(cp.service("red")))[1]
+    old = lab.pid(spine)
+    os.kill(old, signal.SIGKILL)
+    lab.stop(spine)  # reap it, remove its socket
+    lab.start(spine, ports=False)
+    assert lab.pid(spine) != old
+    first_contact(lab, "h1", RED_H2)
+    clean_ping(lab, "h1", RED_H2)
+    cp.wait_converged()
+    assert {p["name"] for p in lab.client(spine).call("port_list")} == set(lab.topo.ports[spine])
+    for h in ("h2", "h3"):
+        first_contact(lab, "h1", GREEN_IPS[h])
+        clean_ping(lab, "h1", GREEN_IPS[h], count=5)
