@@ -60,8 +60,11 @@ static struct {
 	bool imix;
 	unsigned drain_ms;
 	unsigned link_timeout_s;
+	uint16_t rx_queues;     /* per port; a memif server sends on as many */
+	bool serve;             /* trials from stdin, links kept up */
+	uint32_t stream_on;     /* bit per stream: sent in this trial */
 } cfg = {
-	.learn_rate = 200000, .duration = 1.0, .burst = 32, .drain_ms = 200, .link_timeout_s = 10,
+	.learn_rate = 200000, .duration = 1.0, .burst = 32, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
 };
 
 static struct rte_mempool *pool;
@@ -94,7 +97,13 @@ static void usage(const char *prog)
 		"  --burst N         frames per TX burst (default 32, max %d)\n"
 		"  --imix            sizes 64/570/1518 in proportion 7:4:1\n"
 		"  --warmup S        send the streams uncounted for S seconds first (default 0)\n"
-		"  --drain-ms MS     wait for frames in flight after TX stops (default 200)\n",
+		"  --drain-ms MS     wait for frames in flight after TX stops (default 200)\n"
+		"  --link-timeout S  wait this long for the switch's ports (default 30)\n"
+		"  --rx-queues N     receive queues per port (default 1); OVS sends on\n"
+		"                    queue 1 of a memif port from its PMD thread\n"
+		"  --serve           run one trial per stdin line: rate=PPS duration=S\n"
+		"                    warmup=S count=N learn=0|1 imix=0|1 streams=I:J\n"
+		"                    (\"quit\" ends)\n",
 		prog, MAX_BURST);
 }
 
@@ -111,6 +120,9 @@ static int parse_args(int argc, char **argv)
 		{ "imix", no_argument, NULL, 'i' },
 		{ "drain-ms", required_argument, NULL, 'D' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "link-timeout", required_argument, NULL, 'T' },
+		{ "rx-queues", required_argument, NULL, 'q' },
+		{ "serve", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -163,6 +175,19 @@ static int parse_args(int argc, char **argv)
 		case 'i':
 			cfg.imix = true;
 			break;
+		case 'S':
+			cfg.serve = true;
+			break;
+		case 'q':
+			cfg.rx_queues = (uint16_t)strtoul(optarg, &end, 0);
+			if (*end || cfg.rx_queues == 0 || cfg.rx_queues > 8)
+				goto bad;
+			break;
+		case 'T':
+			cfg.link_timeout_s = (unsigned)strtoul(optarg, &end, 0);
+			if (*end || cfg.link_timeout_s == 0)
+				goto bad;
+			break;
 		case 'w':
 			cfg.warmup = strtod(optarg, &end);
 			if (*end || cfg.warmup < 0)
@@ -186,20 +211,23 @@ bad:
 		usage(argv[0]);
 		return -1;
 	}
+	cfg.stream_on = (1u << cfg.n_streams) - 1;
 	return 0;
 }
 
 static int port_init(uint16_t port)
 {
 	struct rte_eth_conf conf = { 0 };
-	int ret = rte_eth_dev_configure(port, 1, 1, &conf);
+	int ret = rte_eth_dev_configure(port, cfg.rx_queues, 1, &conf);
 	if (ret < 0)
 		return ret;
 	uint16_t nrx = RING_SIZE, ntx = RING_SIZE;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
-	ret = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool);
-	if (ret < 0)
-		return ret;
+	for (uint16_t q = 0; q < cfg.rx_queues; q++) {
+		ret = rte_eth_rx_queue_setup(port, q, nrx, rte_eth_dev_socket_id(port), NULL, pool);
+		if (ret < 0)
+			return ret;
+	}
 	ret = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
 	if (ret < 0)
 		return ret;
@@ -207,7 +235,7 @@ static int port_init(uint16_t port)
 	 * needs a moment to notice that the previous trial's client left. */
 	uint64_t deadline = rte_get_timer_cycles() + cfg.link_timeout_s * rte_get_timer_hz();
 	while ((ret = rte_eth_dev_start(port)) < 0 && !quit && rte_get_timer_cycles() < deadline)
-		rte_delay_ms(50);
+		rte_delay_us_sleep(50 * 1000);
 	return ret;
 }
 
@@ -225,7 +253,7 @@ static int wait_links(void)
 			return 0;
 		if (quit || rte_get_timer_cycles() > deadline)
 			return -1;
-		rte_delay_ms(10);
+		rte_delay_us_sleep(10 * 1000);
 	}
 }
 
@@ -250,8 +278,9 @@ static unsigned rx_poll(void)
 {
 	struct rte_mbuf *m[MAX_BURST];
 	unsigned total = 0;
-	for (uint16_t p = 0; p < n_ports; p++) {
-		uint16_t n = rte_eth_rx_burst(p, 0, m, MAX_BURST);
+	for (uint16_t pq = 0; pq < n_ports * cfg.rx_queues; pq++) {
+		uint16_t p = pq / cfg.rx_queues;
+		uint16_t n = rte_eth_rx_burst(p, pq % cfg.rx_queues, m, MAX_BURST);
 		if (n == 0)
 			continue;
 		uint64_t now = rte_rdtsc();
@@ -335,6 +364,8 @@ static uint16_t tx_some(struct tx_state *t, uint16_t n, bool flat_out, uint32_t 
 		t->n_pend -= sent;
 		return 0;
 	}
+	while (!(cfg.stream_on & (1u << t->next_stream)))
+		t->next_stream = (t->next_stream + 1) % cfg.n_streams;
 	struct pg_stream *s = &cfg.streams[t->next_stream];
 	t->next_stream = (t->next_stream + 1) % cfg.n_streams;
 	uint16_t built = build_burst(s, m, n, magic, magic == PG_MAGIC_DATA ? &t->seq : &t->warm_seq,
@@ -404,7 +435,11 @@ static void tx_loop(struct tx_state *t, double seconds, uint32_t magic,
 	uint64_t count = magic == PG_MAGIC_DATA ? cfg.count : 0;
 	bool flat_out = cfg.rate == 0;
 	double tokens = 0, per_cycle = cfg.rate / (double)tsc_hz;
-	double cap = 4.0 * cfg.burst;
+	/* Tokens saved up while the generator was preempted (a shared CPU) are
+	 * spent in bursts afterwards, up to 20 ms or half a 2^14 memif ring
+	 * worth, so the offered rate stays the one asked for; a switch that
+	 * keeps up absorbs such a burst in its input ring. */
+	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(cfg.rate * 0.02, 8192.0));
 	uint64_t start = rte_rdtsc(), last = start;
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
 	uint64_t offered = 0;
@@ -482,6 +517,103 @@ static void print_result(double seconds)
 	fflush(stdout);
 }
 
+/* Clear what one trial measures. */
+static void stats_reset(void)
+{
+	memset(pstats, 0, sizeof(pstats));
+	pg_hist_init(&lat);
+	seq_dup = seq_reordered = seq_max_seen = seq_any = 0;
+	free(seq_seen);
+	seq_seen = NULL;
+}
+
+/* One trial with the current cfg.rate/duration/count/warmup: optional
+ * learning, warm-up, measurement, drain, one JSON line. */
+static int run_trial(struct tx_state *t, bool learn)
+{
+	stats_reset();
+	t->seq = 0; /* every trial numbers its frames from 0 */
+	if (cfg.count) {
+		seq_seen = calloc((cfg.count + 63) / 64, sizeof(uint64_t));
+		if (!seq_seen) {
+			fprintf(stderr, "e3-pktgen: no memory for the sequence bitmap\n");
+			return 1;
+		}
+	}
+	rx_stop = false;
+	if (!t->single)
+		rte_eal_remote_launch(rx_lcore, NULL, rte_get_next_lcore(-1, 1, 0));
+	if (learn)
+		learn_phase(t);
+	uint64_t t0, t1;
+	if (cfg.warmup > 0)
+		tx_loop(t, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
+	tx_loop(t, cfg.duration, PG_MAGIC_DATA, &t0, &t1);
+	/* Frames still in flight in the switch arrive during the drain. */
+	uint64_t until = rte_rdtsc() + cfg.drain_ms * tsc_hz / 1000;
+	while (rte_rdtsc() < until)
+		if (t->single)
+			rx_poll();
+	rx_stop = true;
+	rte_eal_mp_wait_lcore();
+	print_result((double)(t1 - t0) / (double)tsc_hz);
+	return 0;
+}
+
+/* "0:2" -> bits 0 and 2; every index must name a stream. */
+static int parse_stream_set(const char *v, uint32_t *mask)
+{
+	*mask = 0;
+	while (*v) {
+		char *end;
+		unsigned long i = strtoul(v, &end, 10);
+		if (end == v || i >= cfg.n_streams || (*end && *end != ':'))
+			return -1;
+		*mask |= 1u << i;
+		v = *end ? end + 1 : end;
+	}
+	return *mask ? 0 : -1;
+}
+
+/* A --serve line: "rate=PPS duration=S warmup=S count=N learn=0|1
+ * imix=0|1 streams=I:J", any subset; what is not given keeps its last
+ * value, except count (per trial; 0 = by duration) and streams (all). */
+static int parse_trial(char *line, bool *learn)
+{
+	char *save = NULL;
+	cfg.count = 0;
+	cfg.stream_on = (1u << cfg.n_streams) - 1;
+	for (char *kv = strtok_r(line, " \t\r\n", &save); kv; kv = strtok_r(NULL, " \t\r\n", &save)) {
+		char *v = strchr(kv, '='), *end;
+		if (!v)
+			return -1;
+		*v++ = '\0';
+		if (!strcmp(kv, "streams")) {
+			if (parse_stream_set(v, &cfg.stream_on) < 0)
+				return -1;
+			continue;
+		}
+		double x = strtod(v, &end);
+		if (*end || x < 0)
+			return -1;
+		if (!strcmp(kv, "rate"))
+			cfg.rate = x;
+		else if (!strcmp(kv, "duration") && x > 0)
+			cfg.duration = x;
+		else if (!strcmp(kv, "warmup"))
+			cfg.warmup = x;
+		else if (!strcmp(kv, "count") && x <= (double)(1ull << 32))
+			cfg.count = (uint64_t)x;
+		else if (!strcmp(kv, "learn"))
+			*learn = x != 0;
+		else if (!strcmp(kv, "imix"))
+			cfg.imix = x != 0;
+		else
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int eal = rte_eal_init(argc, argv);
@@ -527,41 +659,37 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	tsc_hz = rte_get_tsc_hz();
-	pg_hist_init(&lat);
-	if (cfg.count) {
-		seq_seen = calloc((cfg.count + 63) / 64, sizeof(uint64_t));
-		if (!seq_seen) {
-			fprintf(stderr, "e3-pktgen: no memory for the sequence bitmap\n");
-			return 1;
+	struct tx_state t = { .single = rte_get_next_lcore(-1, 1, 0) >= RTE_MAX_LCORE };
+	int rc = 0;
+	if (!cfg.serve) {
+		rc = run_trial(&t, cfg.n_learn > 0);
+	} else {
+		/* One trial per line on stdin; the memif links stay up between
+		 * them (a memif server that sees a client leave while its worker
+		 * polls the rings may crash: DPDK 22.11 memif unmaps the regions
+		 * under the worker's feet). */
+		char line[512];
+		printf("{\"ready\": true, \"ports\": %u}\n", n_ports);
+		fflush(stdout);
+		while (!quit && fgets(line, sizeof(line), stdin)) {
+			bool learn = false;
+			if (strncmp(line, "quit", 4) == 0)
+				break;
+			if (parse_trial(line, &learn) < 0) {
+				printf("{\"error\": \"bad trial line\"}\n");
+				fflush(stdout);
+				continue;
+			}
+			rc = run_trial(&t, learn);
+			if (rc)
+				break;
 		}
 	}
-
-	struct tx_state t = { .single = true };
-	unsigned rx_core = rte_get_next_lcore(-1, 1, 0);
-	if (rx_core < RTE_MAX_LCORE) {
-		t.single = false;
-		rte_eal_remote_launch(rx_lcore, NULL, rx_core);
-	}
-
-	learn_phase(&t);
-	uint64_t t0, t1;
-	if (cfg.warmup > 0)
-		tx_loop(&t, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
-	tx_loop(&t, cfg.duration, PG_MAGIC_DATA, &t0, &t1);
-	/* Frames still in flight in the switch arrive during the drain. */
-	uint64_t until = rte_rdtsc() + cfg.drain_ms * tsc_hz / 1000;
-	while (rte_rdtsc() < until)
-		if (t.single)
-			rx_poll();
-	rx_stop = true;
-	rte_eal_mp_wait_lcore();
-
-	print_result((double)(t1 - t0) / (double)tsc_hz);
 	for (uint16_t p = 0; p < n_ports; p++) {
 		rte_eth_dev_stop(p);
 		rte_eth_dev_close(p);
 	}
 	free(seq_seen);
 	rte_eal_cleanup();
-	return 0;
+	return rc;
 }

@@ -23,7 +23,7 @@ struct e3_dp e3 = {
 	.settings = { .ttl = 64, .control_word = true, .mac_aging_s = 300, .mac_limit = 65536 },
 };
 
-#define LINK_POLL_MS 200
+#define LINK_POLL_MS 20      /* a link that comes up forwards within 20 ms */
 #define AGE_TICK_MS 10
 
 int e3_dp_init(const struct e3_dp_opts *o, char *err)
@@ -40,9 +40,18 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 	e3.start_tsc = rte_get_tsc_cycles();
 	e3.running = true;
 	e3.pool = rte_pktmbuf_pool_create("e3_mbufs", o->mbufs, 256, 0,
-					  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+					  RTE_PKTMBUF_HEADROOM + E3_MBUF_DATA, rte_socket_id());
 	if (e3.pool == NULL)
 		return E3_ERR(err, E3_ENOSPC, "mbuf pool of %u: %s", o->mbufs, rte_strerror(rte_errno));
+	/* Header mbufs: E3_HDR_ROOM bytes, all of it headroom (reset puts
+	 * data_off at min(RTE_PKTMBUF_HEADROOM, buf_len)), so headers are
+	 * prepended. Clones carry no data. */
+	e3.hdr_pool = rte_pktmbuf_pool_create("e3_hdrs", o->mbufs, 256, 0, E3_HDR_ROOM,
+					      rte_socket_id());
+	e3.clone_pool = rte_pktmbuf_pool_create("e3_clones", o->mbufs, 256, 0, 0, rte_socket_id());
+	if (e3.hdr_pool == NULL || e3.clone_pool == NULL)
+		return E3_ERR(err, E3_ENOSPC, "header/clone pools of %u: %s", o->mbufs,
+			      rte_strerror(rte_errno));
 	if (e3_rcu_init(n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "rcu: %s", rte_strerror(rte_errno));
 	if (e3_label_table_init() || e3_nhlfe_table_init() || e3_circuit_table_init() ||
@@ -65,7 +74,7 @@ void e3_dp_housekeeping(void)
 	if (ms - last_age >= AGE_TICK_MS) {
 		/* The whole table once a second at most, a slice per tick. */
 		last_age = ms;
-		e3_mac_age_step(e3_mac_capacity() / (1000 / AGE_TICK_MS) + 1);
+		e3_mac_age_step(e3_mac_slots() / (1000 / AGE_TICK_MS) + 1);
 	}
 	if (ms - last_link >= LINK_POLL_MS) {
 		last_link = ms;

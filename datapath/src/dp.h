@@ -17,6 +17,10 @@
 #include "ctl.h"
 
 #define E3_BURST 32
+/* Data room of received frames: the largest fabric or customer frame a port
+ * can take is one mbuf (af_packet cannot scatter). */
+#define E3_MBUF_DATA 4096
+#define E3_HDR_ROOM 64      /* header mbufs: room for Ethernet + tag or label + CW */
 
 struct rte_mempool;
 struct rte_rcu_qsbr;
@@ -30,7 +34,12 @@ struct e3_dp {
 	enum e3_poll_mode poll_mode;
 	uint16_t n_workers;             /* worker contexts, >= 1 */
 	uint32_t mac_table_size;
-	struct rte_mempool *pool;       /* for received frames and flood copies */
+	struct rte_mempool *pool;       /* received frames */
+	/* Replication (ipv4_multicast style): a copy is an indirect clone of
+	 * the frame (clone_pool, no data room) behind a small private header
+	 * (hdr_pool) carrying that copy's outer headers. */
+	struct rte_mempool *hdr_pool;
+	struct rte_mempool *clone_pool;
 	struct rte_rcu_qsbr *qsbr;      /* one QS variable, thread id = worker index */
 	uint64_t start_tsc;
 	volatile bool running;          /* workers loop while true */

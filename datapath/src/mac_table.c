@@ -3,21 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_hash.h>
-#include <rte_hash_crc.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
 #include "circuit_table.h"
 #include "dp.h"
 #include "mac_table.h"
+#include "rcu.h"
 #include "service_table.h"
 
 #define LEARN_RING_SIZE 4096
 
-struct e3_mac_val *e3_mac_vals;
-static struct rte_hash *hash;
-static uint32_t n_slots;          /* length of e3_mac_vals */
+_Static_assert(E3_MAX_SERVICES <= 1 << 16, "a service id fits the key's 16 bits");
+_Static_assert(sizeof(struct e3_mac_bucket) == 64, "a bucket is one cache line");
+
+struct e3_mac_bucket *e3_mac_buckets;
+uint32_t e3_mac_bucket_mask;
+static uint32_t n_slots;          /* buckets x ways */
+static uint32_t capacity;
 static uint32_t age_cursor;
 static uint32_t n_total;
 static uint64_t n_table_full;
@@ -25,33 +28,25 @@ static struct rte_ring *learn_ring[E3_MAX_WORKERS];
 static unsigned n_rings;
 static struct e3_mac_svc_stats *svc_stats;   /* [E3_MAX_SERVICES] */
 
-int e3_mac_table_init(uint32_t capacity, unsigned n_workers)
+static inline struct e3_mac_slot *slot_at(uint32_t pos)
 {
-	struct rte_hash_parameters hp = {
-		.name = "e3_mac",
-		.entries = capacity,
-		.key_len = sizeof(struct e3_mac_key),
-		.hash_func = rte_hash_crc,
-		.socket_id = SOCKET_ID_ANY,
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
-	};
+	return &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS];
+}
 
-	hash = rte_hash_create(&hp);
-	if (hash == NULL)
-		return -1;
-	struct rte_hash_rcu_config rc = {
-		.v = e3.qsbr,
-		.mode = RTE_HASH_QSBR_MODE_DQ,
-	};
-	if (rte_hash_rcu_qsbr_add(hash, &rc) != 0)
-		return -1;
-	n_slots = (uint32_t)rte_hash_max_key_id(hash) + 1;
-	e3_mac_vals = aligned_alloc(64, RTE_ALIGN_CEIL(sizeof(*e3_mac_vals) * n_slots, 64));
+int e3_mac_table_init(uint32_t cap, unsigned n_workers)
+{
+	/* Twice the capacity in slots, a power of two of buckets. */
+	uint32_t n_buckets = rte_align32pow2(RTE_MAX(cap / 2, 1u));
+	size_t bytes = sizeof(struct e3_mac_bucket) * n_buckets;
+
+	e3_mac_buckets = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
 	svc_stats = calloc(E3_MAX_SERVICES, sizeof(*svc_stats));
-	if (e3_mac_vals == NULL || svc_stats == NULL)
+	if (e3_mac_buckets == NULL || svc_stats == NULL)
 		return -1;
-	for (uint32_t i = 0; i < n_slots; i++)
-		e3_mac_vals[i] = (struct e3_mac_val){ E3_MAC_NODEST, 0 };
+	memset(e3_mac_buckets, 0xff, bytes);   /* every key E3_MAC_EMPTY, every dest NODEST */
+	e3_mac_bucket_mask = n_buckets - 1;
+	n_slots = n_buckets * E3_MAC_WAYS;
+	capacity = cap;
 	for (unsigned w = 0; w < n_workers; w++) {
 		char name[32];
 
@@ -68,26 +63,12 @@ int e3_mac_table_init(uint32_t capacity, unsigned n_workers)
 
 void e3_mac_lookup_bulk(const struct e3_mac_key *keys, unsigned n, int32_t *pos)
 {
-	const void *kp[E3_BURST];
-
 	for (unsigned i = 0; i < n; i++)
-		kp[i] = &keys[i];
-	rte_hash_lookup_bulk(hash, kp, n, pos);
+		pos[i] = e3_mac_find(e3_mac_key64(keys[i].service, keys[i].mac));
 }
 
-bool e3_mac_learn(unsigned worker, uint32_t service, const uint8_t *mac,
-		  uint32_t dest, int32_t pos)
+bool e3_mac_learn_event(unsigned worker, uint32_t service, const uint8_t *mac, uint32_t dest)
 {
-	struct e3_mac_val *v = e3_mac_val_at(pos);
-
-	if (v != NULL && __atomic_load_n(&v->dest, __ATOMIC_RELAXED) == dest) {
-		uint32_t now = e3_now();
-
-		/* Write only when the second changed: keeps the line shared. */
-		if (v->last_seen != now)
-			v->last_seen = now;
-		return true;
-	}
 	struct e3_learn_ev ev = { .service = service, .dest = dest };
 
 	memcpy(ev.mac, mac, 6);
@@ -103,20 +84,39 @@ static bool dest_valid(const struct e3_service *s, uint32_t dest)
 	return c.port != E3_CIRCUIT_NOPORT && c.service == s->id;
 }
 
+static unsigned free_ways(const struct e3_mac_bucket *b)
+{
+	unsigned n = 0;
+
+	for (unsigned w = 0; w < E3_MAC_WAYS; w++)
+		n += b->s[w].key == E3_MAC_EMPTY;
+	return n;
+}
+
+/* A free slot for k in the emptier of its buckets, or -1. */
+static int32_t free_slot_for(uint64_t k)
+{
+	struct e3_mac_bucket *b1 = e3_mac_bucket1(k), *b2 = e3_mac_bucket2(k);
+	struct e3_mac_bucket *b = free_ways(b2) > free_ways(b1) ? b2 : b1;
+
+	for (unsigned w = 0; w < E3_MAC_WAYS; w++)
+		if (b->s[w].key == E3_MAC_EMPTY)
+			return (int32_t)((b - e3_mac_buckets) * E3_MAC_WAYS + w);
+	return -1;
+}
+
 static void apply(const struct e3_learn_ev *ev)
 {
 	const struct e3_service *s = e3_service_get(ev->service);
 
-	if (s == NULL || s->type != E3_SVC_ELAN || !dest_valid(s, ev->dest))
+	if (s == NULL || s->type != E3_SVC_ELAN || !dest_valid(s, ev->dest) || (ev->mac[0] & 1))
 		return;   /* the service or circuit went away since */
-	struct e3_mac_key k = { .service = ev->service };
-
-	memcpy(k.mac, ev->mac, 6);
+	uint64_t k = e3_mac_key64(ev->service, ev->mac);
 	struct e3_mac_svc_stats *st = &svc_stats[ev->service];
-	int32_t pos = rte_hash_lookup(hash, &k);
+	int32_t pos = e3_mac_find(k);
 
 	if (pos >= 0) {
-		struct e3_mac_val *v = &e3_mac_vals[pos];
+		struct e3_mac_val *v = &slot_at((uint32_t)pos)->v;
 
 		if (v->dest != ev->dest) {
 			__atomic_store_n(&v->dest, ev->dest, __ATOMIC_RELEASE);
@@ -131,15 +131,17 @@ static void apply(const struct e3_learn_ev *ev)
 		st->limit_hits++;
 		return;
 	}
-	pos = rte_hash_add_key(hash, &k);
-	if (pos < 0 || (uint32_t)pos >= n_slots) {
+	pos = n_total < capacity ? free_slot_for(k) : -1;
+	if (pos < 0) {
 		n_table_full++;
 		return;
 	}
-	/* The slot was reset when its previous key was deleted, so a reader
-	 * that finds the key before this store sees "absent", not garbage. */
-	e3_mac_vals[pos].last_seen = e3_now();
-	__atomic_store_n(&e3_mac_vals[pos].dest, ev->dest, __ATOMIC_RELEASE);
+	/* Value first, key last: a reader that finds the key finds its value. */
+	struct e3_mac_slot *sl = slot_at((uint32_t)pos);
+
+	sl->v.last_seen = e3_now();
+	__atomic_store_n(&sl->v.dest, ev->dest, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->key, k, __ATOMIC_RELEASE);
 	st->n_macs++;
 	st->learned++;
 	n_total++;
@@ -160,19 +162,36 @@ void e3_mac_drain(void)
 	}
 }
 
+/* After the grace period of a delete: no worker holds the position now. */
+static void free_slot(void *pos)
+{
+	__atomic_store_n(&slot_at((uint32_t)(uintptr_t)pos)->key, E3_MAC_EMPTY, __ATOMIC_RELEASE);
+}
+
+static bool live(const struct e3_mac_slot *sl)
+{
+	return sl->key != E3_MAC_EMPTY && sl->key != E3_MAC_TOMB && sl->v.dest != E3_MAC_NODEST;
+}
+
+static uint32_t service_of_key(uint64_t k)
+{
+	return (uint32_t)(k >> 48);
+}
+
 static void delete_at(uint32_t pos)
 {
-	struct e3_mac_key *k;
+	struct e3_mac_slot *sl = slot_at(pos);
 
-	if (rte_hash_get_key_with_position(hash, pos, (void **)&k) != 0)
+	if (!live(sl))
 		return;
-	struct e3_mac_key key = *k;
+	uint32_t service = service_of_key(sl->key);
 
-	__atomic_store_n(&e3_mac_vals[pos].dest, E3_MAC_NODEST, __ATOMIC_RELEASE);
-	if (rte_hash_del_key(hash, &key) >= 0) {
-		svc_stats[key.service].n_macs--;
-		n_total--;
-	}
+	/* Absent for readers first, then unfindable; reused after a grace period. */
+	__atomic_store_n(&sl->v.dest, E3_MAC_NODEST, __ATOMIC_RELEASE);
+	__atomic_store_n(&sl->key, E3_MAC_TOMB, __ATOMIC_RELEASE);
+	e3_rcu_defer(free_slot, (void *)(uintptr_t)pos);
+	svc_stats[service].n_macs--;
+	n_total--;
 }
 
 void e3_mac_age_step(uint32_t budget)
@@ -184,35 +203,23 @@ void e3_mac_age_step(uint32_t budget)
 		return;
 	while (budget--) {
 		uint32_t pos = age_cursor;
-		uint32_t d = e3_mac_vals[pos].dest;
+		const struct e3_mac_slot *sl = slot_at(pos);
 
 		age_cursor = age_cursor + 1 == n_slots ? 0 : age_cursor + 1;
-		if (d != E3_MAC_NODEST && now - e3_mac_vals[pos].last_seen >= aging)
+		if (live(sl) && now - sl->v.last_seen >= aging)
 			delete_at(pos);
 	}
-}
-
-static bool key_at(uint32_t pos, struct e3_mac_key *out)
-{
-	struct e3_mac_key *k;
-
-	if (e3_mac_vals[pos].dest == E3_MAC_NODEST ||
-	    rte_hash_get_key_with_position(hash, pos, (void **)&k) != 0)
-		return false;
-	*out = *k;
-	return true;
 }
 
 uint32_t e3_mac_flush(uint32_t service, uint32_t dest)
 {
 	uint32_t n = 0;
-	struct e3_mac_key k;
 
 	for (uint32_t pos = 0; pos < n_slots && n_total > 0; pos++) {
-		if (!key_at(pos, &k))
-			continue;
-		if ((service == E3_NONE || k.service == service) &&
-		    (dest == E3_NONE || e3_mac_vals[pos].dest == dest)) {
+		const struct e3_mac_slot *sl = slot_at(pos);
+
+		if (live(sl) && (service == E3_NONE || service_of_key(sl->key) == service) &&
+		    (dest == E3_NONE || sl->v.dest == dest)) {
 			delete_at(pos);
 			n++;
 		}
@@ -222,21 +229,23 @@ uint32_t e3_mac_flush(uint32_t service, uint32_t dest)
 
 void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg)
 {
-	struct e3_mac_key k;
 	uint32_t now = e3_now();
 
 	for (uint32_t pos = 0; pos < n_slots; pos++) {
-		if (!key_at(pos, &k) || (service != E3_NONE && k.service != service))
+		const struct e3_mac_slot *sl = slot_at(pos);
+
+		if (!live(sl) || (service != E3_NONE && service_of_key(sl->key) != service))
 			continue;
-		struct e3_mac_val v = e3_mac_vals[pos];
+		struct e3_mac_val v = sl->v;
+		uint64_t mac = rte_cpu_to_be_64(sl->key);   /* octets 2..7: the MAC */
 		struct e3_mac_info mi = {
-			.service = k.service,
+			.service = service_of_key(sl->key),
 			.remote = (v.dest & E3_MAC_REMOTE) != 0,
 			.circuit = (v.dest & E3_MAC_REMOTE) ? E3_NONE : v.dest,
 			.source = (v.dest & E3_MAC_REMOTE) ? (uint16_t)v.dest : 0,
 			.age_s = now - v.last_seen,
 		};
-		memcpy(mi.mac, k.mac, 6);
+		memcpy(mi.mac, (const uint8_t *)&mac + 2, 6);
 		fn(&mi, arg);
 	}
 }
@@ -261,10 +270,20 @@ uint32_t e3_mac_count(void)
 
 uint32_t e3_mac_capacity(void)
 {
+	return capacity;
+}
+
+uint32_t e3_mac_slots(void)
+{
 	return n_slots;
 }
 
 uint64_t e3_mac_table_full(void)
 {
 	return n_table_full;
+}
+
+size_t e3_mac_table_bytes(void)
+{
+	return sizeof(struct e3_mac_bucket) * (size_t)(e3_mac_bucket_mask + 1);
 }

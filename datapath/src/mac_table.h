@@ -3,37 +3,67 @@
  * mac_table.h - E-LAN MAC learning: (service, MAC) -> local circuit or
  * remote endpoint.
  *
- * An rte_hash (cuckoo, CRC32, lock-free readers) holds the keys; a value
- * array indexed by the key's position holds {dest, last_seen}. There is one
- * writer, the main lcore: workers look MACs up in bulk, refresh last_seen
- * (a plain store, at most once a second per MAC), and push learn/move
- * events into their own SPSC ring, which the main lcore drains. Deleted key
- * slots are reused only after an RCU grace period, so a worker's position
- * never points at another MAC's value.
+ * A hash table of 64-byte buckets, each one cache line of four 16-byte
+ * slots {key, dest, last_seen}: the key is (service, MAC) packed in 64
+ * bits, and a MAC can live in either of two buckets (two CRC32 hashes;
+ * inserted in the emptier one, never moved). A lookup is the two lines,
+ * which the stages prefetch when they parse the frame, a stage before they
+ * look it up; key and value come in the same line. There are twice as many
+ * slots as the capacity: at full capacity an insert finds both its buckets
+ * full about 16 times in a million (refused, counted as table full).
  *
- * Per MAC: 32 bytes of key store + 8 of bucket + 8 of value + the free-slot
- * ring: about 56 bytes.
+ * One writer, the main lcore. Workers read without locks, refresh
+ * last_seen (a plain store, at most once a second per MAC) and push
+ * learn/move events into their own SPSC ring, which the main lcore drains.
+ * A slot is written value first, then key (release); deleted, it gets
+ * dest = NODEST, then a tombstone key, and becomes free only after an RCU
+ * grace period, so a worker's position never leads to another MAC's value.
+ *
+ * 32 bytes per MAC of capacity (bench_stages prints it).
  */
 #ifndef E3_MAC_TABLE_H
 #define E3_MAC_TABLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_hash_crc.h>
+#include <rte_prefetch.h>
 
 #include "ctl.h"
+#include "dp.h"
 
 #define E3_MAC_REMOTE 0x80000000u   /* dest flag: the low 16 bits are a source id */
 #define E3_MAC_NODEST E3_NONE       /* value slot not in use */
+#define E3_MAC_WAYS 4
 
+/* The caller's view of a key. */
 struct e3_mac_key {
 	uint32_t service;
 	uint8_t mac[6];
-	uint16_t pad;                  /* always 0: part of the hashed key */
+	uint16_t pad;                  /* unused */
 };
 
 struct e3_mac_val {
 	uint32_t dest;                 /* circuit id, or E3_MAC_REMOTE | source */
 	uint32_t last_seen;            /* e3.now_s */
 };
+
+struct e3_mac_slot {
+	uint64_t key;                  /* e3_mac_key64, or E3_MAC_EMPTY / E3_MAC_TOMB */
+	struct e3_mac_val v;
+};
+
+struct e3_mac_bucket {
+	struct e3_mac_slot s[E3_MAC_WAYS];
+} __rte_cache_aligned;
+
+/* Keys no learned MAC can have: their MAC is multicast (never learned). */
+#define E3_MAC_EMPTY UINT64_MAX
+#define E3_MAC_TOMB (UINT64_MAX - 1)
 
 struct e3_learn_ev {
 	uint32_t service;
@@ -42,28 +72,108 @@ struct e3_learn_ev {
 	uint16_t pad;
 };
 
-extern struct e3_mac_val *e3_mac_vals;
+extern struct e3_mac_bucket *e3_mac_buckets;
+extern uint32_t e3_mac_bucket_mask;
 
 int e3_mac_table_init(uint32_t capacity, unsigned n_workers);
 
 /* Worker side ------------------------------------------------------------- */
-/* pos[i] = key position, or < 0 when absent. n <= 32. */
+
+/* (service, MAC) in 64 bits: service (< 65536) in the top 16, the MAC
+ * big-endian below, so MAC octet 0 (the multicast bit) is bits 40..47. */
+static inline uint64_t e3_mac_key64(uint32_t service, const uint8_t *mac)
+{
+	uint64_t k = 0;
+
+	memcpy((uint8_t *)&k + 2, mac, 6);  /* bytes 2..7 of a big-endian u64 */
+	return rte_be_to_cpu_64(k) | (uint64_t)(service & 0xffff) << 48;
+}
+
+/* The keys of an Ethernet header's destination and source MACs, from two
+ * 8-byte loads (octets 0..7 and 4..11). */
+static inline void e3_mac_keys_of(uint32_t service, const void *eth, uint64_t *dst, uint64_t *src)
+{
+	uint64_t a, b, s = (uint64_t)(service & 0xffff) << 48;
+
+	memcpy(&a, eth, 8);
+	memcpy(&b, (const uint8_t *)eth + 4, 8);
+	*dst = rte_be_to_cpu_64(a) >> 16 | s;
+	*src = (rte_be_to_cpu_64(b) & 0xffffffffffffull) | s;
+}
+
+static inline bool e3_mac_key64_multicast(uint64_t k)
+{
+	return (k >> 40) & 1;
+}
+
+static inline struct e3_mac_bucket *e3_mac_bucket1(uint64_t k)
+{
+	return &e3_mac_buckets[rte_hash_crc_8byte(k, 0) & e3_mac_bucket_mask];
+}
+
+static inline struct e3_mac_bucket *e3_mac_bucket2(uint64_t k)
+{
+	return &e3_mac_buckets[rte_hash_crc_8byte(k, 0x9e3779b9) & e3_mac_bucket_mask];
+}
+
+/* Start fetching the two buckets of k (call a stage before e3_mac_find). */
+static inline void e3_mac_prefetch(uint64_t k)
+{
+	rte_prefetch0(e3_mac_bucket1(k));
+	rte_prefetch0(e3_mac_bucket2(k));
+}
+
+static inline int32_t e3_mac_find_in(const struct e3_mac_bucket *b, uint64_t k)
+{
+	for (unsigned w = 0; w < E3_MAC_WAYS; w++)
+		if (__atomic_load_n(&b->s[w].key, __ATOMIC_ACQUIRE) == k)
+			return (int32_t)((b - e3_mac_buckets) * E3_MAC_WAYS + w);
+	return -1;
+}
+
+/* Position of k, or -1. A multicast MAC is never in the table. */
+static inline int32_t e3_mac_find(uint64_t k)
+{
+	if (unlikely(e3_mac_key64_multicast(k)))
+		return -1;
+	int32_t pos = e3_mac_find_in(e3_mac_bucket1(k), k);
+
+	return pos >= 0 ? pos : e3_mac_find_in(e3_mac_bucket2(k), k);
+}
+
+/* pos[i] = key position, or < 0 when absent. */
 void e3_mac_lookup_bulk(const struct e3_mac_key *keys, unsigned n, int32_t *pos);
 
-/* The value of a found key, or NULL if it was deleted meanwhile. */
+/* The value at a found position, or NULL if it was deleted meanwhile. */
 static inline struct e3_mac_val *e3_mac_val_at(int32_t pos)
 {
 	if (pos < 0)
 		return NULL;
-	struct e3_mac_val *v = &e3_mac_vals[pos];
+	struct e3_mac_val *v = &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v;
 
 	return __atomic_load_n(&v->dest, __ATOMIC_ACQUIRE) == E3_MAC_NODEST ? NULL : v;
 }
 
+/* Queue a learn/move event for the main lcore; false if the ring is full. */
+bool e3_mac_learn_event(unsigned worker, uint32_t service, const uint8_t *mac, uint32_t dest);
+
 /* Learn (or move) src to dest: refresh if already there, else an event to
  * the main lcore. Returns false if the event ring was full. */
-bool e3_mac_learn(unsigned worker, uint32_t service, const uint8_t *mac,
-		  uint32_t dest, int32_t pos);
+static inline bool e3_mac_learn(unsigned worker, uint32_t service, const uint8_t *mac,
+				uint32_t dest, int32_t pos)
+{
+	struct e3_mac_val *v = e3_mac_val_at(pos);
+
+	if (likely(v != NULL && __atomic_load_n(&v->dest, __ATOMIC_RELAXED) == dest)) {
+		uint32_t now = e3_now();
+
+		/* Write only when the second changed: keeps the line shared. */
+		if (v->last_seen != now)
+			v->last_seen = now;
+		return true;
+	}
+	return e3_mac_learn_event(worker, service, mac, dest);
+}
 
 /* Main lcore -------------------------------------------------------------- */
 void e3_mac_drain(void);                         /* apply queued events */
@@ -79,7 +189,10 @@ struct e3_mac_svc_stats {
 const struct e3_mac_svc_stats *e3_mac_svc_stats(uint32_t service);
 void e3_mac_svc_reset(uint32_t service);        /* new service: fresh counters */
 uint32_t e3_mac_count(void);
-uint32_t e3_mac_capacity(void);
-uint64_t e3_mac_table_full(void);               /* inserts the hash refused */
+uint32_t e3_mac_capacity(void);                  /* MACs it holds (--mac-table-size) */
+uint32_t e3_mac_slots(void);                     /* slots (2 x capacity, rounded up) */
+uint64_t e3_mac_table_full(void);               /* inserts refused: capacity or both buckets full */
+/* Memory of the table (the buckets). */
+size_t e3_mac_table_bytes(void);
 
 #endif

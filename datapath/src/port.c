@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
@@ -56,10 +61,86 @@ static void detach(uint16_t pid, bool started)
 		rte_dev_remove(dev);
 }
 
+/* af_packet: one socket per queue pair, all in one PACKET_FANOUT group, and
+ * ring frames of framesz bytes (default 2048) of which the kernel keeps 66
+ * for its header: longer frames would be cut silently. */
+#define AFP_FRAMESZ 4096
+#define AFP_OVERHEAD 66
+
+static bool is_af_packet(const char *devargs)
+{
+	return strncmp(devargs, "net_af_packet", 13) == 0 || strncmp(devargs, "eth_af_packet", 13) == 0;
+}
+
+/* The devargs to probe with. af_packet: max(rx_queues, workers) queue
+ * pairs, so that every worker has its own TX queue (else they share one
+ * under a lock), and ring frames as large as an mbuf takes; unless given. */
+static void probe_args(const struct e3_port_conf *c, char *out, size_t size)
+{
+	unsigned n = RTE_MIN(RTE_MAX((unsigned)c->rx_queues, (unsigned)e3.n_workers),
+			     (unsigned)E3_MAX_QUEUES);
+	int k = snprintf(out, size, "%s", c->devargs);
+
+	if (!is_af_packet(c->devargs))
+		return;
+	if (strstr(c->devargs, "qpairs=") == NULL && n > 1)
+		k += snprintf(out + k, size - (size_t)k, ",qpairs=%u", n);
+	if (strstr(c->devargs, "framesz=") == NULL && strstr(c->devargs, "blocksz=") == NULL)
+		snprintf(out + k, size - (size_t)k, ",blocksz=%u,framesz=%u", AFP_FRAMESZ, AFP_FRAMESZ);
+}
+
+/* Refuse an MTU whose frames (with two tags on a customer port) the device
+ * would cut: af_packet's is framesz - 66, whatever its dev_info says. */
+static int check_mtu(const struct e3_port_conf *c, char *err)
+{
+	if (!is_af_packet(c->devargs))
+		return 0;
+	const char *f = strstr(c->devargs, "framesz=");
+	unsigned framesz = f != NULL ? (unsigned)atoi(f + 8) : AFP_FRAMESZ;
+	unsigned tags = c->kind == E3_PORT_CUSTOMER ? 8 : 0;
+	unsigned limit = framesz > AFP_OVERHEAD ? framesz - AFP_OVERHEAD : 0;
+
+	if ((unsigned)c->mtu + RTE_ETHER_HDR_LEN + tags <= limit)
+		return 0;
+	return E3_ERR(err, E3_EIO, "mtu %u: %s carries frames up to %u bytes (framesz %u - %u): mtu at most %d",
+		      c->mtu, c->name, limit, framesz, AFP_OVERHEAD,
+		      (int)limit - RTE_ETHER_HDR_LEN - (int)tags);
+}
+
+/* Workers of the rx queues: conf's, then the extra af_packet queues spread
+ * over the workers from queue 0's on. */
+static void map_queues(struct e3_port *p, const struct e3_port_conf *c)
+{
+	for (unsigned q = 0; q < p->n_rxq; q++)
+		p->rxq_worker[q] = q < c->rx_queues ? c->worker[q] :
+				   (int16_t)((c->worker[0] + q) % e3.n_workers);
+}
+
 static bool mtu_fits(const struct rte_eth_dev_info *di, uint16_t mtu)
 {
 	return mtu >= di->min_mtu && mtu <= di->max_mtu &&
 	       (uint32_t)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN <= di->max_rx_pktlen;
+}
+
+/* af_packet's link is its kernel interface's: the PMD says "up" from start
+ * to stop whatever the veth does. -1 when it cannot be told. */
+static int afp_link(const struct e3_port *p)
+{
+	const char *at = strstr(p->conf.devargs, "iface=");
+	struct ifreq ifr = { 0 };
+	int s, rc = -1;
+
+	if (at == NULL)
+		return -1;
+	at += 6;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", (int)strcspn(at, ","), at);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return -1;
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0)
+		rc = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	close(s);
+	return rc;
 }
 
 static void link_update(struct e3_port *p)
@@ -68,7 +149,11 @@ static void link_update(struct e3_port *p)
 
 	if (rte_eth_link_get_nowait(p->port_id, &l) != 0)
 		return;
-	__atomic_store_n(&p->link_up, l.link_status == RTE_ETH_LINK_UP, __ATOMIC_RELAXED);
+	bool up = l.link_status == RTE_ETH_LINK_UP;
+
+	if (up && is_af_packet(p->conf.devargs))
+		up = afp_link(p) != 0;
+	__atomic_store_n(&p->link_up, up, __ATOMIC_RELAXED);
 	p->speed_mbps = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
 }
 
@@ -78,8 +163,14 @@ int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *er
 	uint16_t pid;
 	int rc;
 
+	char args[sizeof(c.devargs) + 48];
+
 	e3_port_conf_defaults(&c);
-	rc = rte_dev_probe(c.devargs);
+	rc = check_mtu(&c, err);
+	if (rc != 0)
+		return rc;
+	probe_args(&c, args, sizeof(args));
+	rc = rte_dev_probe(args);
 	if (rc == -EEXIST)
 		return E3_ERR(err, E3_EEXIST, "device %s is already attached", c.devargs);
 	if (rc < 0)
@@ -109,7 +200,14 @@ int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *er
 	p->port_id = pid;
 	p->kind = c.kind;
 	p->mtu = c.mtu;
-	p->n_rxq = c.rx_queues;
+	/* Every af_packet socket of the fanout group receives: poll them all,
+	 * or the flows hashed to an unpolled one are lost. */
+	p->n_rxq = is_af_packet(c.devargs) ? RTE_MIN(di.max_rx_queues, E3_MAX_QUEUES) : c.rx_queues;
+	p->n_rxq = RTE_MAX(p->n_rxq, c.rx_queues);
+	map_queues(p, &c);
+	/* One TX queue per worker, so no worker waits for another. A device
+	 * with fewer (max_tx_queues) falls back to shared queues under a
+	 * spinlock (stage_tx.c), the one lock on the forwarding path. */
 	p->n_txq = RTE_MIN(e3.n_workers, di.max_tx_queues);
 	p->tx_shared = p->n_txq < e3.n_workers;
 
@@ -175,9 +273,14 @@ int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *er
 int e3_port_update(struct e3_port *p, const struct e3_port_conf *conf, struct e3_port **out, char *err)
 {
 	struct e3_port_conf c = *conf;
-	struct e3_port *np = malloc(sizeof(*np));
 
 	e3_port_conf_defaults(&c);
+	int rc = check_mtu(&c, err);
+
+	if (rc != 0)
+		return rc;
+	struct e3_port *np = malloc(sizeof(*np));
+
 	if (np == NULL)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	*np = *p;
@@ -195,6 +298,7 @@ int e3_port_update(struct e3_port *p, const struct e3_port_conf *conf, struct e3
 		(void)rte_eth_dev_set_mtu(p->port_id, c.mtu);
 	np->mtu = c.mtu;
 	np->conf = c;
+	map_queues(np, &c);
 	E3_RCU_SET(e3_port_tbl[p->port_id], np);
 	e3_rcu_free(p);
 	*out = np;

@@ -24,9 +24,10 @@ struct e3_port {
 	uint8_t link_up;
 	uint32_t speed_mbps;
 	uint16_t mtu;
-	uint16_t n_rxq;
+	uint16_t n_rxq;            /* polled: conf.rx_queues, or more (af_packet, below) */
 	uint16_t n_txq;            /* one per worker, unless the device has fewer */
 	bool tx_shared;            /* n_txq < workers: workers share queues under a lock */
+	int16_t rxq_worker[E3_MAX_QUEUES]; /* worker polling each rx queue */
 	struct rte_ether_addr mac; /* our MAC on this port */
 	struct e3_port_conf conf;  /* as given, with the effective MAC and workers */
 };

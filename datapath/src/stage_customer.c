@@ -7,16 +7,9 @@
 #include <string.h>
 
 #include "circuit_table.h"
-#include "stages.h"
-#include "trace.h"
+#include "stage_out.h"
 
-static inline bool is_vlan_tpid(uint16_t be_type)
-{
-	return be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN) ||
-	       be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_QINQ);
-}
-
-static void customer_in_one(struct e3_burst *b, unsigned i)
+static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, const bool tracing)
 {
 	struct rte_mbuf *m = b->pkts[i];
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -31,7 +24,7 @@ static void customer_in_one(struct e3_burst *b, unsigned i)
 	memcpy(&type, d + 12, 2);
 	/* Count tags for the MTU check: the outer one is the service
 	 * delimiter, a second one (QinQ) belongs to the customer. */
-	while (is_vlan_tpid(type) && n_tags < 2) {
+	while (e3_is_vlan_tpid(type) && n_tags < 2) {
 		if (unlikely(len < RTE_ETHER_HDR_LEN + 4 * (n_tags + 1))) {
 			e3_drop(b, i, E3_DROP_TRUNCATED);
 			return;
@@ -86,7 +79,7 @@ static void customer_in_one(struct e3_burst *b, unsigned i)
 	sc->rx_pkts++;
 	sc->rx_bytes += m->pkt_len;
 	if (pop) {
-		memmove(rte_pktmbuf_mtod_offset(m, uint8_t *, 4), d, 2 * RTE_ETHER_ADDR_LEN);
+		e3_move_macs(rte_pktmbuf_mtod_offset(m, uint8_t *, 4), d);
 		rte_pktmbuf_adj(m, 4);
 	}
 	struct e3_meta *mt = &b->meta[i];
@@ -94,7 +87,12 @@ static void customer_in_one(struct e3_burst *b, unsigned i)
 	mt->svc = s;
 	mt->circuit = cid;
 	mt->tc = (uint8_t)pcp;
-	mt->next = s->type == E3_SVC_ELINE ? NX_ELINE : NX_ELAN;
+	if (s->type == E3_SVC_ELINE) {
+		mt->next = NX_ELINE;
+	} else {
+		mt->next = NX_ELAN;
+		e3_elan_keys(b, i);
+	}
 	if (n_tags)
 		E3_TRACE(b, i, "customer-in %s vlan %u pcp %u -> circuit %u service %u%s",
 			 b->rx->conf.name, vlan, pcp, cid, s->id, pop ? ", tag popped" : "");
@@ -103,7 +101,7 @@ static void customer_in_one(struct e3_burst *b, unsigned i)
 			 b->rx->conf.name, cid, s->id);
 }
 
-void e3_stage_customer_in(struct e3_burst *b)
+static __rte_always_inline void customer_in(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
 		if (b->pkts[i] != NULL)
@@ -112,11 +110,13 @@ void e3_stage_customer_in(struct e3_burst *b)
 		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
 			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
 		if (b->meta[i].next == NX_IN)
-			customer_in_one(b, i);
+			customer_in_one(b, i, tracing);
 	}
 }
 
-void e3_stage_eline_in(struct e3_burst *b)
+E3_STAGE_ENTRY(customer_in)
+
+static __rte_always_inline void eline_in(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < b->n; i++) {
 		if (b->meta[i].next != NX_ELINE)
@@ -126,7 +126,7 @@ void e3_stage_eline_in(struct e3_burst *b)
 		if (s->nhlfe != E3_NONE) {
 			E3_TRACE(b, i, "eline-encap service %u nhlfe %u cw %s", s->id, s->nhlfe,
 				 e3.settings.control_word ? "on" : "off");
-			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe);
+			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, tracing);
 			continue;
 		}
 		/* Hairpin: both circuits on this node. */
@@ -140,6 +140,8 @@ void e3_stage_eline_in(struct e3_burst *b)
 			continue;
 		}
 		E3_TRACE(b, i, "eline-hairpin service %u -> circuit %u", s->id, peer);
-		e3_out_circuit(b, i, b->pkts[i], peer);
+		e3_out_circuit(b, i, b->pkts[i], peer, tracing);
 	}
 }
+
+E3_STAGE_ENTRY(eline_in)

@@ -2,67 +2,70 @@
  *
  * stage_elan.c - E-LAN forwarding, from customers (elan_in) and from the
  * fabric (elan_term). Both look the burst's source and destination MACs up
- * in bulk, learn the sources (events to the main lcore), and forward by
- * destination; from the fabric only to local circuits (split horizon).
+ * (their buckets were prefetched a stage earlier), learn the sources (events
+ * to the main lcore), and forward by destination; from the fabric only to
+ * local circuits (split horizon).
  */
 #include <string.h>
 
 #include "circuit_table.h"
 #include "mac_table.h"
-#include "stages.h"
-#include "trace.h"
+#include "stage_out.h"
 
+/* The burst's frames of one stage and their MACs' positions. The keys were
+ * made, and their buckets prefetched, when the frames were parsed
+ * (e3_elan_keys). */
 struct lookups {
 	unsigned n;
 	uint8_t idx[E3_BURST];
-	struct e3_mac_key src[E3_BURST], dst[E3_BURST];
 	int32_t src_pos[E3_BURST], dst_pos[E3_BURST];
 	int last;                       /* index of the last source learned, -1 = none */
 	uint32_t last_dest;
 };
 
-static void lookup(struct e3_burst *b, uint8_t next, struct lookups *l)
+static __rte_always_inline void lookup(struct e3_burst *b, uint8_t next, struct lookups *l)
 {
-	l->n = 0;
-	l->last = -1;
-	for (unsigned i = 0; i < b->n; i++) {
-		if (b->meta[i].next != next)
-			continue;
-		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
-		unsigned k = l->n++;
+	unsigned n = 0;
 
-		l->idx[k] = (uint8_t)i;
-		l->src[k] = (struct e3_mac_key){ .service = b->meta[i].svc->id };
-		l->dst[k] = (struct e3_mac_key){ .service = b->meta[i].svc->id };
-		memcpy(l->src[k].mac, &eh->src_addr, 6);
-		memcpy(l->dst[k].mac, &eh->dst_addr, 6);
+	l->last = -1;
+	l->last_dest = E3_NONE;
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == next)
+			l->idx[n++] = (uint8_t)i;
+	l->n = n;
+	for (unsigned k = 0; k < n; k++) {
+		const struct e3_meta *mt = &b->meta[l->idx[k]];
+
+		l->src_pos[k] = e3_mac_find(mt->src_key);
+		l->dst_pos[k] = e3_mac_find(mt->dst_key);
 	}
-	if (l->n == 0)
-		return;
-	e3_mac_lookup_bulk(l->src, l->n, l->src_pos);
-	e3_mac_lookup_bulk(l->dst, l->n, l->dst_pos);
 }
 
-static void learn(struct e3_burst *b, struct lookups *l, unsigned k, uint32_t dest)
+static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, unsigned k, uint32_t dest)
 {
+	unsigned i = l->idx[k];
+	uint64_t src = b->meta[i].src_key;
+
 	/* A multicast source is bogus: forward, don't learn. */
-	if (l->src[k].mac[0] & 1)
+	if (e3_mac_key64_multicast(src))
 		return;
 	/* Frames of a burst often come from one host: one event is enough. */
-	if (l->last >= 0 && l->last_dest == dest &&
-	    memcmp(&l->src[l->last], &l->src[k], sizeof(l->src[k])) == 0)
+	if (l->last >= 0 && l->last_dest == dest && b->meta[l->idx[l->last]].src_key == src)
 		return;
 	l->last = (int)k;
 	l->last_dest = dest;
-	if (!e3_mac_learn(b->w->idx, l->src[k].service, l->src[k].mac, dest, l->src_pos[k]))
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
+
+	if (!e3_mac_learn(b->w->idx, b->meta[i].svc->id, eh->src_addr.addr_bytes, dest,
+			  l->src_pos[k]))
 		b->w->learn_drops++;
 }
 
 /* Destination of a known MAC, or E3_NONE when unknown (flood). */
-static uint32_t known_dest(const struct lookups *l, unsigned k, const struct e3_service *s)
+static __rte_always_inline uint32_t known_dest(const struct lookups *l, unsigned k,
+						     const struct e3_service *s)
 {
-	if (l->dst[k].mac[0] & 1)
-		return E3_NONE;   /* broadcast/multicast */
+	/* Broadcast/multicast: never in the table (dst_pos < 0), flooded. */
 	const struct e3_mac_val *v = e3_mac_val_at(l->dst_pos[k]);
 
 	if (v == NULL)
@@ -77,7 +80,8 @@ static uint32_t known_dest(const struct lookups *l, unsigned k, const struct e3_
 
 /* Send frame i to every local circuit but except, and to every branch
  * (branches only from customers). */
-static void flood(struct e3_burst *b, unsigned i, uint32_t except, bool to_branches)
+static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t except,
+				    bool to_branches, const bool tracing)
 {
 	const struct e3_service *s = b->meta[i].svc;
 	unsigned n_circ = s->n_circuits - (except != E3_NONE);
@@ -98,20 +102,20 @@ static void flood(struct e3_burst *b, unsigned i, uint32_t except, bool to_branc
 	for (unsigned k = 0; k < s->n_circuits; k++) {
 		if (s->circuits[k] == except)
 			continue;
-		struct rte_mbuf *m = ++done == total ? orig : e3_copy(b, i, orig);
+		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
 
 		if (m != NULL)
-			e3_out_circuit(b, i, m, s->circuits[k]);
+			e3_out_circuit(b, i, m, s->circuits[k], tracing);
 	}
 	for (unsigned k = 0; k < n_br; k++) {
-		struct rte_mbuf *m = ++done == total ? orig : e3_copy(b, i, orig);
+		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
 
 		if (m != NULL)
-			e3_out_nhlfe(b, i, m, s->branches[k]);
+			e3_out_nhlfe(b, i, m, s->branches[k], tracing);
 	}
 }
 
-void e3_stage_elan_in(struct e3_burst *b)
+static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
 
@@ -125,27 +129,27 @@ void e3_stage_elan_in(struct e3_burst *b)
 		uint32_t d = known_dest(&l, k, s);
 
 		if (d == E3_NONE) {
-			flood(b, i, in, true);
+			flood(b, i, in, true, tracing);
 		} else if (d & E3_MAC_REMOTE) {
 			uint32_t nhlfe = e3_service_remote(s, (uint16_t)d);
 
 			E3_TRACE(b, i, "elan-in service %u: dst behind source %u nhlfe %d",
 				 s->id, (uint16_t)d, (int)nhlfe);
 			if (nhlfe == E3_NONE)
-				flood(b, i, in, true);   /* that remote is gone */
+				flood(b, i, in, true, tracing);   /* that remote is gone */
 			else
-				e3_out_nhlfe(b, i, b->pkts[i], nhlfe);
+				e3_out_nhlfe(b, i, b->pkts[i], nhlfe, tracing);
 		} else if (d == in) {
 			E3_TRACE(b, i, "elan-in service %u: dst on the ingress circuit", s->id);
 			e3_drop(b, i, E3_DROP_SAME_CIRCUIT);
 		} else {
 			E3_TRACE(b, i, "elan-in service %u: dst on circuit %u", s->id, d);
-			e3_out_circuit(b, i, b->pkts[i], d);
+			e3_out_circuit(b, i, b->pkts[i], d, tracing);
 		}
 	}
 }
 
-void e3_stage_elan_term(struct e3_burst *b)
+static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
 
@@ -158,13 +162,17 @@ void e3_stage_elan_term(struct e3_burst *b)
 		uint32_t d = known_dest(&l, k, s);
 
 		if (d == E3_NONE) {
-			flood(b, i, E3_NONE, false);
+			flood(b, i, E3_NONE, false, tracing);
 		} else if (d & E3_MAC_REMOTE) {
 			E3_TRACE(b, i, "elan-term service %u: dst behind source %u", s->id, (uint16_t)d);
 			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
 		} else {
 			E3_TRACE(b, i, "elan-term service %u: dst on circuit %u", s->id, d);
-			e3_out_circuit(b, i, b->pkts[i], d);
+			e3_out_circuit(b, i, b->pkts[i], d, tracing);
 		}
 	}
 }
+
+E3_STAGE_ENTRY(elan_in)
+
+E3_STAGE_ENTRY(elan_term)

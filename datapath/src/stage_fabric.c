@@ -7,11 +7,9 @@
 #include <string.h>
 
 #include "label_table.h"
-#include "nhlfe_table.h"
-#include "stages.h"
-#include "trace.h"
+#include "stage_out.h"
 
-static void fabric_in_one(struct e3_burst *b, unsigned i)
+static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, const bool tracing)
 {
 	struct rte_mbuf *m = b->pkts[i];
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -64,11 +62,14 @@ static void fabric_in_one(struct e3_burst *b, unsigned i)
 		e3_drop(b, i, E3_DROP_TTL_EXPIRED);
 		return;
 	}
+	/* Random lines of 8 MiB tables: fetched while the rest of the burst
+	 * is parsed, used by label_lookup. */
 	rte_prefetch0(e3_label_slot(mt->label));
+	rte_prefetch0(&b->w->st.label[mt->label & (E3_LABEL_SPACE - 1)]);
 	mt->next = NX_LABEL;
 }
 
-void e3_stage_fabric_in(struct e3_burst *b)
+static __rte_always_inline void fabric_in(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
 		if (b->pkts[i] != NULL)
@@ -77,9 +78,11 @@ void e3_stage_fabric_in(struct e3_burst *b)
 		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
 			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
 		if (b->meta[i].next == NX_IN)
-			fabric_in_one(b, i);
+			fabric_in_one(b, i, tracing);
 	}
 }
+
+E3_STAGE_ENTRY(fabric_in)
 
 /* Pop label and control word: the frame becomes the customer's. */
 static bool pop(struct e3_burst *b, unsigned i)
@@ -111,7 +114,7 @@ static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint3
 	return s;
 }
 
-void e3_stage_label_lookup(struct e3_burst *b)
+static __rte_always_inline void label_lookup(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < b->n; i++) {
 		struct e3_meta *mt = &b->meta[i];
@@ -125,6 +128,7 @@ void e3_stage_label_lookup(struct e3_burst *b)
 		switch (e.type) {
 		case E3_LBL_SWAP:
 			E3_TRACE(b, i, "label %u: swap nhlfe %u", mt->label, e.index);
+			rte_prefetch0(&e3_nhlfe_tbl[e.index & (E3_MAX_NHLFES - 1)]);
 			mt->next = NX_SWAP;
 			if (unlikely(mt->ttl <= 1))
 				e3_drop(b, i, E3_DROP_TTL_EXPIRED);
@@ -139,8 +143,10 @@ void e3_stage_label_lookup(struct e3_burst *b)
 			E3_TRACE(b, i, "label %u: elan service %u source %u", mt->label, e.index, e.aux);
 			mt->svc = service_of(b, i, e.index, E3_SVC_ELAN);
 			mt->source = e.aux;
-			if (mt->svc && pop(b, i))
+			if (mt->svc && pop(b, i)) {
 				mt->next = NX_ELAN_TERM;
+				e3_elan_keys(b, i);
+			}
 			break;
 		case E3_LBL_REPLICATE:
 			E3_TRACE(b, i, "label %u: replicate slot %u", mt->label, e.index);
@@ -154,14 +160,14 @@ void e3_stage_label_lookup(struct e3_burst *b)
 	}
 }
 
-void e3_stage_swap(struct e3_burst *b)
+static __rte_always_inline void swap(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < b->n; i++)
 		if (b->meta[i].next == NX_SWAP)
-			e3_out_swap(b, i, b->pkts[i], b->meta[i].index);
+			e3_out_swap(b, i, b->pkts[i], b->meta[i].index, tracing);
 }
 
-void e3_stage_eline_term(struct e3_burst *b)
+static __rte_always_inline void eline_term(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < b->n; i++) {
 		if (b->meta[i].next != NX_ELINE_TERM)
@@ -173,11 +179,11 @@ void e3_stage_eline_term(struct e3_burst *b)
 			continue;
 		}
 		E3_TRACE(b, i, "eline-term service %u -> circuit %u", s->id, s->circuits[0]);
-		e3_out_circuit(b, i, b->pkts[i], s->circuits[0]);
+		e3_out_circuit(b, i, b->pkts[i], s->circuits[0], tracing);
 	}
 }
 
-static void replicate_one(struct e3_burst *b, unsigned i)
+static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, const bool tracing)
 {
 	struct e3_meta *mt = &b->meta[i];
 	const struct e3_replicate *r = e3_repl_get(mt->index);
@@ -223,22 +229,29 @@ static void replicate_one(struct e3_burst *b, unsigned i)
 
 	for (unsigned k = 0; k < n_out; k++) {
 		bool last = k + 1 == n_out && local == NULL;
-		struct rte_mbuf *m = last ? orig : e3_copy(b, i, orig);
+		struct rte_mbuf *m = last ? orig : e3_clone(b, i, orig);
 
 		if (m != NULL)
-			e3_out_swap(b, i, m, out[k]);
+			e3_out_swap(b, i, m, out[k], tracing);
 	}
 	if (local != NULL) {
 		mt->svc = local;
 		mt->source = r->source;
-		if (pop(b, i))
+		if (pop(b, i)) {
 			mt->next = NX_ELAN_TERM;
+			e3_elan_keys(b, i);
+		}
 	}
 }
 
-void e3_stage_replicate(struct e3_burst *b)
+static __rte_always_inline void replicate(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < b->n; i++)
 		if (b->meta[i].next == NX_REPLICATE)
-			replicate_one(b, i);
+			replicate_one(b, i, tracing);
 }
+
+E3_STAGE_ENTRY(label_lookup)
+E3_STAGE_ENTRY(swap)
+E3_STAGE_ENTRY(eline_term)
+E3_STAGE_ENTRY(replicate)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * stage_tx.c - leaving the pipeline: header pushes shared by the stages,
- * per-worker TX buffers (one per destination port, flushed at the end of
- * each burst), and drops.
+ * stage_tx.c - leaving the pipeline: per-worker TX buffers (one per
+ * destination port, flushed at the end of each burst), drops, copies, and
+ * the slow paths of the output helpers (stage_out.h).
  */
 #include <string.h>
 
@@ -17,7 +17,7 @@
 /* Only used for devices with fewer TX queues than workers. */
 static rte_spinlock_t txlock[RTE_MAX_ETHPORTS][E3_MAX_WORKERS];
 
-static void flush_port(struct e3_worker *w, uint16_t port)
+void e3_tx_flush_port(struct e3_worker *w, uint16_t port)
 {
 	struct e3_txbuf *t = &w->tx[port];
 	const struct e3_port *p = e3_port_get(port);
@@ -51,22 +51,12 @@ static void flush_port(struct e3_worker *w, uint16_t port)
 	}
 }
 
-void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m)
-{
-	struct e3_txbuf *t = &w->tx[port];
-
-	t->m[t->n++] = m;
-	w->tx_dirty |= 1ull << port;
-	if (t->n == E3_BURST)
-		flush_port(w, port);
-}
-
 void e3_tx_flush(struct e3_worker *w)
 {
 	while (w->tx_dirty) {
 		uint16_t port = (uint16_t)__builtin_ctzll(w->tx_dirty);
 
-		flush_port(w, port);
+		e3_tx_flush_port(w, port);
 	}
 }
 
@@ -82,20 +72,38 @@ void e3_drop(struct e3_burst *b, unsigned i, enum e3_drop why)
 	e3_done(b, i);
 }
 
-void e3_drop_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m, enum e3_drop why)
+/* Drop m (frame i itself, or one of its copies), counted on port. */
+void e3_drop_on(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint16_t port, enum e3_drop why)
 {
-	if (m == b->pkts[i]) {
+	const bool tracing = b->trace;
+
+	if (m == b->pkts[i] && port == b->rx->port_id) {
 		e3_drop(b, i, why);
 		return;
 	}
-	b->w->st.port[b->rx->port_id].drops[why]++;
-	E3_TRACE(b, i, "drop %s (one copy)", e3_drop_name(why));
+	b->w->st.port[port].drops[why]++;
+	E3_TRACE(b, i, "drop %s (%s)", e3_drop_name(why), m == b->pkts[i] ? "egress" : "one copy");
+	if (m == b->pkts[i]) {
+		if (tracing && b->meta[i].tr != NULL && b->meta[i].tr->n_out == 0)
+			e3_trace_verdict(b, i, "drop %s", e3_drop_name(why));
+		e3_done(b, i);
+	}
 	rte_pktmbuf_free(m);
 }
 
-struct rte_mbuf *e3_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m)
+void e3_drop_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m, enum e3_drop why)
 {
-	struct rte_mbuf *c = rte_pktmbuf_copy(m, e3.pool, 0, UINT32_MAX);
+	e3_drop_on(b, i, m, b->rx->port_id, why);
+}
+
+struct rte_mbuf *e3_clone(struct e3_burst *b, unsigned i, struct rte_mbuf *m)
+{
+	const bool tracing = b->trace;
+	/* Like VPP's vlib_buffer_clone: a small frame is cheaper copied whole
+	 * (one mbuf, written in place) than cloned behind a header. */
+	struct rte_mbuf *c = m->pkt_len <= E3_COPY_MAX ?
+			     rte_pktmbuf_copy(m, e3.pool, 0, UINT32_MAX) :
+			     rte_pktmbuf_clone(m, e3.clone_pool);
 
 	if (unlikely(c == NULL)) {
 		b->w->st.port[b->rx->port_id].drops[E3_DROP_NO_MBUF]++;
@@ -104,106 +112,33 @@ struct rte_mbuf *e3_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m)
 	return c;
 }
 
-static inline void sent(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint16_t port)
+struct rte_mbuf *e3_hdr_push(struct rte_mbuf *m, uint16_t skip, uint16_t hlen)
 {
-	if (m == b->pkts[i])
-		e3_done(b, i);
-	e3_tx(b->w, port, m);
+	struct rte_mbuf *h = rte_pktmbuf_alloc(e3.hdr_pool);
+
+	if (unlikely(h == NULL))
+		return NULL;
+	rte_pktmbuf_prepend(h, hlen);    /* hlen <= E3_HDR_ROOM: cannot fail */
+	rte_pktmbuf_adj(m, skip);        /* the stages checked the first segment holds it */
+	h->next = m;
+	h->nb_segs = (uint16_t)(m->nb_segs + 1);
+	h->pkt_len = hlen + m->pkt_len;
+	h->port = m->port;
+	return h;
 }
 
-void e3_out_circuit(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circuit)
+unsigned e3_customer_tags(const struct rte_mbuf *m)
 {
-	struct e3_circuit c = e3_circuit_get(circuit);
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t len = rte_pktmbuf_data_len(m);
+	unsigned n = 0;
+	uint16_t type;
 
-	if (unlikely(c.port == E3_CIRCUIT_NOPORT)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_SERVICE);
-		return;
+	while (n < 2 && len >= RTE_ETHER_HDR_LEN + 4 * n) {
+		memcpy(&type, d + 12 + 4 * n, 2);
+		if (!e3_is_vlan_tpid(type))
+			break;
+		n++;
 	}
-	const struct e3_port *p = e3_port_get(c.port);
-
-	if (unlikely(p == NULL || !p->link_up)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
-		return;
-	}
-	if (c.vlan != E3_VLAN_UNTAGGED) {
-		/* Raw mode: push the egress circuit's tag, PCP from the TC. */
-		struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, 4);
-
-		if (unlikely(eh == NULL)) {
-			e3_drop_copy(b, i, m, E3_DROP_NO_MBUF);
-			return;
-		}
-		memmove(eh, (uint8_t *)eh + 4, 2 * RTE_ETHER_ADDR_LEN);
-		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-		/* The tag's second half (eth_proto) is the customer's ethertype,
-		 * already in place. */
-		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eh + 1);
-
-		vh->vlan_tci = rte_cpu_to_be_16((uint16_t)(b->meta[i].tc & 7) << 13 | c.vlan);
-	}
-	struct e3_circ_ctr *cc = &b->w->st.circ[circuit];
-
-	cc->tx_pkts++;
-	cc->tx_bytes += m->pkt_len;
-	b->w->st.svc[c.service].tx_pkts++;
-	b->w->st.svc[c.service].tx_bytes += m->pkt_len;
-	if (c.vlan == E3_VLAN_UNTAGGED)
-		E3_TRACE_OUT(b, i, "tx %s circuit %u untagged", p->conf.name, circuit);
-	else
-		E3_TRACE_OUT(b, i, "tx %s circuit %u vlan %u", p->conf.name, circuit, c.vlan);
-	sent(b, i, m, c.port);
-}
-
-void e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe)
-{
-	uint32_t label;
-	const struct e3_nexthop *nh = e3_nhlfe_resolve(nhlfe, &label);
-	const struct e3_port *p = nh ? e3_port_get(nh->port) : NULL;
-
-	if (unlikely(p == NULL || !p->link_up)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
-		return;
-	}
-	bool cw = e3.settings.control_word;
-	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN + (cw ? E3_CW_LEN : 0);
-	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
-
-	if (unlikely(h == NULL)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_MBUF);
-		return;
-	}
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)h;
-
-	rte_ether_addr_copy(&nh->dst, &eh->dst_addr);
-	rte_ether_addr_copy(&nh->src, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(E3_ETH_MPLS);
-	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl);
-
-	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
-	if (cw)
-		memset(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, 0, E3_CW_LEN);
-	E3_TRACE_OUT(b, i, "tx %s label %u nhlfe %u", p->conf.name, label, nhlfe);
-	sent(b, i, m, nh->port);
-}
-
-void e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe)
-{
-	uint32_t label;
-	const struct e3_nexthop *nh = e3_nhlfe_resolve(nhlfe, &label);
-	const struct e3_port *p = nh ? e3_port_get(nh->port) : NULL;
-
-	if (unlikely(p == NULL || !p->link_up)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
-		return;
-	}
-	uint8_t *h = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)h;
-
-	rte_ether_addr_copy(&nh->dst, &eh->dst_addr);
-	rte_ether_addr_copy(&nh->src, &eh->src_addr);
-	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, b->meta[i].ttl - 1);
-
-	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
-	E3_TRACE_OUT(b, i, "tx %s label %u ttl %u", p->conf.name, label, b->meta[i].ttl - 1);
-	sent(b, i, m, nh->port);
+	return n;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
@@ -24,6 +25,7 @@
 #include <rte_prefetch.h>
 
 #include "dp.h"
+#include "mac_table.h"
 #include "port.h"
 #include "service_table.h"
 #include "worker.h"
@@ -33,6 +35,7 @@
 #define E3_MPLS_HLEN     4
 #define E3_CW_LEN        4
 #define E3_PREFETCH      4        /* frames ahead */
+#define E3_COPY_MAX      256      /* flood copies up to this size are full copies */
 
 enum e3_next {
 	NX_DONE = 0,
@@ -58,6 +61,7 @@ struct e3_meta {
 	uint8_t ttl;
 	uint8_t next;
 	struct e3_trace_slot *tr;
+	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
 };
 
 struct e3_burst {
@@ -69,7 +73,18 @@ struct e3_burst {
 	struct e3_meta meta[E3_BURST];
 };
 
-/* Stages. */
+/* Stages. Each is an always-inline body `name(b, tracing)` with a constant
+ * tracing (see E3_TRACE), and this entry point: the body without trace
+ * code, or with it, one branch a burst. */
+#define E3_STAGE_ENTRY(name) \
+void e3_stage_##name(struct e3_burst *b) \
+{ \
+	if (unlikely(b->trace)) \
+		name(b, true); \
+	else \
+		name(b, false); \
+}
+
 void e3_stage_customer_in(struct e3_burst *b);
 void e3_stage_eline_in(struct e3_burst *b);
 void e3_stage_elan_in(struct e3_burst *b);
@@ -81,19 +96,59 @@ void e3_stage_replicate(struct e3_burst *b);
 void e3_stage_elan_term(struct e3_burst *b);
 
 /* Output helpers (stage_tx.c). Each takes ownership of m. */
-void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m);
+void e3_tx_flush_port(struct e3_worker *w, uint16_t port);
 void e3_tx_flush(struct e3_worker *w);
-/* Push the circuit's VLAN (PCP = tc) and send; drops with a reason on failure. */
-void e3_out_circuit(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circuit);
-/* Push Ethernet + label (+ control word) for nhlfe and send. */
-void e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe);
-/* A labelled frame (data at its Ethernet header): rewrite the label, TTL and
- * MACs for nhlfe and send. */
-void e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe);
 
-/* Drop frame i of the burst (or an extra copy m of it, i's counters). */
+/* Buffer m for port; the buffers go out once per burst (e3_tx_flush). */
+static inline void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	struct e3_txbuf *t = &w->tx[port];
+
+	t->m[t->n++] = m;
+	w->tx_dirty |= 1ull << port;
+	if (unlikely(t->n == E3_BURST))
+		e3_tx_flush_port(w, port);
+}
+
+/* Move the two MAC addresses (12 bytes) to dst, which may overlap src (a
+ * tag push or pop): through registers, not a memmove call. */
+static inline void e3_move_macs(void *dst, const void *src)
+{
+	uint64_t a;
+	uint32_t c;
+
+	memcpy(&a, src, 8);
+	memcpy(&c, (const uint8_t *)src + 8, 4);
+	memcpy(dst, &a, 8);
+	memcpy((uint8_t *)dst + 8, &c, 4);
+}
+/* The output helpers are in stage_out.h. Their slow paths: */
+/* A private header of hlen bytes in front of m's data from byte skip on:
+ * a header mbuf chained to m (or NULL when the pool is empty). The caller
+ * fills rte_pktmbuf_mtod(result). */
+struct rte_mbuf *e3_hdr_push(struct rte_mbuf *m, uint16_t skip, uint16_t hlen);
+/* VLAN tags at the start of a customer frame, at most two (the MTU rule). */
+unsigned e3_customer_tags(const struct rte_mbuf *m);
+
+/* Drop frame i of the burst (or an extra copy m of it, on the receiving
+ * port's counters). */
 void e3_drop(struct e3_burst *b, unsigned i, enum e3_drop why);
 void e3_drop_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m, enum e3_drop why);
+/* Drop m (frame i or a copy) counted on port (an egress port's oversize). */
+void e3_drop_on(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint16_t port, enum e3_drop why);
+
+/* An E-LAN frame i (data at the customer's Ethernet header, meta svc set):
+ * make the keys of its MACs and start fetching their buckets, for the E-LAN
+ * stage that looks them up after the rest of the burst is parsed. */
+static __rte_always_inline void e3_elan_keys(struct e3_burst *b, unsigned i)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
+	struct e3_meta *mt = &b->meta[i];
+
+	e3_mac_keys_of(mt->svc->id, eh, &mt->dst_key, &mt->src_key);
+	e3_mac_prefetch(mt->src_key);
+	e3_mac_prefetch(mt->dst_key);
+}
 
 /* Mark frame i as handed on (the mbuf now belongs to a TX buffer). */
 static inline void e3_done(struct e3_burst *b, unsigned i)
@@ -107,7 +162,16 @@ static inline uint32_t e3_mpls_lse(uint32_t label, uint8_t tc, uint8_t ttl)
 	return rte_cpu_to_be_32(label << 12 | (uint32_t)(tc & 7) << 9 | 1u << 8 | ttl);
 }
 
-/* A copy of m for one more destination, or NULL (counted as no_mbuf). */
-struct rte_mbuf *e3_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m);
+/* A copy of m for one more destination, or NULL (counted as no_mbuf): a
+ * full copy up to E3_COPY_MAX bytes, else an indirect clone that shares m's
+ * data, so the output helpers give it a private header mbuf and never
+ * write into shared data. Make every copy before handing m itself on. */
+struct rte_mbuf *e3_clone(struct e3_burst *b, unsigned i, struct rte_mbuf *m);
+
+static inline bool e3_is_vlan_tpid(uint16_t be_type)
+{
+	return be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN) ||
+	       be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_QINQ);
+}
 
 #endif

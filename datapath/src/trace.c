@@ -67,7 +67,7 @@ void e3_trace_burst(struct e3_burst *b)
 	for (unsigned i = 0; i < b->n; i++) {
 		struct rte_mbuf *m = b->pkts[i];
 
-		if (r->n >= E3_TRACE_MAX || !match(b, m) || !claim())
+		if (m == NULL || r->n >= E3_TRACE_MAX || !match(b, m) || !claim())
 			continue;
 		struct e3_trace_slot *s = &r->slot[r->n++];
 

@@ -52,7 +52,7 @@ void e3_workers_auto(struct e3_port_conf *c)
 		if (p == NULL || strcmp(p->conf.name, c->name) == 0)
 			continue;
 		for (unsigned q = 0; q < p->n_rxq; q++)
-			load[p->conf.worker[q]]++;
+			load[p->rxq_worker[q]]++;
 	}
 	for (unsigned q = 0; q < c->rx_queues; q++) {
 		if (c->worker[q] >= 0) {
@@ -77,7 +77,7 @@ int e3_workers_assign(void)
 		for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++)
 			if (e3_port_tbl[i] != NULL)
 				for (unsigned q = 0; q < e3_port_tbl[i]->n_rxq; q++)
-					n += e3_port_tbl[i]->conf.worker[q] == (int)w;
+					n += e3_port_tbl[i]->rxq_worker[q] == (int)w;
 		struct e3_qlist *ql = malloc(sizeof(*ql) + n * sizeof(ql->q[0]));
 
 		if (ql == NULL)
@@ -87,7 +87,7 @@ int e3_workers_assign(void)
 			const struct e3_port *p = e3_port_tbl[i];
 
 			for (unsigned q = 0; p != NULL && q < p->n_rxq; q++)
-				if (p->conf.worker[q] == (int)w) {
+				if (p->rxq_worker[q] == (int)w) {
 					ql->q[ql->n].port = i;
 					ql->q[ql->n].queue = (uint16_t)q;
 					ql->n++;
@@ -122,14 +122,13 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 		b.meta[i].next = NX_IN;
 		b.meta[i].tr = NULL;
 		pc->rx_bytes += pkts[i]->pkt_len;
+		/* The stages (and the trace filter) expect every tag in the frame. */
+		if (unlikely(pkts[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) &&
+		    rte_vlan_insert(&b.pkts[i]) != 0)
+			e3_drop(&b, i, E3_DROP_NO_MBUF);
 	}
 	if (unlikely(e3_trace_on()))
 		e3_trace_burst(&b);
-	/* The stages expect every tag in the frame. */
-	for (unsigned i = 0; i < n; i++)
-		if (unlikely(b.pkts[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) &&
-		    rte_vlan_insert(&b.pkts[i]) != 0)
-			e3_drop(&b, i, E3_DROP_NO_MBUF);
 	if (p->kind == E3_PORT_CUSTOMER) {
 		e3_stage_customer_in(&b);
 		e3_stage_eline_in(&b);

@@ -137,3 +137,12 @@ uint64_t drops(const char *port, enum e3_drop d)
 		abort();
 	return pi.drops[d];
 }
+
+const uint8_t *bytes_of(const struct rte_mbuf *m)
+{
+	static uint8_t buf[RTE_MBUF_DEFAULT_BUF_SIZE * 8];
+
+	if (m->pkt_len > sizeof(buf))
+		abort();
+	return rte_pktmbuf_read(m, 0, m->pkt_len, buf);
+}

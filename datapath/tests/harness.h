@@ -39,6 +39,8 @@ unsigned tx_of(const char *port, struct rte_mbuf **out, unsigned max);
 /* Drain and free everything sent; returns the count. */
 unsigned tx_drain(const char *port);
 uint64_t drops(const char *port, enum e3_drop d);
+/* The bytes of a frame, whatever its segments (copies are header + clone). */
+const uint8_t *bytes_of(const struct rte_mbuf *m);
 uint16_t port_id_of(const char *port);
 
 #endif
