@@ -80,7 +80,7 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
         for c in svc.circuits:
             args += ["--circuit", f"{c.node}:{c.port}:{c.vlan}"]
         e3ctl_shown(cp, *args)
-    # "degraded" above: a new service is, until every node it needs has applied it.
+    # "pending" above: a new service is, until every node it needs has applied it.
     cp.wait_converged()
     for svc in t.services:
         cp.wait_service(svc.name)

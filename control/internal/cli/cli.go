@@ -160,7 +160,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
 			fmt.Fprintf(tw, "nodes up\t%d/%d\n", v.NodesUp, v.Nodes)
 			fmt.Fprintf(tw, "links up\t%d/%d\n", v.LinksUp, v.Links)
-			for _, st := range []string{model.StateProgrammed, model.StateDegraded, model.StateDown} {
+			for _, st := range []string{model.StateProgrammed, model.StatePending, model.StateDegraded, model.StateDown} {
 				fmt.Fprintf(tw, "services %s\t%d\n", st, v.Services[st])
 			}
 		})

@@ -188,7 +188,7 @@ func TestLinkFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _ := c.Service(ctx, "red")
-	if st, _ := c.Snapshot(ctx); st.ServiceStatus(rec).State != model.StateDegraded {
+	if st, _ := c.Snapshot(ctx); st.ServiceStatus(rec).State != model.StatePending {
 		t.Fatalf("status %v before agents applied", st.ServiceStatus(rec))
 	}
 	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {

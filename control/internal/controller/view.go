@@ -81,9 +81,10 @@ func (s *Snapshot) LinkUp(id int) bool { return !s.down.links[id] }
 
 // ServiceStatus derives a service's health from its route and the agents'
 // status: programmed = every node it needs is up and has applied the
-// generation holding the service; degraded = it carries traffic but on a
-// backup path, without some E-LAN members, or some node has not caught up;
-// down = it cannot carry traffic.
+// generation holding the service; pending = all is well but some node has
+// not applied that generation yet (just created or changed); degraded = it
+// carries traffic but on a backup path, without some E-LAN members, or with
+// a node down or in error; down = it cannot carry traffic.
 func (s *Snapshot) ServiceStatus(rec *model.ServiceRecord) model.Status {
 	r := &rec.Route
 	members := rec.Spec.Members()
@@ -101,6 +102,7 @@ func (s *Snapshot) ServiceStatus(rec *model.ServiceRecord) model.Status {
 	case "fallback":
 		reasons = append(reasons, "primary and backup paths down, on a fallback path")
 	}
+	var pending []string
 	if !s.ignore {
 		need := map[string]bool{}
 		for _, m := range members {
@@ -119,12 +121,15 @@ func (s *Snapshot) ServiceStatus(rec *model.ServiceRecord) model.Status {
 			case st.Error != "":
 				reasons = append(reasons, "node "+n+": "+st.Error)
 			case st.AppliedGeneration < rec.NodeGenerations[n]:
-				reasons = append(reasons, fmt.Sprintf("node %s has applied generation %d, not yet %d", n, st.AppliedGeneration, rec.NodeGenerations[n]))
+				pending = append(pending, fmt.Sprintf("node %s has applied generation %d, not yet %d", n, st.AppliedGeneration, rec.NodeGenerations[n]))
 			}
 		}
 	}
 	if len(reasons) > 0 {
-		return model.Status{State: model.StateDegraded, Reason: strings.Join(reasons, "; ")}
+		return model.Status{State: model.StateDegraded, Reason: strings.Join(append(reasons, pending...), "; ")}
+	}
+	if len(pending) > 0 {
+		return model.Status{State: model.StatePending, Reason: strings.Join(pending, "; ")}
 	}
 	return model.Status{State: model.StateProgrammed}
 }

@@ -262,6 +262,7 @@ type Alloc struct {
 // Service states.
 const (
 	StateProgrammed = "programmed"
+	StatePending    = "pending" // computed and written; some node has not applied it yet
 	StateDegraded   = "degraded"
 	StateDown       = "down"
 )
