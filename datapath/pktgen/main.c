@@ -4,7 +4,8 @@
  *
  *   e3-pktgen [EAL options] -- --stream SPEC [--stream SPEC ...]
  *             [--learn SPEC ...] [--learn-rate PPS]
- *             [--rate PPS] [--duration S | --count N] [--imix]
+ *             [--rate PPS] [--duration S | --count N] [--warmup S] [--imix]
+ *             [--serve]
  *
  * Every DPDK port (usually net_memif clients given with --vdev) is both sent
  * on (by the streams that name it) and received on. A stream is a frame
@@ -16,8 +17,10 @@
  * a modest rate so a learning switch knows them; those frames are not
  * counted. With two lcores (-l a,b) the second one receives; with one, a
  * single loop does both. The last line of stdout is the result as JSON.
+ * With --serve the process stays up and runs one trial per line on stdin
+ * (rate, duration, ... per trial), one JSON line each: the benchmark driver
+ * (bench/benchlib/pktgen.py) keeps the links up across a whole search.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -36,7 +39,6 @@
 #include "hist.h"
 
 #define MAX_STREAMS 16
-#define MAX_PORTS   RTE_MAX_ETHPORTS
 #define RING_SIZE   1024
 #define POOL_SIZE   16383
 #define MAX_BURST   64
@@ -69,7 +71,7 @@ static struct {
 
 static struct rte_mempool *pool;
 static uint16_t n_ports;
-static struct port_stats pstats[MAX_PORTS];
+static struct port_stats pstats[RTE_MAX_ETHPORTS];
 static struct pg_hist lat;
 static uint64_t tsc_hz;
 static uint64_t *seq_seen;      /* bitmap of received sequence numbers (with --count) */

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""e3fabric benchmark driver (DESIGN.md "Performance method").
+
+For each scenario x table size, three switches run on the same memif links
+with the same generator: the link limit (dpdk-testpmd io forwarding),
+e3-vswitchd and OVS-DPDK. All three are started and programmed, then
+measured in turn (limit, e3, ovs, limit, e3, ovs, ...; the two waiting are
+SIGSTOPped, so the switch under test has its core alone) and each figure is
+the median over the rounds: an RFC 2544 binary search for the zero-loss
+rate, then latency at 50% of it.
+
+    bench/bench.py [--quick] [--scenarios a,b] [--sizes 1,2000] [--switches limit,e3,ovs]
+
+Raw results go to bench/out/<run>/ (trials.jsonl, results.json); the report
+(bench/RESULTS.md, bench/results.png) is written by bench/report.py.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import host  # noqa: E402
+from benchlib.pktgen import Pktgen, PktgenError, Session  # noqa: E402
+from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
+from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
+from benchlib.switches import OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+GEN_CPU, SWITCH_CPU = 0, 1
+WORKDIR = "/tmp/bn-bench"
+SETTLE_S = 5.0
+
+MODES = {
+    # quick: a few minutes; full: the sizes of DESIGN.md in < 30 minutes
+    "quick": dict(sizes=[1, 2000, 20000], scenarios=["elan-unicast", "label-swap"],
+                  trial_s=2.0, confirm_s=0.0, latency_s=2.0, warmup_s=0.3, rounds=1,
+                  tolerance=0.05, max_trials=5),
+    # full: 10 s trials would take over an hour for this matrix on 2 CPUs
+    # (confirm_s adds a final trial of that length at the rate found).
+    "full": dict(sizes=[1, 2000, 20000, 200000, 1000000], scenarios=[s.name for s in SCENARIOS],
+                 trial_s=3.0, confirm_s=0.0, latency_s=3.0, warmup_s=0.5, rounds=1,
+                 tolerance=0.03, max_trials=5),
+}
+
+
+def log(msg):
+    print(time.strftime("%H:%M:%S ") + msg, flush=True)
+
+
+class Bench:
+    def __init__(self, args, mode, out):
+        self.args = args
+        self.m = mode
+        self.out = out
+        self.params = SearchParams(loss_frac=args.loss, tolerance=mode["tolerance"],
+                                   max_trials=mode["max_trials"])
+        self.trials_log = open(os.path.join(out, "trials.jsonl"), "a")
+        self.results = []
+
+    def record(self, **kw):
+        kw["time"] = time.time()
+        kw["load1"] = host.loadavg()
+        self.trials_log.write(json.dumps(kw) + "\n")
+        self.trials_log.flush()
+
+    def trial_fn(self, sess, plan, ctx, duration):
+        def trial(rate):
+            res = sess.trial(rate=rate, duration=duration, warmup=self.m["warmup_s"])
+            t = Trial(rate=rate, offered=res["offered"], expected=res["offered"] * plan.copies,
+                      received=res["rx"], achieved=res["tx_rate_pps"],
+                      rx_rate=res["rx_rate_pps"] / plan.copies, raw=res)
+            ok = passed(t, self.params) if rate else None
+            self.record(kind="trial", **ctx, rate=rate, passed=ok, lost=t.lost, result=res)
+            log(f"  {ctx['switch']:5s} rate {rate / 1e6:7.3f} Mpps -> rx {t.rx_rate / 1e6:7.3f} Mpps"
+                f" lost {t.lost}" + ("" if ok is None else (" ok" if ok else " FAIL")))
+            return t
+        return trial
+
+    def measure(self, sess, plan, ctx):
+        """One round for one switch: search, confirm, latency."""
+        trial = self.trial_fn(sess, plan, ctx, self.m["trial_s"])
+        r = ndr_search(trial, self.params)
+        ndr, confirmed = r.ndr_pps, None
+        if self.m["confirm_s"] and ndr > 0:
+            # RFC 2544: the rate must hold for the whole (longer) trial; a
+            # rate that does not is reported, flagged unconfirmed.
+            confirm = self.trial_fn(sess, plan, dict(ctx, phase="confirm"), self.m["confirm_s"])
+            confirmed = passed(confirm(ndr), self.params)
+        lat = None
+        if ndr > 0:
+            lt = self.trial_fn(sess, plan, dict(ctx, phase="latency"), self.m["latency_s"])(ndr / 2)
+            lat = lt.raw["latency_ns"]
+        return {"ndr_pps": ndr, "max_pps": r.max_pps, "latency_ns": lat, "confirmed": confirmed,
+                "trials": len(r.trials) + 1}
+
+    def run_point(self, scn, n, names):
+        ctx0 = {"scenario": scn.name, "size": n}
+        sws, sessions, plans, info = {}, {}, {}, {}
+        os.makedirs(WORKDIR, exist_ok=True)
+        try:
+            for name in names:
+                if name == "ovs" and scn.ovs.na:
+                    info[name] = {"na": scn.ovs.na}
+                    continue
+                sw = SWITCHES[name](WORKDIR, SWITCH_CPU, self.huge_dir)
+                sws[name] = sw
+                t0 = time.monotonic()
+                plan = scn.plan(name, n)
+                gen = Pktgen(sw.sockets(len(scn.ports)), cpu=GEN_CPU, rx_queues=sw.gen_rx_queues,
+                             prefix=f"bn-pg-{name}", log=os.path.join(self.out, "pktgen.log"))
+                try:
+                    sw.start(scn, n)
+                    sess = Session(gen, plan.streams, learn=plan.learn,
+                                   learn_rate=self.args.learn_rate)
+                    sessions[name] = sess
+                    # Teach the table once (no-op without --learn streams); a
+                    # short stream proves the path works.
+                    sess.trial(rate=10000, duration=0.2, learn=True,
+                               timeout=120 + n / self.args.learn_rate * 2)
+                except Exception as e:  # noqa: BLE001 - any failure is reported, the run goes on
+                    log(f"  {name}: cannot start: {e}")
+                    info[name] = {"error": str(e).splitlines()[0][:300] if str(e) else repr(e)}
+                    if name in sessions:
+                        sessions.pop(name).close()
+                    sw.stop()
+                    del sws[name]
+                    continue
+                if hasattr(sw, "learned"):
+                    info_learned = sw.learned()
+                    log(f"  {name}: {info_learned} MACs learned")
+                mem = sw.memory()
+                info[name] = {"start_s": round(time.monotonic() - t0, 2),
+                              "program_s": round(getattr(sw, "program_s", 0.0), 2), "memory": mem}
+                log(f"  {name}: up in {info[name]['start_s']}s, memory {mem}")
+                plans[name] = plan
+                sw.pause()
+            # Let the machine settle after the start-ups (page zeroing, OVS
+            # threads, learning): the first switch measured suffered otherwise.
+            time.sleep(SETTLE_S)
+            rounds = {name: [] for name in sws}
+            for rnd in range(self.m["rounds"]):
+                # Rotate who goes first, so no switch always follows the
+                # start-up of the others.
+                order = list(sws)
+                k = (len(self.results) + rnd) % len(order)
+                for name in order[k:] + order[:k]:
+                    sw = sws[name]
+                    sw.resume()
+                    ctx = dict(ctx0, switch=name, round=rnd)
+                    try:
+                        rounds[name].append(self.measure(sessions[name], plans[name], ctx))
+                        if name == "e3" and rnd == 0:
+                            info[name]["counters"] = sw.counters()
+                    except (PktgenError, SwitchError) as e:
+                        log(f"  {name}: {e}")
+                        info[name]["error"] = str(e)[:300]
+                    finally:
+                        sw.pause()
+            for name, rs in rounds.items():
+                if rs:
+                    info[name].update(summarise(rs))
+        finally:
+            for name, sw in sws.items():
+                sw.resume()
+                if name in sessions:
+                    sessions[name].close()
+                sw.stop()
+        point = {"scenario": scn.name, "size": n, "switches": info}
+        self.record(kind="point", **point)
+        self.results.append(point)
+        return point
+
+    def run(self):
+        hp = host.Hugepages(self.args.hugepages) if self.args.hugepages else None
+        self.huge_dir = hp.setup() if hp else None
+        started = time.time()
+        try:
+            for name in self.scenarios():
+                scn = BY_NAME[name]
+                for n in self.sizes(scn):
+                    log(f"{scn.name} size {n}")
+                    p = self.run_point(scn, n, self.args.switches.split(","))
+                    sw = p["switches"]
+                    log("  => " + ", ".join(f"{k} {v.get('ndr_pps', 0) / 1e6:.3f} Mpps"
+                                            for k, v in sw.items() if "ndr_pps" in v))
+        finally:
+            if hp:
+                hp.restore()
+        summary = {
+            "mode": self.args.mode, "started": started, "elapsed_s": round(time.time() - started),
+            "machine": host.machine_info(OVS_VSWITCHD), "hugepages": bool(self.huge_dir),
+            "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True,
+                           min_achieved=self.params.min_achieved,
+                           learn_rate=self.args.learn_rate),
+            "points": self.results,
+        }
+        with open(os.path.join(self.out, "results.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+        return summary
+
+    def scenarios(self):
+        return self.args.scenarios.split(",") if self.args.scenarios else self.m["scenarios"]
+
+    def sizes(self, scn):
+        wanted = [int(x) for x in self.args.sizes.split(",")] if self.args.sizes else self.m["sizes"]
+        return [n for n in wanted if n in scn.sizes] or scn.sizes[:1]
+
+
+def summarise(rounds):
+    """Medians over rounds."""
+    def med(key):
+        vals = [r[key] for r in rounds if r.get(key) is not None]
+        return statistics.median(vals) if vals else None
+    lat = [r["latency_ns"] for r in rounds if r["latency_ns"]]
+    out = {"ndr_pps": med("ndr_pps"), "max_pps": med("max_pps"), "rounds": len(rounds),
+           "ndr_all": [r["ndr_pps"] for r in rounds]}
+    if lat:
+        out["latency_ns"] = {k: statistics.median(x[k] for x in lat) for k in ("p50", "p99", "max")}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", dest="mode", action="store_const", const="quick", default="full")
+    ap.add_argument("--scenarios", help="comma list (default: the mode's)")
+    ap.add_argument("--sizes", help="comma list of table sizes (default: the mode's)")
+    ap.add_argument("--switches", default="limit,e3,ovs")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds per point (median)")
+    ap.add_argument("--trial", type=float, help="search trial seconds")
+    ap.add_argument("--loss", type=float, default=0.001,
+                    help="accepted loss fraction (default 0.001 = 0.1%%: one ~10 ms preemption "
+                         "of the switch per trial on a shared machine; 0 = RFC 2544 strict)")
+    ap.add_argument("--learn-rate", type=float, default=200000,
+                    help="frames/s of the learning phase (the switch must learn every one)")
+    ap.add_argument("--hugepages", type=int, default=1536,
+                    help="2 MiB pages to reserve for the switches (0: --no-huge)")
+    ap.add_argument("--out", default=os.path.join(BENCH, "out", time.strftime("%Y%m%d-%H%M%S")))
+    args = ap.parse_args()
+    mode = dict(MODES[args.mode])
+    if args.rounds:
+        mode["rounds"] = args.rounds
+    if args.trial:
+        mode["trial_s"] = args.trial
+    os.makedirs(args.out, exist_ok=True)
+    log(f"bench: {args.mode} mode, output in {args.out}")
+    Bench(args, mode, args.out).run()
+    log(f"bench: done; results in {args.out}/results.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""What the harness needs from the machine: hugepages, process memory, DPDK
+telemetry, and a description of the machine for the report."""
+import json
+import os
+import platform
+import re
+import socket
+import subprocess
+
+HUGE_DIR = "/tmp/bn-huge"
+NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+
+
+class Hugepages:
+    """Reserve 2 MiB hugepages and mount a hugetlbfs of our own for the
+    switches under test; undo both afterwards. If the kernel refuses, the
+    switches run with --no-huge (and the report says so)."""
+
+    def __init__(self, pages):
+        self.pages = pages
+        self.before = None
+        self.mounted = False
+        self.dir = None
+
+    def setup(self):
+        try:
+            with open(NR_HUGEPAGES) as f:
+                self.before = int(f.read())
+            with open(NR_HUGEPAGES, "w") as f:
+                f.write(str(self.before + self.pages))
+            with open(NR_HUGEPAGES) as f:
+                got = int(f.read()) - self.before
+            if got < self.pages // 2:
+                raise OSError(f"kernel gave {got} of {self.pages} hugepages")
+            os.makedirs(HUGE_DIR, exist_ok=True)
+            if not os.path.ismount(HUGE_DIR):
+                subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", HUGE_DIR],
+                               check=True, capture_output=True)
+                self.mounted = True
+            self.dir = HUGE_DIR
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"bench: no hugepages ({e}); switches run with --no-huge")
+            self.restore()
+        return self.dir
+
+    def restore(self):
+        if self.mounted:
+            subprocess.run(["umount", HUGE_DIR], check=False, capture_output=True)
+            self.mounted = False
+            try:
+                os.rmdir(HUGE_DIR)
+            except OSError:
+                pass
+        if self.before is not None:
+            try:
+                with open(NR_HUGEPAGES, "w") as f:
+                    f.write(str(self.before))
+            except OSError:
+                pass
+            self.before = None
+        self.dir = None
+
+
+def eal_mem_args(huge_dir, mb):
+    """EAL memory options: our hugetlbfs (grown on demand, capped at mb) or
+    plain pages."""
+    if huge_dir:
+        # IOVA as VA: no physical-address lookups (slow, pointless for memif).
+        return ["--huge-dir", huge_dir, "--socket-limit", str(mb), "--iova-mode", "va"]
+    return ["--no-huge", "-m", str(mb)]
+
+
+def proc_mem_kb(pid):
+    """Resident memory of a process (kB): all of it (VmRSS), its private
+    anonymous pages (RssAnon: malloc'd tables; not the memif buffers the
+    generator shares with it, which are shmem) and its hugetlb pages."""
+    out = {"rss_kb": 0, "anon_kb": 0, "hugetlb_kb": 0}
+    keys = {"VmRSS:": "rss_kb", "RssAnon:": "anon_kb", "HugetlbPages:": "hugetlb_kb"}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                k = keys.get(line.split(":")[0] + ":")
+                if k:
+                    out[k] = int(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def telemetry(file_prefix, cmd, timeout=2.0):
+    """One DPDK telemetry query (e.g. "/eal/heap_info,0") to the process
+    started with --file-prefix file_prefix; None if it does not answer."""
+    path = f"/var/run/dpdk/{file_prefix}/dpdk_telemetry.v2"
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(timeout)
+        s.connect(path)
+        s.recv(4096)  # greeting: version, pid, max_output_len
+        s.send(cmd.encode())
+        reply = json.loads(s.recv(1 << 20).decode())
+        s.close()
+        return reply.get(cmd.split(",")[0])
+    except (OSError, ValueError):
+        return None
+
+
+def heap_alloc_bytes(file_prefix):
+    """Bytes allocated from the DPDK heap (rte_malloc, mempools, tables)."""
+    info = telemetry(file_prefix, "/eal/heap_info,0")
+    if not info:
+        return None
+    return int(info.get("Alloc_size", 0))
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def _cmd(args):
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def machine_info(ovs_binary):
+    cpu = ""
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"model name\s*:\s*(.*)", f.read())
+        cpu = m.group(1) if m else platform.processor()
+    ovs = _cmd([ovs_binary, "--version"]).splitlines()
+    return {
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "os": _cmd(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
+        "dpdk": _cmd(["pkg-config", "--modversion", "libdpdk"]),
+        "ovs": ovs[0] if ovs else "not installed",
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+    }

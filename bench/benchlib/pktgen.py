@@ -1,0 +1,175 @@
+"""Drive e3-pktgen: a session (one process, links kept up, one trial per
+request) or a single one-shot trial."""
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PKTGEN = os.environ.get("E3_PKTGEN", os.path.join(ROOT, "build", "bin", "e3-pktgen"))
+
+# memif rings of 2^14 slots: a switch that the hypervisor or a neighbour's
+# compile preempts for a few milliseconds must not lose frames for that
+# alone. The client (the generator) sizes the rings; the server side
+# states the same for clarity.
+MEMIF_OPTS = "socket-abstract=no,rsize=14"
+
+
+def memif_devargs(index, sock, role):
+    return f"net_memif{index},role={role},id={index},socket={sock},{MEMIF_OPTS}"
+
+
+class PktgenError(RuntimeError):
+    pass
+
+
+class Pktgen:
+    """The generator: memif clients to `sockets` (generator port i <-> socket i),
+    one lcore on `cpu`, plain pages."""
+
+    def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
+                 rx_queues=1):
+        self.sockets = list(sockets)
+        self.rx_queues = rx_queues
+        self.link_timeout = 30
+        self.cpu = cpu
+        self.prefix = prefix
+        self.mem_mb = mem_mb
+        self.binary = binary
+        self.log = log
+
+    def command(self, streams, rate=0, duration=None, count=None, learn=(), learn_rate=None,
+                warmup=None, imix=False):
+        cmd = [self.binary, "-l", str(self.cpu), "--no-pci", "--no-huge", "-m", str(self.mem_mb),
+               "--file-prefix", self.prefix, "--log-level", "3"]
+        for i, sock in enumerate(self.sockets):
+            cmd += ["--vdev", memif_devargs(i, sock, "client")]
+        cmd += ["--", "--rx-queues", str(self.rx_queues)]
+        for s in streams:
+            cmd += ["--stream", s]
+        for s in learn:
+            cmd += ["--learn", s]
+        if learn_rate:
+            cmd += ["--learn-rate", str(int(learn_rate))]
+        cmd += ["--rate", str(int(rate))]
+        if count is not None:
+            cmd += ["--count", str(count)]
+        elif duration is not None:
+            cmd += ["--duration", f"{duration:g}"]
+        if warmup:
+            cmd += ["--warmup", f"{warmup:g}"]
+        if imix:
+            cmd.append("--imix")
+        return cmd
+
+    def run(self, streams, timeout=None, retries=1, **kw):
+        """One trial. A generator that could not connect (a memif server
+        still busy with the previous trial's disconnect) is started again."""
+        try:
+            for attempt in range(retries + 1):
+                try:
+                    return self._run_once(streams, timeout, **kw)
+                except PktgenError:
+                    if attempt == retries:
+                        raise
+                    time.sleep(1)
+        finally:
+            self.cleanup()
+
+    def cleanup(self):
+        """DPDK leaves its runtime directory behind."""
+        shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
+
+    def _run_once(self, streams, timeout=None, **kw):
+        cmd = self.command(streams, **kw)
+        budget = timeout or 60 + (kw.get("duration") or 0) * 2
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget)
+        except subprocess.TimeoutExpired as e:
+            raise PktgenError(f"e3-pktgen did not finish in {budget}s: {' '.join(cmd)}") from e
+        if self.log:
+            with open(self.log, "a") as f:
+                f.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
+        result = None
+        for line in p.stdout.splitlines():
+            if line.startswith("{"):
+                try:
+                    result = json.loads(line)
+                except ValueError:
+                    pass
+        if p.returncode != 0 or result is None:
+            raise PktgenError(f"e3-pktgen exited {p.returncode}: {p.stderr.strip()[-500:]}")
+        return result
+
+
+class Session:
+    """One e3-pktgen --serve process: the memif links come up once and stay
+    up across trials (see main.c for why), trials are lines on its stdin,
+    results JSON lines on its stdout."""
+
+    def __init__(self, gen, streams, learn=(), learn_rate=None, imix=False):
+        self.gen = gen
+        cmd = gen.command(streams, learn=learn, learn_rate=learn_rate, imix=imix)
+        cmd.append("--serve")
+        self.logf = open(gen.log, "a") if gen.log else subprocess.DEVNULL
+        if gen.log:
+            self.logf.write("$ " + " ".join(cmd) + "\n")
+            self.logf.flush()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.logf, text=True, bufsize=1)
+        ready = self._read(gen.link_timeout + 30)
+        if not ready.get("ready"):
+            self.close()
+            raise PktgenError(f"e3-pktgen session did not start: {ready}")
+
+    def _read(self, timeout):
+        """The next JSON line; EAL's own lines go to the log. A generator
+        that hangs is killed after `timeout` seconds."""
+        watchdog = threading.Timer(timeout, self.proc.kill)
+        watchdog.start()
+        try:
+            for line in self.proc.stdout:
+                if line.startswith("{"):
+                    return json.loads(line)
+                if self.gen.log:
+                    self.logf.write(line)
+        finally:
+            watchdog.cancel()
+        raise PktgenError(f"e3-pktgen exited {self.proc.wait()} (log: {self.gen.log})")
+
+    def trial(self, rate=0, duration=1.0, warmup=0.0, count=None, learn=False, imix=None,
+              streams=None, timeout=None):
+        """One trial; streams: indices of the session's streams to send
+        (default all); imix: None keeps the session's setting."""
+        req = f"rate={int(rate)} duration={duration:g} warmup={warmup:g} learn={int(learn)}"
+        if count:
+            req += f" count={count}"
+        if imix is not None:
+            req += f" imix={int(imix)}"
+        if streams is not None:
+            req += " streams=" + ":".join(str(i) for i in streams)
+        self.proc.stdin.write(req + "\n")
+        self.proc.stdin.flush()
+        res = self._read(timeout or 60 + 3 * (duration + warmup))
+        if "error" in res:
+            raise PktgenError(f"e3-pktgen refused '{req}': {res['error']}")
+        return res
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(10)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            # Whatever happened above (even an interrupt), no generator is left behind.
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(5)
+            if self.logf is not subprocess.DEVNULL:
+                self.logf.close()
+            self.gen.cleanup()

@@ -1,0 +1,198 @@
+"""The benchmark scenarios: what the generator sends, how each switch under
+test is programmed, and how many frames should come back per frame sent.
+
+Generator port i is switch port "p<i>" (memif). MAC plan:
+  HOST        the customer host behind generator port 0
+  MAC_BASE+i  the N addresses the table holds (E-LAN), learned first
+  SW_FAB[i]   the switch's own MAC on fabric port p<i>
+  NBR[i]      the neighbour's (generator's) MAC on that link
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+HOST = "02:e3:50:00:00:01"
+REMOTE_HOST = "02:e3:60:00:00:01"
+MAC_BASE = "02:e3:d0:00:00:00"
+BROADCAST = "ff:ff:ff:ff:ff:ff"
+SW_FAB = ["02:e3:fa:00:00:00", "02:e3:fa:00:00:01"]
+NBR = ["02:e3:ab:00:00:00", "02:e3:ab:00:00:01"]
+
+LABEL_REMOTE = 1000     # what the neighbour leaf allocated for our E-LAN traffic
+LABEL_ELAN_IN = 2000    # ours: E-LAN service 1, source = remote leaf 1
+LABEL_ELINE_OUT = 3000
+LABEL_ELINE_IN = 3001
+LABEL_FLOOD_BASE = 4000
+LABEL_SWAP_BASE = 16    # label swap uses 16 .. 16+N-1, the whole space at 1M
+
+
+@dataclass
+class OvsPlan:
+    normal: bool = False            # bridge with the NORMAL action (MAC learning)
+    flows: Optional[Callable[[int], list]] = None   # n -> OpenFlow flows
+    na: str = ""                    # why OVS does not run this scenario
+
+
+@dataclass
+class Plan:
+    streams: list                   # e3-pktgen --stream specs
+    learn: list = field(default_factory=list)   # --learn specs (once, after programming)
+    copies: int = 1                 # frames expected back per frame sent
+
+
+@dataclass
+class Scenario:
+    name: str
+    title: str
+    ports: list                     # kind of p0, p1: "customer" | "fabric"
+    sizes: list                     # table sizes it is run with (full mode)
+    table: str                      # what "size" counts
+    e3_config: Callable[[int], dict]
+    plan: Callable[[str, int], Plan]  # (switch, n) -> Plan
+    ovs: OvsPlan
+    note: str = ""
+
+
+def _stream(**kw):
+    return ",".join(f"{k}={v}" for k, v in kw.items())
+
+
+def _settings(mac_limit=65536):
+    # Aging off: a switch paused while the others are measured must not
+    # forget what it learned.
+    return {"ttl": 64, "control_word": True, "mac_aging_s": 0, "mac_limit": mac_limit}
+
+
+# ---- E-LAN known unicast, customer -> fabric --------------------------------
+
+def _elan_config(n, branches=()):
+    cfg = {
+        "settings": _settings(max(65536, n + 1024)),
+        "nexthops": [{"id": 1, "port": "p1", "mac": NBR[1]}],
+        "nhlfes": [{"id": 1, "nexthop": 1, "label": LABEL_REMOTE}],
+        "services": [{"id": 1, "type": "elan", "name": "bench", "mac_limit": n + 1024,
+                      "remotes": [{"source": 1, "nhlfe": 1}]}],
+        "circuits": [{"id": 1, "port": "p0", "vlan": "untagged", "service": 1}],
+        "labels": [{"label": LABEL_ELAN_IN, "type": "elan", "service": 1, "source": 1}],
+    }
+    return cfg
+
+
+def _elan_unicast_plan(sw, n):
+    stream = _stream(port=0, frame="eth", src=HOST, dst=MAC_BASE, vary="dst", n=n)
+    if sw == "e3":
+        # The N addresses live behind the remote leaf: teach them with fabric
+        # frames on the E-LAN label, one per address.
+        learn = [_stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
+                         dst=HOST, src=MAC_BASE, vary="src", n=n)]
+    elif sw == "ovs":
+        learn = [_stream(port=1, frame="eth", dst=HOST, src=MAC_BASE, vary="src", n=n)]
+    else:
+        learn = []
+    return Plan(streams=[stream], learn=learn)
+
+
+# ---- E-LAN termination, fabric -> customer ----------------------------------
+
+def _elan_term_plan(sw, n):
+    stream = _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
+                     src=REMOTE_HOST, dst=MAC_BASE, vary="dst", n=n)
+    learn = []
+    if sw == "e3":
+        learn = [_stream(port=0, frame="eth", dst=REMOTE_HOST, src=MAC_BASE, vary="src", n=n)]
+    return Plan(streams=[stream], learn=learn)
+
+
+# ---- spine label swap ----------------------------------------------------------
+
+def _swap_config(n):
+    return {
+        "settings": _settings(),
+        "nexthops": [{"id": 1, "port": "p1", "mac": NBR[1]}],
+        "nhlfes": [{"id": i + 1, "nexthop": 1, "label": LABEL_SWAP_BASE + i} for i in range(n)],
+        "services": [], "circuits": [],
+        "labels": [{"label": LABEL_SWAP_BASE + i, "type": "swap", "nhlfe": i + 1} for i in range(n)],
+    }
+
+
+def _swap_plan(sw, n):
+    return Plan(streams=[_stream(port=0, frame="mpls", odst=SW_FAB[0], osrc=NBR[0],
+                                 label=LABEL_SWAP_BASE, vary="label", n=n,
+                                 src=REMOTE_HOST, dst=HOST)])
+
+
+def _swap_flows(n):
+    # The same job as e3's SWAP entry: new label, TTL-1, next hop's MACs.
+    return [f"in_port=1,mpls,mpls_label={LABEL_SWAP_BASE + i},"
+            f"actions=set_field:{LABEL_SWAP_BASE + i}->mpls_label,dec_mpls_ttl,"
+            f"mod_dl_src:{SW_FAB[1]},mod_dl_dst:{NBR[1]},output:2" for i in range(n)]
+
+
+# ---- E-Line, both directions ------------------------------------------------------
+
+def _eline_config(n):
+    return {
+        "settings": _settings(),
+        "nexthops": [{"id": 1, "port": "p1", "mac": NBR[1]}],
+        "nhlfes": [{"id": 1, "nexthop": 1, "label": LABEL_ELINE_OUT}],
+        "services": [{"id": 2, "type": "eline", "name": "bench", "nhlfe": 1}],
+        "circuits": [{"id": 1, "port": "p0", "vlan": "untagged", "service": 2}],
+        "labels": [{"label": LABEL_ELINE_IN, "type": "eline", "service": 2}],
+    }
+
+
+def _eline_plan(sw, n):
+    return Plan(streams=[
+        _stream(port=0, frame="eth", src=HOST, dst=REMOTE_HOST),
+        _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELINE_IN,
+                src=REMOTE_HOST, dst=HOST),
+    ])
+
+
+# ---- flooding to K branches ---------------------------------------------------------
+
+def _flood_config(k):
+    cfg = _elan_config(1)
+    cfg["nhlfes"] += [{"id": 10 + b, "nexthop": 1, "label": LABEL_FLOOD_BASE + b} for b in range(k)]
+    cfg["services"][0]["branches"] = [10 + b for b in range(k)]
+    return cfg
+
+
+def _flood_plan(k):
+    def plan(sw, n):
+        # The link limit (testpmd) forwards each frame once.
+        return Plan(streams=[_stream(port=0, frame="eth", src=HOST, dst=BROADCAST)],
+                    copies=1 if sw == "limit" else k)
+    return plan
+
+
+def _flood_flows(k):
+    return lambda n: ["in_port=1,actions=" + ",".join(["output:2"] * k)]
+
+
+SIZES = [1, 2000, 20000, 200000, 1000000]
+
+SCENARIOS = [
+    Scenario("elan-unicast", "E-LAN known unicast, customer -> fabric", ["customer", "fabric"],
+             SIZES, "MACs", _elan_config, _elan_unicast_plan, OvsPlan(normal=True),
+             note="OVS: NORMAL bridge learning the same MACs; it switches the frame "
+                  "without adding the 22-byte pseudowire header (less work than e3)."),
+    Scenario("label-swap", "Spine label swap", ["fabric", "fabric"],
+             SIZES, "labels", _swap_config, _swap_plan, OvsPlan(flows=_swap_flows),
+             note="OVS: one OpenFlow flow per label (set_field mpls_label, dec_mpls_ttl, MACs)."),
+    Scenario("elan-termination", "E-LAN termination, fabric -> customer", ["customer", "fabric"],
+             [1, 20000, 1000000], "MACs", _elan_config, _elan_term_plan,
+             OvsPlan(na="OVS cannot terminate an RFC 4448 pseudowire into a learning "
+                        "bridge (pop of an MPLS label exposing an Ethernet frame)")),
+    Scenario("eline", "E-Line, both directions", ["customer", "fabric"], [1], "services",
+             _eline_config, _eline_plan,
+             OvsPlan(na="OVS has no Ethernet-over-MPLS pseudowire encapsulation in NORMAL or "
+                        "push_mpls (push_mpls labels the payload, not the Ethernet frame)")),
+] + [
+    Scenario(f"flood-{k}", f"Flooding to {k} branch{'es' if k > 1 else ''}",
+             ["customer", "fabric"], [1], "branches", (lambda k: lambda n: _flood_config(k))(k),
+             _flood_plan(k), OvsPlan(flows=_flood_flows(k)),
+             note=f"Rates are frames in; {k} copies leave per frame. OVS: {k} x output.")
+    for k in (1, 8, 32)
+]
+
+BY_NAME = {s.name: s for s in SCENARIOS}

@@ -1,0 +1,83 @@
+"""RFC 2544 binary search for the zero-loss (NDR) rate.
+
+The search knows nothing about processes: it calls trial(rate_pps) and gets
+a Trial back. That keeps it a small pure function the unit tests drive with
+a model switch (tests/bench/test_search.py).
+"""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Trial:
+    rate: float            # offered rate asked for (pps)
+    offered: int           # frames offered (sent + refused by a full input ring)
+    expected: int          # frames that should arrive (offered x copies)
+    received: int
+    achieved: float        # offered rate the generator really reached (pps)
+    rx_rate: float         # frames received per second of sending
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def lost(self):
+        return max(0, self.expected - self.received)
+
+
+@dataclass
+class SearchParams:
+    loss_frac: float = 0.0       # accepted loss, as a fraction of frames expected
+    tolerance: float = 0.02      # stop when (hi - lo) <= tolerance * hi
+    max_trials: int = 8          # binary search trials after the flat-out probe
+    min_achieved: float = 0.90   # a trial the generator offered much less than asked fails
+
+
+def passed(t: Trial, p: SearchParams) -> bool:
+    """Zero loss (within loss_frac) at the rate that was asked for."""
+    if t.expected == 0:
+        return False
+    if t.rate > 0 and t.achieved < p.min_achieved * t.rate:
+        return False
+    return t.lost <= p.loss_frac * t.expected
+
+
+@dataclass
+class SearchResult:
+    ndr_pps: float               # offered rate of the best trial that passed (0 if none)
+    max_pps: float               # forwarding rate measured flat out
+    trials: list                 # [(rate, passed, Trial)] in the order run
+
+
+def ndr_search(trial, p: SearchParams, max_rate=None) -> SearchResult:
+    """Find the highest rate with zero loss.
+
+    trial(0) runs flat out: its received rate bounds the answer from above
+    (a switch cannot forward more without loss than it forwards at all).
+    If max_rate is given it caps that bound (e.g. the link limit).
+    Then: try the bound itself, and bisect [0, bound] until the interval is
+    within tolerance of its top or max_trials trials have run. The answer
+    is the rate the generator really offered in the best passing trial
+    (on a shared CPU it can fall a little short of the rate asked for).
+    """
+    log = []
+    flat = trial(0)
+    hi = flat.rx_rate
+    if max_rate:
+        hi = min(hi, max_rate)
+    max_pps = hi
+    lo = 0.0
+    best = 0.0
+    rate = hi
+    for _ in range(p.max_trials):
+        if rate <= 0:
+            break
+        t = trial(rate)
+        ok = passed(t, p)
+        log.append((rate, ok, t))
+        if ok:
+            lo = rate
+            best = max(best, min(t.achieved, rate))
+        else:
+            hi = rate
+        if hi - lo <= p.tolerance * hi:
+            break
+        rate = (lo + hi) / 2
+    return SearchResult(ndr_pps=best, max_pps=max_pps, trials=log)

@@ -1,0 +1,279 @@
+"""The three switches under test, each a set of processes we start, pause
+(SIGSTOP while another switch is measured on the same core), resume and stop,
+always by PID:
+
+  limit  dpdk-testpmd, io forwarding p0 <-> p1: no lookup, the link limit
+  e3     e3-vswitchd, programmed through JSON-RPC (datapath/python/e3rpc.py)
+  ovs    ovsdb-server + ovs-vswitchd (DPDK), netdev bridge, memif ports
+
+Every switch is the memif server on sockets of its own; generator port i
+connects to socket i. All of a switch's threads run on one CPU (`cpu`); the
+generator has the other.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from . import host
+from .pktgen import memif_devargs, ROOT
+from .scenarios import SW_FAB
+
+sys.path.insert(0, os.path.join(ROOT, "datapath", "python"))
+import e3rpc  # noqa: E402
+
+VSWITCHD = os.environ.get("E3_VSWITCHD", os.path.join(ROOT, "build", "bin", "e3-vswitchd"))
+TESTPMD = "dpdk-testpmd"
+OVS_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+
+
+class SwitchError(RuntimeError):
+    pass
+
+
+def wait_for(cond, timeout, what, proc=None, log=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    tail = ""
+    if log and os.path.exists(log):
+        with open(log, errors="replace") as f:
+            tail = "".join(f.readlines()[-15:])
+    raise SwitchError(f"timed out waiting for {what}\n{tail}")
+
+
+class Switch:
+    name = "?"
+    mem_mb = 2048
+    gen_rx_queues = 1   # memif queues the generator must serve per port
+
+    def __init__(self, workdir, cpu, huge_dir, prefix=None):
+        self.workdir = workdir
+        self.cpu = cpu
+        self.huge_dir = huge_dir
+        self.procs = []
+        self.prefix = prefix or f"bn-{self.name}"
+        self.log = os.path.join(workdir, f"{self.name}.log")
+
+    def sockets(self, nports):
+        return [os.path.join(self.workdir, f"{self.name}-p{i}.sock") for i in range(nports)]
+
+    def _spawn(self, cmd, stdin=subprocess.DEVNULL, env=None):
+        with open(self.log, "ab") as log:
+            log.write(("$ " + " ".join(cmd) + "\n").encode())
+            self.log_start = log.tell()
+            p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=stdin, env=env)
+        self.procs.append(p)
+        return p
+
+    def _log_since_spawn(self):
+        with open(self.log, errors="replace") as f:
+            f.seek(self.log_start)
+            return f.read()
+
+    def _clean_sockets(self, nports):
+        for s in self.sockets(nports):
+            if os.path.exists(s):
+                os.unlink(s)
+
+    def start(self, scenario, n):
+        raise NotImplementedError
+
+    def pause(self):
+        for p in self.procs:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGSTOP)
+
+    def resume(self):
+        for p in self.procs:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+
+    def alive(self):
+        return bool(self.procs) and all(p.poll() is None for p in self.procs)
+
+    def datapath_pid(self):
+        return self.procs[-1].pid if self.procs else None
+
+    def memory(self):
+        """Memory of the datapath process: private anonymous pages (malloc'd
+        tables, e.g. e3's label table) plus hugetlb pages (the DPDK heap:
+        mempools, rte_hash); the DPDK heap's own count when telemetry
+        answers. Shared memif buffers are left out: they belong to the link."""
+        m = host.proc_mem_kb(self.datapath_pid())
+        m["total_bytes"] = (m["anon_kb"] + m["hugetlb_kb"]) * 1024
+        m["heap_bytes"] = host.heap_alloc_bytes(self.prefix)
+        return m
+
+    def stop(self):
+        # Reverse order: datapath before its database.
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.terminate()
+        for p in reversed(self.procs):
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+        self.procs = []
+        shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
+
+
+class LinkLimit(Switch):
+    """dpdk-testpmd io forwarding: frames go back out untouched."""
+    name = "limit"
+    mem_mb = 1024
+
+    def start(self, scenario, n):
+        nports = len(scenario.ports)
+        self._clean_sockets(nports)
+        # stdbuf: testpmd's "Press enter" line must reach the log while it runs.
+        cmd = ["stdbuf", "-oL", TESTPMD, "--lcores", f"0@{self.cpu},1@{self.cpu}", "--main-lcore", "0", "--no-pci",
+               *host.eal_mem_args(self.huge_dir, self.mem_mb), "--file-prefix", self.prefix]
+        for i, s in enumerate(self.sockets(nports)):
+            cmd += ["--vdev", memif_devargs(i, s, "server")]
+        cmd += ["--", "--forward-mode=io", "--auto-start", "--nb-cores=1",
+                "--total-num-mbufs=65536", "--disable-link-check"]
+        # testpmd without -i forwards until a line arrives on stdin: a pipe
+        # we never write keeps it running; SIGTERM stops it.
+        p = self._spawn(cmd, stdin=subprocess.PIPE)
+        wait_for(lambda: "Press enter to exit" in self._log_since_spawn(),
+                 60, "testpmd to start forwarding", p, self.log)
+
+
+class E3(Switch):
+    """e3-vswitchd in busy poll mode, programmed over JSON-RPC (config_load)."""
+    name = "e3"
+    CHUNK = 10000   # objects per config_load request: well under the 1 MiB limit
+
+    def start(self, scenario, n):
+        nports = len(scenario.ports)
+        self._clean_sockets(nports)
+        self.rpc_sock = os.path.join(self.workdir, "e3.rpc.sock")
+        if os.path.exists(self.rpc_sock):
+            os.unlink(self.rpc_sock)
+        # MAC table sized for the MACs the scenario learns (25% headroom).
+        macs = n if scenario.table == "MACs" else 0
+        mac_cap = max(65536, macs + macs // 4)
+        cmd = [VSWITCHD, "--lcores", f"0@{self.cpu},1@{self.cpu}", "--main-lcore", "0", "--no-pci",
+               *host.eal_mem_args(self.huge_dir, self.mem_mb), "--file-prefix", self.prefix,
+               "--", "--name", "bn", "--rpc-socket", self.rpc_sock, "--poll-mode", "busy",
+               "--mac-table-size", str(mac_cap), "--mbufs", "65535"]
+        doc = {"version": 1, **scenario.e3_config(n), "ports": []}
+        for i, (kind, sock) in enumerate(zip(scenario.ports, self.sockets(nports))):
+            port = {"name": f"p{i}", "devargs": memif_devargs(i, sock, "server"), "kind": kind}
+            if kind == "fabric":
+                port["mac"] = SW_FAB[i]
+            doc["ports"].append(port)
+        t0 = time.monotonic()
+        p = self._spawn(cmd)
+        wait_for(lambda: "polling, boot_id" in self._log_since_spawn(), 60,
+                 "e3-vswitchd to start", p, self.log)
+        # One request may not exceed 1 MiB (docs/control-api.md): the big
+        # tables go in chunks, added to what is there (replace=false). Small
+        # requests also keep the parser's transient memory out of the
+        # switch's footprint.
+        # The first request carries everything small plus the first chunk
+        # of each (swap label i uses nhlfe i+1, so references resolve).
+        big = {k: doc[k] for k in ("nhlfes", "labels")}
+        with e3rpc.Client(self.rpc_sock, timeout=300) as c:
+            c.call("config_load", dict(doc, **{k: v[:self.CHUNK] for k, v in big.items()}))
+            for key, items in big.items():
+                for i in range(self.CHUNK, len(items), self.CHUNK):
+                    c.call("config_load", {"version": 1, key: items[i:i + self.CHUNK],
+                                           "replace": False})
+        self.program_s = time.monotonic() - t0
+
+    def learned(self):
+        """MACs in the E-LAN services' tables (learning is asynchronous)."""
+        with e3rpc.Client(self.rpc_sock, timeout=30) as c:
+            return sum(s.get("macs", 0) for s in c.call("service_list") if s["type"] == "elan")
+
+    def counters(self):
+        with e3rpc.Client(self.rpc_sock, timeout=30) as c:
+            return c.call("stats_get")
+
+
+class Ovs(Switch):
+    """Open vSwitch with its DPDK datapath, from Debian's package, run with a
+    database and run directory of our own (never the system service)."""
+    name = "ovs"
+    # OVS gives each port a TX queue per PMD thread plus one for the main
+    # thread; its PMD sends on queue 1, so the generator must receive there.
+    gen_rx_queues = 2
+
+    def _env(self):
+        d = os.path.join(self.workdir, "ovs")
+        env = dict(os.environ, OVS_RUNDIR=d, OVS_DBDIR=d, OVS_LOGDIR=d, OVS_SYSCONFDIR=d,
+                   OVS_PKGDATADIR="/usr/share/openvswitch")
+        return d, env
+
+    def _vsctl(self, *args):
+        d, env = self._env()
+        subprocess.run(["ovs-vsctl", f"--db=unix:{d}/db.sock", "--timeout=60", *args],
+                       check=True, capture_output=True, env=env)
+
+    def _ofctl(self, *args):
+        d, env = self._env()
+        subprocess.run(["ovs-ofctl", *args], check=True, capture_output=True, env=env)
+
+    def start(self, scenario, n):
+        if scenario.ovs.na:
+            raise SwitchError(scenario.ovs.na)
+        nports = len(scenario.ports)
+        self._clean_sockets(nports)
+        d, env = self._env()
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        subprocess.run(["ovsdb-tool", "create", f"{d}/conf.db", OVS_SCHEMA], check=True, env=env)
+        pin = ["taskset", "-c", str(self.cpu)]
+        db = self._spawn(pin + ["ovsdb-server", f"{d}/conf.db", f"--remote=punix:{d}/db.sock",
+                                f"--unixctl={d}/ovsdb.ctl", f"--log-file={d}/ovsdb.log"], env=env)
+        wait_for(lambda: os.path.exists(f"{d}/db.sock"), 20, "ovsdb-server", db, self.log)
+        self._vsctl("--no-wait", "init")
+        dpdk_extra = f"--no-pci --file-prefix {self.prefix} " + " ".join(
+            host.eal_mem_args(self.huge_dir, self.mem_mb))
+        self._vsctl("--no-wait", "set", "Open_vSwitch", ".",
+                    "other_config:dpdk-init=true",
+                    f"other_config:dpdk-extra={dpdk_extra}",
+                    f"other_config:pmd-cpu-mask={1 << self.cpu:#x}",
+                    # keep megaflows of a paused switch: pauses are not idleness
+                    "other_config:max-idle=3600000")
+        self._spawn(pin + [OVS_VSWITCHD, f"unix:{d}/db.sock", f"--unixctl={d}/vswitchd.ctl",
+                           f"--log-file={d}/vswitchd.log"], env=env)
+        wait_for(lambda: os.path.exists(f"{d}/vswitchd.ctl"), 60, "ovs-vswitchd", self.procs[-1],
+                 f"{d}/vswitchd.log")
+        br = "bnbr"
+        macs = n if scenario.table == "MACs" else 0
+        self._vsctl("add-br", br, "--", "set", "bridge", br, "datapath_type=netdev",
+                    f"other_config:mac-table-size={max(2048, macs + macs // 4)}",
+                    "other_config:mac-aging-time=3600")
+        for i, sock in enumerate(self.sockets(nports)):
+            self._vsctl("add-port", br, f"p{i}", "--", "set", "Interface", f"p{i}", "type=dpdk",
+                        f"options:dpdk-devargs={memif_devargs(i, sock, 'server')}",
+                        f"ofport_request={i + 1}")
+        t0 = time.monotonic()
+        if scenario.ovs.flows:
+            self._ofctl("del-flows", br)
+            path = os.path.join(d, "flows.txt")
+            with open(path, "w") as f:
+                f.write("\n".join(scenario.ovs.flows(n)) + "\n")
+            self._ofctl("--bundle", "add-flows", br, path)
+        self.program_s = time.monotonic() - t0
+        wait_for(lambda: all(os.path.exists(s) for s in self.sockets(nports)), 30,
+                 "OVS memif sockets", self.procs[-1], f"{d}/vswitchd.log")
+
+    def datapath_pid(self):
+        return self.procs[-1].pid if len(self.procs) > 1 else None
+
+
+SWITCHES = {"limit": LinkLimit, "e3": E3, "ovs": Ovs}

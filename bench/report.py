@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Write bench/RESULTS.md and bench/results.png from a run's results.json.
+
+    bench/report.py [bench/out/<run>/results.json [more runs' results.json ...]]
+        (default: the newest run; points of later runs replace the first's)
+
+Standard library + matplotlib only (Debian's python3-matplotlib).
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+SWITCHES = ("limit", "e3", "ovs")
+LABEL_TABLE_BYTES = 8 << 20   # e3's label table: 2^20 entries of 8 bytes (label_table.c)
+LABEL = {"limit": "link limit (testpmd io)", "e3": "e3-vswitchd", "ovs": "OVS-DPDK"}
+
+sys.path.insert(0, BENCH)
+from benchlib.scenarios import BY_NAME  # noqa: E402
+
+
+def newest_results():
+    runs = sorted(glob.glob(os.path.join(BENCH, "out", "*", "results.json")), key=os.path.getmtime)
+    if not runs:
+        sys.exit("report: no bench/out/*/results.json; run bench/run.sh first")
+    return runs[-1]
+
+
+def mpps(v):
+    return f"{v / 1e6:.2f}" if v else "0"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def us(ns):
+    return f"{ns / 1000:.1f}" if ns is not None else "-"
+
+
+def size_name(n):
+    return f"{n // 1000000}M" if n >= 1000000 and n % 1000000 == 0 else (
+        f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n))
+
+
+def cell(sw, key="ndr_pps"):
+    if sw is None:
+        return "-"
+    if "na" in sw:
+        return "n/a"
+    if "error" in sw and key not in sw:
+        return "error"
+    return mpps(sw.get(key))
+
+
+def by_scenario(points):
+    out = {}
+    for p in points:
+        out.setdefault(p["scenario"], []).append(p)
+    for v in out.values():
+        v.sort(key=lambda p: p["size"])
+    return out
+
+
+def mem_bytes(switch):
+    def get(p):
+        return (p["switches"].get(switch, {}).get("memory") or {}).get("total_bytes")
+    return get
+
+
+def per_entry(points, getter):
+    """Bytes per table entry: growth of the switch's memory from size 1 to n."""
+    base = next((getter(p) for p in points if p["size"] == 1), None)
+    out = {}
+    for p in points:
+        b = getter(p)
+        # Hugepages come in 2 MiB steps: below ~100k entries the growth is
+        # within that granularity and per-entry figures would be noise.
+        if base is not None and b is not None and p["size"] >= 100000:
+            out[p["size"]] = (b - base) / (p["size"] - 1)
+    return out
+
+
+def table(name, points):
+    scn = BY_NAME.get(name)
+    lines = [f"### {scn.title if scn else name}", ""]
+    if scn and scn.note:
+        lines += [scn.note, ""]
+    lines += ["Zero-loss rates (see Method for the loss allowed) in Mpps; \"flat out\" is "
+              "what each switch forwards when offered all the generator can send (Mpps "
+              "received, any loss).", ""]
+    lines += [f"| {scn.table if scn else 'size'} | limit | e3 | OVS | e3/limit | e3/OVS "
+              "| flat out: limit / e3 / OVS | flat e3/limit | flat e3/OVS "
+              "| e3 lat p50/p99 us | OVS lat p50/p99 us "
+              "| e3 memory MiB | e3 B/entry | OVS B/entry |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    e3_pe = per_entry(points, mem_bytes("e3"))
+    ovs_pe = per_entry(points, mem_bytes("ovs"))
+
+    def lat(s):
+        latency = (s or {}).get("latency_ns")
+        return f"{us(latency['p50'])} / {us(latency['p99'])}" if latency else "-"
+
+    def per(pe, n):
+        return f"{pe[n]:.0f}" if n in pe else "-"
+    for p in points:
+        sw = p["switches"]
+        lim, e3, ovs = (sw.get(k) for k in SWITCHES)
+        lim_v, e3_v, ovs_v = ((s or {}).get("ndr_pps") for s in (lim, e3, ovs))
+        mem = mem_bytes("e3")(p)
+        mem_mib = "-" if mem is None else f"{mem / 2**20:.0f}"
+        flat = " / ".join(cell(x, "max_pps") for x in (lim, e3, ovs))
+        lim_f, e3_f, ovs_f = ((s or {}).get("max_pps") for s in (lim, e3, ovs))
+        mark = "*" if p.get("supplement") else ""
+        lines.append(f"| {size_name(p['size'])}{mark} | {cell(lim)} | {cell(e3)} | {cell(ovs)} "
+                     f"| {ratio(e3_v, lim_v)} | {ratio(e3_v, ovs_v)} | {flat} "
+                     f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} | {lat(e3)} | {lat(ovs)} "
+                     f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
+    na = {k: v for p in points for k, v in p["switches"].items() if "na" in v}
+    for k, v in na.items():
+        lines += ["", f"{LABEL[k]}: n/a: {v['na']}."]
+    errors = {(k, p["size"]): v["error"] for p in points for k, v in p["switches"].items()
+              if "error" in v}
+    for (k, n), e in errors.items():
+        lines += ["", f"{LABEL[k]} at {size_name(n)}: error: `{e.splitlines()[0][:200]}`"]
+    return lines + [""]
+
+
+def targets(groups):
+    """The targets of the issue, each with the measured value and a verdict."""
+    def point(name, n):
+        return next((p for p in groups.get(name, []) if p["size"] == n), None)
+
+    def r(name, n, a, b, key="ndr_pps"):
+        p = point(name, n)
+        if not p:
+            return None
+        x = p["switches"].get(a, {}).get(key)
+        y = p["switches"].get(b, {}).get(key)
+        return x / y if x and y else None
+
+    rows = []
+
+    def row(what, val, goal, ok, fmt="{:.2f}", extra="", verdict=None):
+        if verdict is None:
+            verdict = "-" if val is None else ("met" if ok(val) else "NOT met")
+        rows.append(f"| {what} | {fmt.format(val) if val is not None else 'not measured'}{extra} "
+                    f"| {goal} | {verdict} |")
+
+    def ratio_row(what, name, n, a, b, goal, ok):
+        val, flat = r(name, n, a, b), r(name, n, a, b, "max_pps")
+        verdict = None
+        if val is not None and flat is not None and ok(val) != ok(flat):
+            verdict = "inconclusive (zero-loss and flat-out disagree)"
+        row(what, val, goal, ok, verdict=verdict,
+            extra=f" (flat out {flat:.2f})" if flat is not None else "")
+    ratio_row("E-LAN known unicast, e3/limit at 1 MAC", "elan-unicast", 1, "e3", "limit",
+              ">= 0.90", lambda v: v >= 0.90)
+    ratio_row("E-LAN known unicast, e3/limit at 1M MACs", "elan-unicast", 1000000, "e3", "limit",
+              ">= 0.85", lambda v: v >= 0.85)
+    ratio_row("Label swap, e3/limit at 1M labels", "label-swap", 1000000, "e3", "limit",
+              ">= 0.95", lambda v: v >= 0.95)
+    ratio_row("E-LAN known unicast, e3/OVS at 20k MACs", "elan-unicast", 20000, "e3", "ovs",
+              ">= 3", lambda v: v >= 3)
+    pe = per_entry(groups.get("elan-unicast", []), mem_bytes("e3"))
+    big = max(pe) if pe else None
+    row(f"e3 bytes per MAC (memory growth 1 -> {size_name(big) if big else '?'} MACs, "
+        "incl. the table's 25% headroom)",
+        pe.get(big) if big else None, "<= 64", lambda v: v <= 64, "{:.0f}")
+    sw = groups.get("label-swap", [])
+    lbl = per_entry(sw, mem_bytes("e3"))
+    big = max(lbl) if lbl else None
+    if big:
+        # The direct-indexed table itself is allocated whole at start (2^20
+        # x 8 B, datapath/src/label_table.c), so it is in the baseline; what
+        # grows with the labels (nhlfes, control state) is added to it.
+        total = LABEL_TABLE_BYTES + lbl[big] * big
+        row(f"e3 label state for {size_name(big)} labels: the 8 MiB label table + "
+            f"{lbl[big]:.0f} B/label of growth", total / 2**20, "label table <= 16 MiB",
+            lambda v: LABEL_TABLE_BYTES <= 16 * 2**20, "{:.0f} MiB")
+    else:
+        row("e3 label state", None, "label table <= 16 MiB", lambda v: True)
+    return (["Verdicts go by the zero-loss ratio, checked against the flat-out ratio beside "
+             "it (less noisy); when the two disagree the verdict is inconclusive. A zero-loss "
+             "ratio far above 1 against the link limit means the limit's own search was "
+             "disturbed (see Findings).", "",
+             "| target | measured | goal | verdict |", "|---|---:|---:|---|"] + rows + [""])
+
+
+def plot(groups, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    multi = {k: v for k, v in groups.items() if len(v) > 1}
+    if not multi:
+        return False
+    fig, axes = plt.subplots(1, len(multi), figsize=(5.5 * len(multi), 4.2), squeeze=False)
+    for ax, (name, pts) in zip(axes[0], multi.items()):
+        for k, style in zip(SWITCHES, ("k--", "b-o", "r-s")):
+            xs = [p["size"] for p in pts if p["switches"].get(k, {}).get("ndr_pps") is not None]
+            ys = [p["switches"][k]["ndr_pps"] / 1e6 for p in pts if p["size"] in xs]
+            if xs:
+                ax.plot(xs, ys, style, label=LABEL[k])
+        ax.set_xscale("log")
+        ax.set_xlabel(BY_NAME[name].table if name in BY_NAME else "table size")
+        ax.set_ylabel("zero-loss rate, Mpps (64-byte frames)")
+        ax.set_title(BY_NAME[name].title if name in BY_NAME else name, fontsize=10)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def load_runs(srcs):
+    """The first run is the base; points of later runs (e.g. more rounds of
+    a few points) replace the base's points of the same scenario and size."""
+    runs, points, trials = [], {}, []
+    for i, src in enumerate(srcs):
+        with open(src) as f:
+            res = json.load(f)
+        runs.append((src, res))
+        for p in res["points"]:
+            p["supplement"] = i > 0
+            points[(p["scenario"], p["size"])] = p
+        jl = os.path.join(os.path.dirname(src), "trials.jsonl")
+        if os.path.exists(jl):
+            with open(jl) as f:
+                trials += [json.loads(line) for line in f if line.strip()]
+    return runs, list(points.values()), trials
+
+
+def main():
+    srcs = sys.argv[1:] or [newest_results()]
+    runs, points, trials = load_runs(srcs)
+    src, res = runs[0]
+    groups = by_scenario(points)
+    m, prm = res["machine"], res["params"]
+    loads = [t["load1"] for t in trials if "load1" in t]
+    md = [
+        "# e3fabric benchmark results",
+        "",
+        f"Run `{os.path.basename(os.path.dirname(src))}` ({res['mode']} mode, "
+        f"{res['elapsed_s'] // 60} min {res['elapsed_s'] % 60} s), written by `bench/report.py`; "
+        "reproduce with `make bench` (or `make bench-quick`). Raw trials: "
+        "`bench/out/<run>/trials.jsonl` (not committed).",
+        "",
+        "![zero-loss rate vs table size](results.png)",
+        "",
+        "## Machine",
+        "",
+        f"- CPU: {m['cpu']} ({m['cpus']} CPUs), {m['memory_gib']} GiB; kernel {m['kernel']}; {m['os']}",
+        f"- DPDK {m['dpdk']}; {m['ovs']}",
+        f"- hugepages for the switches: {'yes (2 MiB, own hugetlbfs)' if res['hugepages'] else 'no (--no-huge)'}",
+        "- machine load (1-min load average over the trials): "
+        + (f"min {min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f}"
+           if loads else "not recorded")
+        + ". Anything above ~2 means other work shared the two CPUs with the generator "
+          "and the switch, and the absolute numbers are low and noisy; the ratios, measured "
+          "interleaved on the same links, are the result.",
+        "",
+        "## Method",
+        "",
+        "- Generator `e3-pktgen` (DPDK, `datapath/pktgen/`) on CPU 0; the switch under test with "
+        "all its threads on CPU 1. Links: memif (the switch is the server, the generator the "
+        "client), rings of 2^14 slots.",
+        "- 64-byte customer frames (label scenarios: a 64-byte customer frame inside the "
+        "22-byte pseudowire header). The varying field (MAC, label) walks the N values in a "
+        "scattered order (a step co-prime with N), every value once per N frames.",
+        "- Zero-loss rate: RFC 2544 binary search. A flat-out trial first bounds the rate "
+        "(what the switch forwards at all); then trials at a rate set by a token bucket on the "
+        f"TSC, {prm['trial_s']:g} s each after {prm['warmup_s']:g} s of uncounted warm-up, "
+        f"at most {prm['max_trials']} trials, stopping when the interval is within "
+        f"{prm['tolerance'] * 100:g}% of its top"
+        + (f"; the rate found must then hold for a {prm['confirm_s']:g} s trial (else "
+           f"{prm['tolerance'] * 100:g}% lower is tried)" if prm.get("confirm_s") else "")
+        + ". A trial passes when frames received (x copies for flooding) = frames offered, "
+        f"allowing a loss of {prm['loss_frac'] * 100:g}% of them"
+        + (" (RFC 2544 asks for zero; on this shared 2-CPU VM a single ~10 ms preemption of the "
+           "switch overflows a 2^14-slot ring at a few Mpps, so strict zero measures the "
+           "hypervisor and the neighbours; `bench.py --loss 0` runs it strict)"
+           if prm["loss_frac"] else "")
+        + ", and the generator really offered >= "
+        f"{prm['min_achieved'] * 100:g}% of the rate. Frames a full memif ring refuses count "
+        "as lost, like a NIC's RX ring overflowing.",
+        f"- Latency: a {prm['latency_s']:g} s trial at 50% of the zero-loss rate, TSC stamps in "
+        "every frame, log-linear histogram (p50/p99 within 6%).",
+        "- Learning: before measuring, the generator sends one frame FROM each of the N MACs "
+        f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
+        "fabric frames on the E-LAN label (so they are learned behind the remote leaf), for "
+        "OVS as plain frames on port 2. MAC aging is off during the run.",
+        f"- Interleaving: the three switches are started and programmed, then measured in "
+        f"turn ({prm['rounds']} round(s) of limit, e3, OVS"
+        + ("; the first to go rotates from point to point and round to round"
+           if prm.get("rotate") else "; the link limit always first")
+        + "); the two waiting are SIGSTOPped. Figures are medians over rounds.",
+        "- Memory: `e3 memory` = resident memory of e3-vswitchd after programming and "
+        "learning, private anonymous pages (RssAnon) + hugetlb pages (the DPDK heap; the memif "
+        "buffers shared with the generator are not counted), so it includes the "
+        "mbuf pools and the preallocated direct-indexed tables; `B/entry` = its growth from "
+        "size 1 to N, divided by N (the per-entry cost of what grows with N). OVS: the same "
+        "for ovs-vswitchd.",
+        "",
+    ]
+    for extra, r in runs[1:]:
+        replaced = sorted({f"{p['scenario']} {size_name(p['size'])}" for p in r["points"]})
+        xp = r["params"]
+        md.insert(len(md) - 1,
+                  f"- Supplementary run `{os.path.basename(os.path.dirname(extra))}` "
+                  f"({xp['rounds']} rounds, {xp['trial_s']:g} s trials, loss allowed "
+                  f"{xp['loss_frac'] * 100:g}%): its medians replace the points marked * "
+                  f"({', '.join(replaced)}).")
+    md += [
+        "## Results",
+        "",
+    ]
+    for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
+        md += table(name, groups[name])
+    md += ["## Targets", ""] + targets(groups)
+    profiles = sorted(glob.glob(os.path.join(os.path.dirname(src), "profile-*.txt")))
+    if profiles:
+        md += ["## Profile of e3-vswitchd", "",
+               "`bench/profile.py`: the switch forwards flat out while `perf record -e cpu-clock` "
+               "samples its process (this VM exposes no hardware counters, so `perf stat -e "
+               "instructions` is not supported; cpu-clock sampling still shows where the time "
+               "goes). Static functions of the memif PMD have no symbols in Debian's build and "
+               "show as addresses in `librte_net_memif.so`.", ""]
+        for path in profiles:
+            with open(path) as f:
+                text = f.read().splitlines()
+            md += ["```"] + text[:32] + ["```", ""]
+    notes = os.path.join(BENCH, "profile-notes.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            md += [f.read().rstrip(), ""]
+    md += [f"_Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from "
+           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`" for x in srcs) + "._", ""]
+    with open(os.path.join(BENCH, "RESULTS.md"), "w") as f:
+        f.write("\n".join(md))
+    plotted = plot(groups, os.path.join(BENCH, "results.png"))
+    print(f"report: wrote bench/RESULTS.md{' and bench/results.png' if plotted else ''} from {src}")
+
+
+if __name__ == "__main__":
+    main()

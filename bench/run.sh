@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The benchmark: link limit vs e3-vswitchd vs OVS-DPDK over memif, RFC 2544
+# zero-loss rate and latency per scenario and table size, then a perf
+# profile of e3-vswitchd, then bench/RESULTS.md and bench/results.png.
+#
+#   bench/run.sh           full run (all scenarios, 1 .. 1M entries), < 30 min
+#   bench/run.sh --quick   E-LAN unicast + label swap at 1, 2k, 20k, a few minutes
+#   extra arguments go to bench/bench.py (e.g. --rounds 3, --sizes 1,20000)
+#
+# Uses both CPUs (generator on 0, switch on 1) and reserves 2 MiB hugepages
+# while it runs (given back at the end). Raw results: bench/out/<run>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/deps.sh --bench
+make --no-print-directory datapath >/dev/null
+
+quick=0
+for a in "$@"; do [ "$a" = "--quick" ] && quick=1; done
+out="bench/out/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+
+python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+
+# perf needs no hardware counters here: it samples cpu-clock.
+if [ "$quick" = 1 ]; then sizes="elan-unicast=20000,label-swap=20000"
+else sizes="elan-unicast=1000000,label-swap=1000000"; fi
+python3 bench/profile.py --out "$out" --sizes "$sizes" --seconds 5 2>&1 | tee "$out/profile.log" \
+  || echo "run.sh: profiling failed (see $out/profile.log); the results stand without it"
+
+# The report needs matplotlib: Debian's python3-matplotlib (scripts/deps.sh
+# --bench) if the python3 on PATH lacks it.
+py=python3
+python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
+"$py" bench/report.py "$out/results.json"

@@ -1,0 +1,131 @@
+"""e3-pktgen against a real link: dpdk-testpmd io-forwarding between two memif
+ports (the benchmark's link limit), so every frame sent on generator port 0
+comes back on port 1 unchanged, and the other way round. One generator
+session (links up once) serves every test. No timing assertions: low rates,
+frame counts and sequence numbers only."""
+import os
+import shutil
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib.pktgen import PKTGEN, Pktgen, PktgenError, Session  # noqa: E402
+from benchlib.scenarios import BY_NAME, HOST, MAC_BASE  # noqa: E402
+from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
+from benchlib.switches import LinkLimit  # noqa: E402
+
+TAG = f"bn-t{os.getpid()}"
+CPU = (os.cpu_count() or 1) - 1  # the link's CPU; the generator takes CPU 0
+
+
+def stream(**kw):
+    return ",".join(f"{k}={v}" for k, v in kw.items())
+
+
+STREAMS = [
+    stream(port=0, frame="eth", src=HOST, dst=MAC_BASE, vary="dst", n=1000),  # 0
+    stream(port=0, frame="vlan", vlan=100, vary="vlan", n=50),                # 1
+    stream(port=0, frame="mpls", label=16, vary="label", n=100000, cw=1),     # 2
+    stream(port=1, frame="mpls", label=3001, cw=0),                           # 3: reverse
+]
+LEARN = [stream(port=1, frame="eth", src=MAC_BASE, vary="src", n=700)]
+
+
+@pytest.fixture(scope="module")
+def link():
+    if not os.access(PKTGEN, os.X_OK):
+        pytest.fail(f"{PKTGEN} is not built: run make datapath")
+    if not shutil.which("dpdk-testpmd"):
+        pytest.fail("dpdk-testpmd is not installed: run scripts/deps.sh")
+    workdir = f"/tmp/{TAG}"
+    os.makedirs(workdir, exist_ok=True)
+    sw = LinkLimit(workdir, CPU, None, prefix=f"{TAG}-link")
+    try:
+        sw.start(BY_NAME["label-swap"], 1)  # two memif ports, p0 <-> p1
+        yield sw
+    finally:
+        sw.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def gen(link):
+    yield Pktgen(link.sockets(2), cpu=0, prefix=f"{TAG}-pg")
+    shutil.rmtree(f"/var/run/dpdk/{TAG}-pg", ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def session(gen):
+    s = Session(gen, STREAMS, learn=LEARN, learn_rate=50000)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("index", [0, 1, 2], ids=["eth-macs", "vlans", "mpls-labels"])
+def test_every_frame_arrives_once(session, index):
+    n = 3000
+    r = session.trial(rate=20000, count=n, streams=[index])
+    assert r["tx"] == n and r["tx_ring_full"] == 0
+    assert r["rx"] == n, r
+    assert r["ports"][1]["rx"] == n and r["ports"][0]["rx"] == 0
+    assert r["seq"] == {"checked": True, "missing": 0, "dup": 0, "reordered": 0}
+    assert r["latency_ns"]["samples"] == n
+    assert 0 < r["latency_ns"]["p50"] <= r["latency_ns"]["p99"] <= r["latency_ns"]["max"]
+
+
+def test_both_directions_with_imix(session):
+    r = session.trial(rate=20000, count=2400, streams=[0, 3], imix=True)
+    assert r["rx"] == 2400 and r["seq"]["missing"] == 0
+    # What one port sent, the other received.
+    assert r["ports"][0]["tx"] == r["ports"][1]["rx"] > 0
+    assert r["ports"][1]["tx"] == r["ports"][0]["rx"] > 0
+    # IMIX 7:4:1 of 64/570/1518-byte customer frames: far above 64 bytes a frame.
+    assert r["rx_bps"] / 8 / max(r["rx_rate_pps"], 1) > 300
+
+
+def test_learning_frames_are_not_counted(session):
+    r = session.trial(rate=10000, count=500, streams=[0], imix=False, learn=True)
+    assert r["rx"] == 500
+    assert r["ports"][0]["rx_learn"] == 700  # every learning frame came back, apart
+
+
+def test_bad_trial_is_refused(session):
+    with pytest.raises(PktgenError, match="refused"):
+        session.trial(rate=1000, count=10, streams=[7])
+    # ... and the session still works.
+    assert session.trial(rate=10000, count=100, streams=[0])["rx"] == 100
+
+
+def test_bad_stream_is_refused(link):
+    # A process of its own (the session's keeps running): refused before
+    # it ever connects.
+    gen = Pktgen(link.sockets(2), cpu=0, prefix=f"{TAG}-bad")
+    try:
+        with pytest.raises(PktgenError, match="bad value 'ethx' for frame"):
+            gen.run([stream(port=0, frame="ethx")], retries=0, count=1)
+        with pytest.raises(PktgenError, match="vary=label needs frame=mpls"):
+            gen.run([stream(port=0, frame="eth", vary="label")], retries=0, count=1)
+    finally:
+        shutil.rmtree(f"/var/run/dpdk/{TAG}-bad", ignore_errors=True)
+
+
+def test_search_on_the_real_link(session):
+    """The driver's search runs on the link end to end; its answer is the
+    rate really offered in the best trial that passed."""
+    p = SearchParams(tolerance=0.25, max_trials=3)
+
+    def trial(rate):
+        r = session.trial(rate=rate, duration=0.3, streams=[0])
+        return Trial(rate=rate, offered=r["offered"], expected=r["offered"], received=r["rx"],
+                     achieved=r["tx_rate_pps"], rx_rate=r["rx_rate_pps"], raw=r)
+    res = ndr_search(trial, p)
+    assert res.max_pps > 0
+    assert 1 <= len(res.trials) <= 3
+    assert res.ndr_pps == max((min(t.achieved, rate) for rate, good, t in res.trials if good),
+                              default=0.0)
+    for _, good, t in res.trials:
+        assert good == passed(t, p)

@@ -1,0 +1,101 @@
+"""Unit tests of the RFC 2544 search (bench/benchlib/search.py) against model
+switches whose zero-loss rate is known."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
+
+DURATION = 1.0
+
+
+def model(capacity, gen_limit=1e9, copies=1, overload=None):
+    """A switch that forwards up to `capacity` pps and drops the rest; the
+    generator cannot offer more than gen_limit. overload: what it forwards
+    flat out (some switches forward less when overloaded)."""
+    calls = []
+
+    def trial(rate):
+        calls.append(rate)
+        offered_rate = min(rate, gen_limit) if rate else min(gen_limit, 2 * capacity)
+        fwd = min(offered_rate, capacity)
+        if not rate and overload is not None:
+            fwd = overload
+        offered = int(offered_rate * DURATION)
+        received = int(fwd * DURATION) * copies
+        return Trial(rate=rate, offered=offered, expected=offered * copies, received=received,
+                     achieved=offered_rate, rx_rate=fwd)
+    trial.calls = calls
+    return trial
+
+
+@pytest.mark.parametrize("capacity", [1e5, 3.3e6, 9e6])
+def test_converges_to_capacity_within_tolerance(capacity):
+    p = SearchParams(tolerance=0.01, max_trials=20)
+    r = ndr_search(model(capacity), p)
+    assert r.ndr_pps <= capacity
+    assert r.ndr_pps >= capacity * (1 - p.tolerance)
+
+
+def test_flat_out_rate_that_holds_ends_the_search_at_once():
+    trial = model(2e6)
+    r = ndr_search(trial, SearchParams())
+    assert r.ndr_pps == 2e6 and r.max_pps == 2e6
+    assert trial.calls == [0, 2e6]
+
+
+def test_a_switch_that_forwards_less_when_overloaded():
+    # The flat-out probe undershoots the real zero-loss rate: the search
+    # cannot find more than the probe, and says so through max_pps.
+    r = ndr_search(model(2e6, overload=1e6), SearchParams(tolerance=0.01, max_trials=20))
+    assert r.max_pps == 1e6
+    assert r.ndr_pps == 1e6
+
+
+def test_generator_limit_fails_a_trial():
+    # The switch could take 5 Mpps but the generator only offers 1 Mpps:
+    # a trial at 2 Mpps is not a zero-loss trial at 2 Mpps.
+    t = model(5e6, gen_limit=1e6)(2e6)
+    assert t.lost == 0
+    assert not passed(t, SearchParams())
+
+
+def test_replication_counts_every_copy():
+    t = model(1e6, copies=8)(5e5)
+    assert t.expected == 8 * t.offered and passed(t, SearchParams())
+    short = Trial(rate=5e5, offered=100, expected=800, received=799, achieved=5e5, rx_rate=5e5)
+    assert not passed(short, SearchParams())
+    assert passed(short, SearchParams(loss_frac=0.01))
+
+
+def test_trial_budget_is_respected():
+    # Flat out it forwards more than it can without loss (drops, but many
+    # frames still get through), so the search has to bisect.
+    trial = model(1234567.0, overload=2e6)
+    r = ndr_search(trial, SearchParams(tolerance=1e-9, max_trials=4))
+    assert len(trial.calls) == 1 + 4
+    assert 0 < r.ndr_pps <= 1234567.0
+
+
+def test_nothing_passes():
+    def dead(rate):
+        return Trial(rate=rate, offered=1000, expected=1000, received=0, achieved=rate or 1e6,
+                     rx_rate=0.0)
+    r = ndr_search(dead, SearchParams())
+    assert r.ndr_pps == 0 and r.trials == []
+
+
+def test_answer_is_the_rate_really_offered():
+    # A generator on a shared CPU offers 95% of what it is asked: the answer
+    # must be what the switch was really given, not what was asked.
+    def trial(rate):
+        offered_rate = 0.95 * rate if rate else 2e6
+        fwd = min(offered_rate, 1e6)
+        return Trial(rate=rate, offered=int(offered_rate), expected=int(offered_rate),
+                     received=int(fwd), achieved=offered_rate, rx_rate=fwd)
+    r = ndr_search(trial, SearchParams(tolerance=0.001, max_trials=30))
+    assert 0.95 * 0.95e6 <= r.ndr_pps <= 1e6
+    best_asked = max(rate for rate, ok, _ in r.trials if ok)
+    assert r.ndr_pps == 0.95 * best_asked
