@@ -71,15 +71,7 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 
 static __rte_always_inline void fabric_in(struct e3_burst *b, const bool tracing)
 {
-	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
-		if (b->pkts[i] != NULL)
-			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i], void *));
-	for (unsigned i = 0; i < b->n; i++) {
-		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
-			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
-		if (b->meta[i].next == NX_IN)
-			fabric_in_one(b, i, tracing);
-	}
+	e3_rx_each(b, tracing, fabric_in_one);
 }
 
 E3_STAGE_ENTRY(fabric_in)

@@ -85,6 +85,24 @@ void e3_stage_##name(struct e3_burst *b) \
 		name(b, false); \
 }
 
+/* The body of a receive stage: one(b, i, tracing) for every frame still at
+ * NX_IN, with its data prefetched E3_PREFETCH frames ahead. Always inline
+ * with a constant one, so the call disappears. */
+static __rte_always_inline void
+e3_rx_each(struct e3_burst *b, const bool tracing,
+	   void (*one)(struct e3_burst *b, unsigned i, const bool tracing))
+{
+	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
+		if (b->pkts[i] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i], void *));
+	for (unsigned i = 0; i < b->n; i++) {
+		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
+		if (b->meta[i].next == NX_IN)
+			one(b, i, tracing);
+	}
+}
+
 void e3_stage_customer_in(struct e3_burst *b);
 void e3_stage_eline_in(struct e3_burst *b);
 void e3_stage_elan_in(struct e3_burst *b);
