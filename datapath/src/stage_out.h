@@ -106,19 +106,45 @@ e3_out_circuit(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circ
 	e3_sent(b, i, m, out, c.port);
 }
 
+/* The nexthop and live port of nhlfe, or NULL after counting no_nexthop. */
+static __rte_always_inline const struct e3_nexthop *
+e3_out_nexthop(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
+	       uint32_t *label, const struct e3_port **port)
+{
+	const struct e3_nexthop *nh = e3_nhlfe_resolve(nhlfe, label);
+	const struct e3_port *p = nh ? e3_port_get(nh->port) : NULL;
+
+	if (unlikely(p == NULL || !p->link_up)) {
+		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
+		return NULL;
+	}
+	*port = p;
+	return nh;
+}
+
+/* Outer Ethernet toward nh and the label stack entry, at h. */
+static __rte_always_inline void
+e3_write_mpls(uint8_t *h, const struct e3_nexthop *nh, uint32_t lse)
+{
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)h;
+
+	rte_ether_addr_copy(&nh->dst, &eh->dst_addr);
+	rte_ether_addr_copy(&nh->src, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(E3_ETH_MPLS);
+	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
+}
+
 /* Push Ethernet + label (+ control word) for nhlfe and send. */
 static __rte_always_inline void
 e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 		const bool tracing)
 {
 	uint32_t label;
-	const struct e3_nexthop *nh = e3_nhlfe_resolve(nhlfe, &label);
-	const struct e3_port *p = nh ? e3_port_get(nh->port) : NULL;
+	const struct e3_port *p;
+	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, &label, &p);
 
-	if (unlikely(p == NULL || !p->link_up)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
+	if (unlikely(nh == NULL))
 		return;
-	}
 	bool cw = e3.settings.control_word;
 	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN + (cw ? E3_CW_LEN : 0);
 
@@ -139,14 +165,7 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 		}
 		h = rte_pktmbuf_mtod(out, uint8_t *);
 	}
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)h;
-
-	rte_ether_addr_copy(&nh->dst, &eh->dst_addr);
-	rte_ether_addr_copy(&nh->src, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(E3_ETH_MPLS);
-	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl);
-
-	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
+	e3_write_mpls(h, nh, e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl));
 	if (cw)
 		memset(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, 0, E3_CW_LEN);
 	E3_TRACE_OUT(b, i, "tx %s label %u nhlfe %u", p->conf.name, label, nhlfe);
@@ -160,13 +179,11 @@ e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 		const bool tracing)
 {
 	uint32_t label;
-	const struct e3_nexthop *nh = e3_nhlfe_resolve(nhlfe, &label);
-	const struct e3_port *p = nh ? e3_port_get(nh->port) : NULL;
+	const struct e3_port *p;
+	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, &label, &p);
 
-	if (unlikely(p == NULL || !p->link_up)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
+	if (unlikely(nh == NULL))
 		return;
-	}
 	if (unlikely(m->pkt_len > e3_port_max_frame(p, 0))) {
 		e3_drop_on(b, i, m, nh->port, E3_DROP_OVERSIZE);
 		return;
@@ -182,15 +199,8 @@ e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 			return;
 		}
 	}
-	uint8_t *h = rte_pktmbuf_mtod(out, uint8_t *);
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)h;
-
-	rte_ether_addr_copy(&nh->dst, &eh->dst_addr);
-	rte_ether_addr_copy(&nh->src, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(E3_ETH_MPLS);
-	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, b->meta[i].ttl - 1);
-
-	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
+	e3_write_mpls(rte_pktmbuf_mtod(out, uint8_t *), nh,
+		      e3_mpls_lse(label, b->meta[i].tc, b->meta[i].ttl - 1));
 	E3_TRACE_OUT(b, i, "tx %s label %u ttl %u", p->conf.name, label, b->meta[i].ttl - 1);
 	e3_sent(b, i, m, out, nh->port);
 }
