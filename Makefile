@@ -5,7 +5,7 @@ BUILD := $(CURDIR)/build
 BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all deps deps-bench build datapath control test test-unit test-go test-py \
+.PHONY: all deps deps-bench build datapath control test test-repeat test-unit test-go test-py \
         demo demo-down bench bench-quick clean
 
 all: build
@@ -31,6 +31,10 @@ control: deps
 
 test: build
 	@./scripts/test.sh
+
+# Unit and packet suites N times; names any test that failed even once.
+test-repeat: build
+	@./scripts/test-repeat.sh -n $(or $(N),20) -p $(or $(PKT_N),3) $(if $(BUSY),--busy)
 
 demo: build
 	@./scripts/demo.sh up

@@ -16,6 +16,8 @@
 
 _Static_assert(E3_MAX_SERVICES <= 1 << 16, "a service id fits the key's 16 bits");
 _Static_assert(sizeof(struct e3_mac_bucket) == 64, "a bucket is one cache line");
+_Static_assert(E3_MAX_CIRCUITS < E3_MAC_REMOTE && E3_MAC_ABSENT > (E3_MAC_REMOTE | 0xffff) &&
+	       E3_MAC_ABSENT != E3_MAC_NODEST, "no destination is ever read as absent");
 
 struct e3_mac_bucket *e3_mac_buckets;
 uint32_t e3_mac_bucket_mask;
@@ -122,7 +124,7 @@ static void apply(const struct e3_learn_ev *ev)
 			__atomic_store_n(&v->dest, ev->dest, __ATOMIC_RELEASE);
 			st->moves++;
 		}
-		v->last_seen = e3_now();
+		__atomic_store_n(&v->last_seen, e3_now(), __ATOMIC_RELAXED);
 		return;
 	}
 	uint32_t limit = s->mac_limit ? s->mac_limit : e3.settings.mac_limit;
@@ -206,7 +208,7 @@ void e3_mac_age_step(uint32_t budget)
 		const struct e3_mac_slot *sl = slot_at(pos);
 
 		age_cursor = age_cursor + 1 == n_slots ? 0 : age_cursor + 1;
-		if (live(sl) && now - sl->v.last_seen >= aging)
+		if (live(sl) && now - __atomic_load_n(&sl->v.last_seen, __ATOMIC_RELAXED) >= aging)
 			delete_at(pos);
 	}
 }

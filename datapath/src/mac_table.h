@@ -37,6 +37,7 @@
 #include "dp.h"
 
 #define E3_MAC_REMOTE 0x80000000u   /* dest flag: the low 16 bits are a source id */
+#define E3_MAC_ABSENT 0xfffffffeu    /* a lookup's answer: no such MAC (never a dest) */
 #define E3_MAC_NODEST E3_NONE       /* value slot not in use */
 #define E3_MAC_WAYS 4
 
@@ -144,32 +145,38 @@ static inline int32_t e3_mac_find(uint64_t k)
 /* pos[i] = key position, or < 0 when absent. */
 void e3_mac_lookup_bulk(const struct e3_mac_key *keys, unsigned n, int32_t *pos);
 
-/* The value at a found position, or NULL if it was deleted meanwhile. */
-static inline struct e3_mac_val *e3_mac_val_at(int32_t pos)
+/* The destination at a found position, read once (acquire), or
+ * E3_MAC_ABSENT when pos < 0 or the MAC was deleted meanwhile. Callers
+ * decide from this one value and never read the slot again: a delete or a
+ * move may land between two reads. */
+static inline uint32_t e3_mac_dest_at(int32_t pos)
 {
 	if (pos < 0)
-		return NULL;
-	struct e3_mac_val *v = &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v;
+		return E3_MAC_ABSENT;
+	uint32_t d = __atomic_load_n(&e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v.dest,
+				     __ATOMIC_ACQUIRE);
 
-	return __atomic_load_n(&v->dest, __ATOMIC_ACQUIRE) == E3_MAC_NODEST ? NULL : v;
+	return d == E3_MAC_NODEST ? E3_MAC_ABSENT : d;
 }
 
 /* Queue a learn/move event for the main lcore; false if the ring is full. */
 bool e3_mac_learn_event(unsigned worker, uint32_t service, const uint8_t *mac, uint32_t dest);
 
-/* Learn (or move) src to dest: refresh if already there, else an event to
- * the main lcore. Returns false if the event ring was full. */
+/* Learn (or move) src to dest, given the destination its lookup found
+ * (cur, from e3_mac_dest_at(pos)): refresh the age if already there, else
+ * an event to the main lcore. Returns false if the event ring was full. */
 static inline bool e3_mac_learn(unsigned worker, uint32_t service, const uint8_t *mac,
-				uint32_t dest, int32_t pos)
+				uint32_t dest, int32_t pos, uint32_t cur)
 {
-	struct e3_mac_val *v = e3_mac_val_at(pos);
-
-	if (likely(v != NULL && __atomic_load_n(&v->dest, __ATOMIC_RELAXED) == dest)) {
+	if (likely(cur == dest)) {
+		uint32_t *seen = &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v.last_seen;
 		uint32_t now = e3_now();
 
-		/* Write only when the second changed: keeps the line shared. */
-		if (v->last_seen != now)
-			v->last_seen = now;
+		/* Write only when the second changed: keeps the line shared. A
+		 * slot deleted since is reused only after this burst's grace
+		 * period, so the store can only touch a dead entry's age. */
+		if (__atomic_load_n(seen, __ATOMIC_RELAXED) != now)
+			__atomic_store_n(seen, now, __ATOMIC_RELAXED);
 		return true;
 	}
 	return e3_mac_learn_event(worker, service, mac, dest);

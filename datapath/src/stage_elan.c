@@ -12,13 +12,14 @@
 #include "mac_table.h"
 #include "stage_out.h"
 
-/* The burst's frames of one stage and their MACs' positions. The keys were
- * made, and their buckets prefetched, when the frames were parsed
- * (e3_elan_keys). */
+/* The burst's frames of one stage and what the MAC table said of them, each
+ * destination read once (e3_mac_dest_at). The keys were made, and their
+ * buckets prefetched, when the frames were parsed (e3_elan_keys). */
 struct lookups {
 	unsigned n;
 	uint8_t idx[E3_BURST];
-	int32_t src_pos[E3_BURST], dst_pos[E3_BURST];
+	int32_t src_pos[E3_BURST];
+	uint32_t src_dest[E3_BURST], dst_dest[E3_BURST];   /* or E3_MAC_ABSENT */
 	int last;                       /* index of the last source learned, -1 = none */
 	uint32_t last_dest;
 };
@@ -37,7 +38,8 @@ static __rte_always_inline void lookup(struct e3_burst *b, uint8_t next, struct 
 		const struct e3_meta *mt = &b->meta[l->idx[k]];
 
 		l->src_pos[k] = e3_mac_find(mt->src_key);
-		l->dst_pos[k] = e3_mac_find(mt->dst_key);
+		l->src_dest[k] = e3_mac_dest_at(l->src_pos[k]);
+		l->dst_dest[k] = e3_mac_dest_at(e3_mac_find(mt->dst_key));
 	}
 }
 
@@ -57,7 +59,7 @@ static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, uns
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
 
 	if (!e3_mac_learn(b->w->idx, b->meta[i].svc->id, eh->src_addr.addr_bytes, dest,
-			  l->src_pos[k]))
+			  l->src_pos[k], l->src_dest[k]))
 		b->w->learn_drops++;
 }
 
@@ -65,13 +67,11 @@ static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, uns
 static __rte_always_inline uint32_t known_dest(const struct lookups *l, unsigned k,
 						     const struct e3_service *s)
 {
-	/* Broadcast/multicast: never in the table (dst_pos < 0), flooded. */
-	const struct e3_mac_val *v = e3_mac_val_at(l->dst_pos[k]);
+	/* Broadcast/multicast: never in the table, flooded. */
+	uint32_t d = l->dst_dest[k];
 
-	if (v == NULL)
+	if (d == E3_MAC_ABSENT)
 		return E3_NONE;
-	uint32_t d = __atomic_load_n(&v->dest, __ATOMIC_RELAXED);
-
 	/* A circuit that left the service since it was learned: unknown. */
 	if (!(d & E3_MAC_REMOTE) && e3_circuit_get(d).service != s->id)
 		return E3_NONE;

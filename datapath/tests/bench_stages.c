@@ -110,7 +110,7 @@ static void learn(uint32_t from, uint32_t to, uint32_t dest)
 		uint8_t mac[6];
 
 		mac_of(i, mac);
-		while (!e3_mac_learn(0, 3, mac, dest, -1))
+		while (!e3_mac_learn_event(0, 3, mac, dest))
 			e3_mac_drain();
 	}
 	e3_mac_drain();

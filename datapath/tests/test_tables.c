@@ -180,7 +180,9 @@ static void learn(uint32_t svc, uint8_t last, uint32_t dest)
 	struct e3_mac_key k;
 
 	mac_key(&k, svc, last);
-	CHECK(e3_mac_learn(0, svc, k.mac, dest, mac_pos(svc, last)));
+	int32_t pos = mac_pos(svc, last);
+
+	CHECK(e3_mac_learn(0, svc, k.mac, dest, pos, e3_mac_dest_at(pos)));
 }
 
 static unsigned walk_n;
@@ -216,20 +218,20 @@ static void test_mac_table(void)
 	int32_t pos = mac_pos(20, 1);
 
 	CHECK(pos >= 0);
-	CHECK_EQ(e3_mac_val_at(pos)->dest, 100);
+	CHECK_EQ(e3_mac_dest_at(pos), 100);
 	CHECK_EQ(st->learned, 1);
 	CHECK_EQ(st->n_macs, 1);
 	CHECK(mac_pos(21, 1) < 0);                   /* other service, other key */
 	/* Seen again a second later: the worker refreshes the age itself. */
 	e3.now_s = 2;
 	learn(20, 1, 100);
-	CHECK_EQ(e3_mac_val_at(pos)->last_seen, 2);
+	CHECK_EQ(e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v.last_seen, 2);
 	e3_mac_drain();
 	CHECK_EQ(st->learned, 1);
 	/* Move to a remote endpoint. */
 	learn(20, 1, E3_MAC_REMOTE | 7);
 	e3_mac_drain();
-	CHECK_EQ(e3_mac_val_at(pos)->dest, E3_MAC_REMOTE | 7);
+	CHECK_EQ(e3_mac_dest_at(pos), E3_MAC_REMOTE | 7);
 	CHECK_EQ(st->moves, 1);
 	/* Limit of 3 per service. */
 	learn(20, 2, 100);
@@ -308,7 +310,7 @@ static void test_mac_capacity(void)
 		int32_t pos = -1;
 
 		e3_mac_lookup_bulk(&k, 1, &pos);
-		if (!e3_mac_learn(0, 21, ev.mac, ev.dest, pos))
+		if (!e3_mac_learn(0, 21, ev.mac, ev.dest, pos, e3_mac_dest_at(pos)))
 			e3_mac_drain();
 		if (i % 1024 == 1023)
 			e3_mac_drain();
@@ -324,14 +326,21 @@ static void test_mac_capacity(void)
 	e3_rcu_reclaim();
 }
 
-/* A reader thread (RCU thread 0, like a worker) looks MACs up while the main
- * thread learns and flushes them over and over: a position it finds must
- * never lead to another MAC's value (slots are reused only after a grace
- * period). Each MAC i is learned with dest REMOTE | i. */
-#define CONC_MACS 2048
+/* A reader thread (RCU thread 0, like a worker) looks a burst of MACs up,
+ * holds the positions across the burst as the stages do, and reads each
+ * destination once at the start and once at the end, while the main thread
+ * learns, moves, deletes (flush by service, flush by destination, aging)
+ * and re-learns them. MAC i only ever has dest REMOTE | i, or REMOTE | i |
+ * CONC_MOVED after a move. Whatever the writer does, a held position must
+ * answer that MAC's own value or absent, and once absent it stays absent
+ * until the reader's next quiescent state (slots are reused only after a
+ * grace period). */
+#define CONC_MACS 768             /* under the harness's capacity: slots churn, not refuse */
+#define CONC_MOVED 0x4000u
+#define CONC_SVC 22
 
 static volatile bool conc_stop;
-static uint64_t conc_found, conc_wrong, conc_batches;
+static uint64_t conc_found, conc_wrong, conc_revived, conc_batches;
 
 static void conc_mac(uint32_t i, uint8_t mac[6])
 {
@@ -342,15 +351,18 @@ static void conc_mac(uint32_t i, uint8_t mac[6])
 	mac[5] = (uint8_t)i;
 }
 
+static bool conc_dest_ok(uint32_t d, uint32_t i)
+{
+	return d == E3_MAC_ABSENT || (d & ~CONC_MOVED) == (E3_MAC_REMOTE | i);
+}
+
 static void *conc_reader(void *arg)
 {
 	(void)arg;
 	rte_rcu_qsbr_thread_register(e3.qsbr, 0);
 	rte_rcu_qsbr_thread_online(e3.qsbr, 0);
 	while (!conc_stop) {
-		/* Like a stage: positions for a burst, then (a while later)
-		 * the values; quiescent only after the burst. */
-		uint32_t idx[32];
+		uint32_t idx[32], first[32];
 		int32_t pos[32];
 
 		for (int n = 0; n < 32; n++) {
@@ -358,18 +370,21 @@ static void *conc_reader(void *arg)
 
 			idx[n] = (uint32_t)(rte_rand() % CONC_MACS);
 			conc_mac(idx[n], mac);
-			pos[n] = e3_mac_find(e3_mac_key64(22, mac));
+			pos[n] = e3_mac_find(e3_mac_key64(CONC_SVC, mac));
+			first[n] = e3_mac_dest_at(pos[n]);
+			conc_wrong += !conc_dest_ok(first[n], idx[n]);
+			/* A refresh, as a worker's learn of the same source. */
+			if (first[n] != E3_MAC_ABSENT)
+				e3_mac_learn(0, CONC_SVC, mac, first[n], pos[n], first[n]);
 		}
 		for (int spin = 0; spin < 2000; spin++)
 			rte_pause();
 		for (int n = 0; n < 32; n++) {
-			const struct e3_mac_val *v = e3_mac_val_at(pos[n]);
+			uint32_t d = e3_mac_dest_at(pos[n]);
 
-			if (v != NULL) {
-				conc_found++;
-				conc_wrong += __atomic_load_n(&v->dest, __ATOMIC_RELAXED) !=
-					      (E3_MAC_REMOTE | idx[n]);
-			}
+			conc_found += d != E3_MAC_ABSENT;
+			conc_wrong += !conc_dest_ok(d, idx[n]);
+			conc_revived += pos[n] >= 0 && first[n] == E3_MAC_ABSENT && d != E3_MAC_ABSENT;
 		}
 		rte_rcu_qsbr_quiescent(e3.qsbr, 0);
 		__atomic_fetch_add(&conc_batches, 1, __ATOMIC_RELEASE);
@@ -379,45 +394,81 @@ static void *conc_reader(void *arg)
 	return NULL;
 }
 
+/* Learn (or move to) dest for about one MAC in `one_in`. */
+static void conc_learn(unsigned one_in, uint32_t moved)
+{
+	for (uint32_t i = 0; i < CONC_MACS; i++) {
+		uint8_t mac[6];
+
+		if (rte_rand() % one_in)
+			continue;
+		conc_mac(i, mac);
+		while (!e3_mac_learn_event(0, CONC_SVC, mac, E3_MAC_REMOTE | i | moved))
+			e3_mac_drain();
+	}
+	e3_mac_drain();
+}
+
+/* Let the reader run a couple of bursts: sleep, not spin, so that it gets a
+ * CPU on a busy machine (bounded: a safety net only). */
+static void conc_let_reader_run(void)
+{
+	uint64_t seen = __atomic_load_n(&conc_batches, __ATOMIC_ACQUIRE);
+
+	for (int k = 0; k < 100000 && __atomic_load_n(&conc_batches, __ATOMIC_ACQUIRE) < seen + 2; k++)
+		usleep(10);
+}
+
 static void test_mac_concurrent(void)
 {
 	memset(&sc, 0, sizeof(sc));
-	sc.id = 22;
+	sc.id = CONC_SVC;
 	sc.type = E3_SVC_ELAN;
 	sc.mac_limit = 1u << 30;
-	e3_service_publish(22, e3_service_build(&sc, NULL, 0));
+	e3_service_publish(CONC_SVC, e3_service_build(&sc, NULL, 0));
+	uint32_t aging0 = e3.settings.mac_aging_s, now0 = e3.now_s;
 	pthread_t t;
 
 	conc_stop = false;
 	CHECK_EQ(pthread_create(&t, NULL, conc_reader, NULL), 0);
-	for (int round = 0; round < 100; round++) {
-		/* A different subset each round, so slots change hands. */
-		for (uint32_t i = 0; i < CONC_MACS; i++) {
-			uint8_t mac[6];
-
-			if (rte_rand() % 2)
-				continue;
-			conc_mac(i, mac);
-			while (!e3_mac_learn_event(0, 22, mac, E3_MAC_REMOTE | i))
-				e3_mac_drain();
+	for (int round = 0; round < 200; round++) {
+		conc_learn(2, 0);
+		conc_let_reader_run();
+		switch (round % 4) {
+		case 0:         /* delete all, re-learn before the slots are free */
+			e3_mac_flush(CONC_SVC, E3_NONE);
+			conc_learn(2, 0);
+			break;
+		case 1:         /* moves, and moves back */
+			conc_learn(3, CONC_MOVED);
+			conc_let_reader_run();
+			conc_learn(3, 0);
+			break;
+		case 2:         /* delete by destination */
+			for (uint32_t i = 0; i < CONC_MACS; i += 1 + (uint32_t)(rte_rand() % 8))
+				e3_mac_flush(CONC_SVC, E3_MAC_REMOTE | i);
+			break;
+		case 3:         /* age out half the table */
+			e3.settings.mac_aging_s = 1;
+			__atomic_store_n(&e3.now_s, e3.now_s + 2, __ATOMIC_RELAXED);
+			e3_mac_age_step(e3_mac_slots() / 2);
+			e3.settings.mac_aging_s = aging0;
+			break;
 		}
-		e3_mac_drain();
-		/* Let the reader see this round: sleep, not spin, so that it
-		 * gets a CPU on a busy machine (bounded: a safety net only). */
-		uint64_t seen = __atomic_load_n(&conc_batches, __ATOMIC_ACQUIRE);
-
-		for (int k = 0; k < 100000 &&
-		     __atomic_load_n(&conc_batches, __ATOMIC_ACQUIRE) < seen + 2; k++)
-			usleep(10);
-		e3_mac_flush(22, E3_NONE);
-		e3_rcu_reclaim();
+		conc_let_reader_run();
+		e3_mac_flush(CONC_SVC, E3_NONE);
+		if (round % 2)
+			e3_rcu_reclaim();   /* slots change hands: freed ones are reused */
 	}
 	conc_stop = true;
 	pthread_join(t, NULL);
+	e3_rcu_reclaim();
+	e3.now_s = now0;
 	CHECK(conc_found > 0);
 	CHECK_EQ(conc_wrong, 0);
-	CHECK_EQ(e3_mac_svc_stats(22)->n_macs, 0);
-	e3_service_publish(22, NULL);
+	CHECK_EQ(conc_revived, 0);
+	CHECK_EQ(e3_mac_svc_stats(CONC_SVC)->n_macs, 0);
+	e3_service_publish(CONC_SVC, NULL);
 	e3_rcu_reclaim();
 }
 
