@@ -24,8 +24,10 @@
 #include "label_table.h"
 #include "mac_table.h"
 #include "nhlfe_table.h"
+#include "oam.h"
 #include "port.h"
 #include "service_table.h"
+#include "ctl_int.h"
 #include "stats.h"
 #include "trace.h"
 #include "worker.h"
@@ -60,6 +62,10 @@ static const char *const drop_names[E3_DROP_MAX] = {
 	[E3_DROP_NO_NEXTHOP] = "no_nexthop",
 	[E3_DROP_TX_FULL] = "tx_full",
 	[E3_DROP_NO_MBUF] = "no_mbuf",
+	[E3_DROP_OAM_BAD_ACH] = "oam_bad_ach",
+	[E3_DROP_BFD_MALFORMED] = "bfd_malformed",
+	[E3_DROP_BFD_BAD_DISCRIMINATOR] = "bfd_bad_discriminator",
+	[E3_DROP_OAM_NO_SESSION] = "oam_no_session",
 };
 
 const char *e3_drop_name(enum e3_drop d)
@@ -348,6 +354,7 @@ int e3_ctl_nexthop_add(const struct e3_nexthop_conf *c, char *err)
 	e3_nexthop_publish(c->id, nh);
 	nh_conf[c->id] = *c;
 	nh_used[c->id] = true;
+	e3_oam_ports_rebuild();   /* a BFD session may follow it to another port */
 	return ok(true);
 }
 
@@ -356,7 +363,8 @@ int e3_ctl_nexthop_del(uint32_t id, char *err)
 	if (id >= E3_MAX_NEXTHOPS || !nh_used[id])
 		return E3_ERR(err, E3_ENOENT, "nexthop %u not found", id);
 	if (nh_refs[id] > 0)
-		return E3_ERR(err, E3_EBUSY, "nexthop %u is used by %u nhlfes", id, nh_refs[id]);
+		return E3_ERR(err, E3_EBUSY, "nexthop %u is used by %u nhlfes or BFD sessions", id,
+			      nh_refs[id]);
 	port_refs[e3_nexthop_tbl[id]->port]--;
 	e3_nexthop_publish(id, NULL);
 	nh_used[id] = false;
@@ -372,25 +380,88 @@ void e3_ctl_nexthop_walk(e3_nexthop_walk_fn fn, void *arg)
 
 /* ---- nhlfes --------------------------------------------------------------- */
 
+static bool nhlfe_plain(uint32_t id)
+{
+	return id < E3_MAX_NHLFES &&
+	       (e3_nhlfe_get(id).label & (E3_NHLFE_VALID | E3_NHLFE_PROTECTED)) == E3_NHLFE_VALID;
+}
+
+static struct e3_nhlfe_conf nhlfe_conf_of(uint32_t id)
+{
+	struct e3_nhlfe n = e3_nhlfe_get(id);
+	struct e3_nhlfe_conf c = { .id = id };
+
+	if (n.label & E3_NHLFE_PROTECTED) {
+		c.protect = true;
+		c.primary = n.label & E3_NHLFE_ID_MASK;
+		c.backup = n.nexthop & E3_NHLFE_ID_MASK;
+		c.watch = n.nexthop >> E3_NHLFE_WATCH_SHIFT;
+	} else {
+		c.nexthop = n.nexthop;
+		c.label = n.label & ~E3_NHLFE_VALID;
+	}
+	return c;
+}
+
+/* Take (d = 1) or drop (d = -1) the references of an nhlfe's conf. */
+static void nhlfe_conf_refs(const struct e3_nhlfe_conf *c, int d)
+{
+	if (c->protect) {
+		nhlfe_refs[c->primary] += d;
+		nhlfe_refs[c->backup] += d;
+	} else {
+		nh_refs[c->nexthop] += d;
+	}
+}
+
+static int nhlfe_validate(const struct e3_nhlfe_conf *c, char *err)
+{
+	if (c->id >= E3_MAX_NHLFES)
+		return E3_ERR(err, E3_EINVAL, "id: must be < %u", E3_MAX_NHLFES);
+	if (!c->protect) {
+		if (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE)
+			return E3_ERR(err, E3_EINVAL, "label: must be %u..%u", E3_LABEL_MIN,
+				      E3_LABEL_SPACE - 1);
+		if (c->nexthop >= E3_MAX_NEXTHOPS || !nh_used[c->nexthop])
+			return E3_ERR(err, E3_ENOENT, "nexthop %u not found", c->nexthop);
+		return 0;
+	}
+	if (c->watch >= E3_MAX_SESSIONS)
+		return E3_ERR(err, E3_EINVAL, "watch: must be < %u", E3_MAX_SESSIONS);
+	if (c->primary == c->id || c->backup == c->id)
+		return E3_ERR(err, E3_EINVAL, "nhlfe %u: cannot protect itself", c->id);
+	if (!nhlfe_plain(c->primary))
+		return E3_ERR(err, E3_ENOENT, "primary: nhlfe %u not found or not plain", c->primary);
+	if (!nhlfe_plain(c->backup))
+		return E3_ERR(err, E3_ENOENT, "backup: nhlfe %u not found or not plain", c->backup);
+	if (nhlfe_exists(c->id) && nhlfe_refs[c->id] > 0 && !nhlfe_conf_of(c->id).protect)
+		return E3_ERR(err, E3_EBUSY, "nhlfe %u is plain and used by a protected nhlfe, "
+			      "a service or a label: it cannot become protected", c->id);
+	return 0;
+}
+
 int e3_ctl_nhlfe_add(const struct e3_nhlfe_conf *c, char *err)
 {
 	if (refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
-	if (c->id >= E3_MAX_NHLFES)
-		return E3_ERR(err, E3_EINVAL, "id: must be < %u", E3_MAX_NHLFES);
-	if (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE)
-		return E3_ERR(err, E3_EINVAL, "label: must be %u..%u", E3_LABEL_MIN, E3_LABEL_SPACE - 1);
-	if (c->nexthop >= E3_MAX_NEXTHOPS || !nh_used[c->nexthop])
-		return E3_ERR(err, E3_ENOENT, "nexthop %u not found", c->nexthop);
-	struct e3_nhlfe old = e3_nhlfe_get(c->id);
-	bool existed = old.label & E3_NHLFE_VALID;
+	int rc = nhlfe_validate(c, err);
 
-	if (existed && (old.label & ~E3_NHLFE_VALID) == c->label && old.nexthop == c->nexthop)
+	if (rc < 0)
+		return rc;
+	bool existed = nhlfe_exists(c->id);
+	struct e3_nhlfe_conf old = nhlfe_conf_of(c->id);
+
+	if (existed && old.protect == c->protect &&
+	    (c->protect ? old.primary == c->primary && old.backup == c->backup && old.watch == c->watch
+			: old.label == c->label && old.nexthop == c->nexthop))
 		return ok(false);
-	nh_refs[c->nexthop]++;
+	nhlfe_conf_refs(c, 1);
 	if (existed)
-		nh_refs[old.nexthop]--;
-	e3_nhlfe_set(c->id, c->label, c->nexthop);
+		nhlfe_conf_refs(&old, -1);
+	if (c->protect)
+		e3_nhlfe_set_protected(c->id, c->primary, c->backup, c->watch);
+	else
+		e3_nhlfe_set(c->id, c->label, c->nexthop);
 	return ok(true);
 }
 
@@ -401,23 +472,41 @@ int e3_ctl_nhlfe_del(uint32_t id, char *err)
 	if (!nhlfe_exists(id))
 		return E3_ERR(err, E3_ENOENT, "nhlfe %u not found", id);
 	if (nhlfe_refs[id] > 0)
-		return E3_ERR(err, E3_EBUSY, "nhlfe %u is used by %u services or labels", id, nhlfe_refs[id]);
-	nh_refs[e3_nhlfe_get(id).nexthop]--;
+		return E3_ERR(err, E3_EBUSY, "nhlfe %u is used by %u services, labels or protected nhlfes",
+			      id, nhlfe_refs[id]);
+	struct e3_nhlfe_conf old = nhlfe_conf_of(id);
+
 	e3_nhlfe_clear(id);
+	nhlfe_conf_refs(&old, -1);
 	return ok(true);
 }
 
 void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg)
 {
 	for (uint32_t id = 0; id < E3_MAX_NHLFES; id++) {
-		struct e3_nhlfe n = e3_nhlfe_get(id);
-
-		if (!(n.label & E3_NHLFE_VALID))
+		if (!nhlfe_exists(id))
 			continue;
-		struct e3_nhlfe_conf c = { id, n.nexthop, n.label & ~E3_NHLFE_VALID };
+		struct e3_nhlfe_conf c = nhlfe_conf_of(id);
 
 		fn(&c, arg);
 	}
+}
+
+/* ---- BFD sessions' hooks (ctl_bfd.c) ------------------------------------------ */
+
+int e3_ctl_ok(bool changed)
+{
+	return ok(changed);
+}
+
+bool e3_ctl_nexthop_used(uint32_t id)
+{
+	return id < E3_MAX_NEXTHOPS && nh_used[id];
+}
+
+void e3_ctl_nexthop_ref(uint32_t id, int d)
+{
+	nh_refs[id] += d;
 }
 
 /* ---- services ---------------------------------------------------------------- */

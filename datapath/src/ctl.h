@@ -42,6 +42,7 @@
 #define E3_MAX_CIRCUITS   65536
 #define E3_MAX_REMOTES    1024     /* E-LAN remote endpoints (source ids) per service */
 #define E3_MAX_BRANCHES   256      /* flood branches per service or REPLICATE entry */
+#define E3_MAX_SESSIONS   4096     /* BFD sessions (and protection bytes) */
 #define E3_LABEL_SPACE    (1u << 20)
 #define E3_LABEL_MIN      16       /* 0-15 are reserved (RFC 3032) */
 #define E3_VLAN_UNTAGGED  4096     /* circuit "vlan" meaning: the whole untagged port */
@@ -95,6 +96,10 @@ enum e3_drop {
 	E3_DROP_NO_NEXTHOP,         /* nhlfe or nexthop missing, or its port is down */
 	E3_DROP_TX_FULL,            /* the TX queue did not take the frame */
 	E3_DROP_NO_MBUF,            /* could not copy a frame for replication */
+	E3_DROP_OAM_BAD_ACH,        /* G-ACh frame whose ACH is not BFD (0x0007) version 0 */
+	E3_DROP_BFD_MALFORMED,      /* BFD packet failing RFC 5880 6.8.6 (length, version, ...) */
+	E3_DROP_BFD_BAD_DISCRIMINATOR, /* Your Discriminator not the session's */
+	E3_DROP_OAM_NO_SESSION,     /* BFD on a port with no session */
 	E3_DROP_MAX
 };
 const char *e3_drop_name(enum e3_drop d);
@@ -162,15 +167,52 @@ typedef void (*e3_nexthop_walk_fn)(const struct e3_nexthop_conf *c, void *arg);
 void e3_ctl_nexthop_walk(e3_nexthop_walk_fn fn, void *arg);
 
 /* ---- nhlfes: (nexthop, label to write) -------------------------------------- */
+/* A plain nhlfe writes label and goes to nexthop. A protected one (protect)
+ * has neither: it resolves to its primary nhlfe while BFD session `watch`
+ * finds the primary's path usable, else to its backup (both plain). Every
+ * protected nhlfe watching one session fails over with that session's one
+ * state change (docs/ha.md). */
 struct e3_nhlfe_conf {
 	uint32_t id;             /* < E3_MAX_NHLFES */
 	uint32_t nexthop;
 	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
+	bool protect;
+	uint32_t primary, backup; /* protected: plain nhlfes */
+	uint32_t watch;          /* protected: a BFD session id (< E3_MAX_SESSIONS) */
 };
 int e3_ctl_nhlfe_add(const struct e3_nhlfe_conf *c, char *err);
 int e3_ctl_nhlfe_del(uint32_t id, char *err);                /* EBUSY if referenced */
 typedef void (*e3_nhlfe_walk_fn)(const struct e3_nhlfe_conf *c, void *arg);
 void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg);
+
+/* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
+/* One asynchronous-mode session (RFC 5880) per fabric adjacency, carried in
+ * the MPLS G-ACh (GAL 13 + ACH channel 0x0007) toward nexthop. Workers send
+ * and check it; its state drives the protection byte that protected nhlfes
+ * watch (usable again only after wtr_s up). One session per fabric port. */
+struct e3_bfd_conf {
+	uint32_t id;             /* < E3_MAX_SESSIONS */
+	uint32_t nexthop;        /* the neighbour: port and MAC */
+	uint32_t tx_ms;          /* desired min TX interval once Up, default 10 */
+	uint32_t rx_ms;          /* required min RX interval, default 10 */
+	uint8_t multiplier;      /* detect multiplier, default 3 */
+	uint32_t wtr_s;          /* wait-to-restore after a failure, default 5 */
+};
+int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err);
+int e3_ctl_bfd_del(uint32_t id, char *err);
+struct e3_bfd_info {
+	struct e3_bfd_conf conf;
+	char port[32];
+	const char *state, *remote_state, *diag;
+	uint32_t local_disc, remote_disc;
+	uint32_t tx_interval_us, detect_time_us, remote_min_rx_us, remote_min_tx_us;
+	uint8_t remote_multiplier;
+	bool usable;             /* the protection byte: primary paths watching it are used */
+	uint64_t tx_pkts, rx_pkts, ups, downs;
+	uint64_t since_ms;       /* time since the last state change */
+};
+typedef void (*e3_bfd_walk_fn)(const struct e3_bfd_info *b, void *arg);
+void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg);
 
 /* ---- services ------------------------------------------------------------- */
 struct e3_remote {               /* E-LAN remote endpoint: where MACs learned from it go */

@@ -15,6 +15,7 @@
 #include "label_table.h"
 #include "mac_table.h"
 #include "nhlfe_table.h"
+#include "oam.h"
 #include "port.h"
 #include "rcu.h"
 #include "worker.h"
@@ -38,6 +39,7 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 	e3.poll_mode = o->poll_mode;
 	e3.mac_table_size = o->mac_table_size;
 	e3.start_tsc = rte_get_tsc_cycles();
+	e3.tsc_per_us = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1);
 	e3.running = true;
 	e3.pool = rte_pktmbuf_pool_create("e3_mbufs", o->mbufs, 256, 0,
 					  RTE_PKTMBUF_HEADROOM + E3_MBUF_DATA, rte_socket_id());
@@ -55,7 +57,7 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 	if (e3_rcu_init(n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "rcu: %s", rte_strerror(rte_errno));
 	if (e3_label_table_init() || e3_nhlfe_table_init() || e3_circuit_table_init() ||
-	    e3_workers_init(n))
+	    e3_oam_init() || e3_workers_init(n))
 		return E3_ERR(err, E3_ENOSPC, "out of memory for the tables");
 	if (e3_mac_table_init(o->mac_table_size, n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "MAC table of %u: %s", o->mac_table_size,

@@ -13,6 +13,7 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
+#include <rte_cycles.h>
 
 #include "ctl.h"
 
@@ -42,6 +43,7 @@ struct e3_dp {
 	struct rte_mempool *clone_pool;
 	struct rte_rcu_qsbr *qsbr;      /* one QS variable, thread id = worker index */
 	uint64_t start_tsc;
+	uint64_t tsc_per_us;
 	volatile bool running;          /* workers loop while true */
 };
 extern struct e3_dp e3;
@@ -63,6 +65,12 @@ void e3_dp_fini(void);
 static inline uint32_t e3_now(void)
 {
 	return __atomic_load_n(&e3.now_s, __ATOMIC_RELAXED);
+}
+
+/* Microseconds since start (OAM timers). */
+static inline uint64_t e3_now_us(void)
+{
+	return (rte_get_tsc_cycles() - e3.start_tsc) / e3.tsc_per_us;
 }
 
 /* Write a one-line error message into err (may be NULL); returns -code. */

@@ -23,6 +23,14 @@ void e3_nhlfe_set(uint32_t id, uint32_t label, uint32_t nexthop)
 	__atomic_store_n(&e3_nhlfe_tbl[id], w.u64, __ATOMIC_RELEASE);
 }
 
+void e3_nhlfe_set_protected(uint32_t id, uint32_t primary, uint32_t backup, uint32_t watch)
+{
+	union e3_nhlfe_word w = { .e = { primary | E3_NHLFE_VALID | E3_NHLFE_PROTECTED,
+					 backup | watch << E3_NHLFE_WATCH_SHIFT } };
+
+	__atomic_store_n(&e3_nhlfe_tbl[id], w.u64, __ATOMIC_RELEASE);
+}
+
 void e3_nhlfe_clear(uint32_t id)
 {
 	__atomic_store_n(&e3_nhlfe_tbl[id], 0, __ATOMIC_RELEASE);

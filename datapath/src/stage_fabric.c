@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "label_table.h"
+#include "oam.h"
 #include "stage_out.h"
 
 static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, const bool tracing)
@@ -51,6 +52,12 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 	E3_TRACE(b, i, "fabric-in %s label %u tc %u s %u ttl %u", b->rx->conf.name,
 		 mt->label, mt->tc, (lse >> 8) & 1, mt->ttl);
 	if (unlikely(mt->label < E3_LABEL_MIN)) {
+		/* The G-ACh of the link: OAM, when the GAL is the only label. */
+		if (mt->label == E3_LABEL_GAL && (lse & 0x100)) {
+			mt->index = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN;
+			mt->next = NX_OAM;
+			return;
+		}
 		e3_drop(b, i, E3_DROP_LABEL_RESERVED);
 		return;
 	}

@@ -7,6 +7,7 @@
  *   customer port: customer_in -> eline_in | elan_in            -> tx
  *   fabric port:   fabric_in -> label_lookup -> swap | eline_term |
  *                  replicate -> elan_term                        -> tx
+ *                  fabric_in -> oam (BFD, consumed)
  *
  * A frame leaves the burst (pkts[i] = NULL, next = NX_DONE) when it is
  * handed to a TX buffer or dropped; every drop goes through e3_drop() and
@@ -47,6 +48,7 @@ enum e3_next {
 	NX_ELINE_TERM,
 	NX_ELAN_TERM,      /* popped fabric frame into an E-LAN (ELAN or REPLICATE local) */
 	NX_REPLICATE,
+	NX_OAM,            /* G-ACh (GAL) frame: BFD for a session; meta index = ACH offset */
 };
 
 struct e3_trace_slot;
@@ -112,6 +114,7 @@ void e3_stage_swap(struct e3_burst *b);
 void e3_stage_eline_term(struct e3_burst *b);
 void e3_stage_replicate(struct e3_burst *b);
 void e3_stage_elan_term(struct e3_burst *b);
+void e3_stage_oam(struct e3_burst *b);
 
 /* Output helpers (stage_tx.c). Each takes ownership of m. */
 void e3_tx_flush_port(struct e3_worker *w, uint16_t port);

@@ -7,6 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
 
+#include "oam.h"
 #include "port.h"
 #include "stages.h"
 #include "trace.h"
@@ -14,6 +15,7 @@
 
 #define IDLE_POLLS_BEFORE_SLEEP 64
 #define SLEEP_MAX_US 200
+#define OAM_TICKS_PER_S 2000     /* BFD timers every 0.5 ms: 10 ms intervals keep their jitter */
 
 struct e3_worker *e3_workers[E3_MAX_WORKERS];
 
@@ -140,6 +142,7 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 		e3_stage_eline_term(&b);
 		e3_stage_replicate(&b);
 		e3_stage_elan_term(&b);
+		e3_stage_oam(&b);
 	}
 	if (unlikely(b.trace))
 		e3_trace_finish(&b);
@@ -161,6 +164,8 @@ int e3_worker_main(void *arg)
 	rte_rcu_qsbr_thread_online(e3.qsbr, w->idx);
 	struct rte_mbuf *pkts[E3_BURST];
 	unsigned idle = 0, sleep_us = 1;
+	const uint64_t oam_period = rte_get_tsc_hz() / OAM_TICKS_PER_S;
+	uint64_t oam_next = 0;
 
 	while (__atomic_load_n(&e3.running, __ATOMIC_RELAXED)) {
 		const struct e3_qlist *ql = E3_RCU_GET(w->qlist);
@@ -173,6 +178,14 @@ int e3_worker_main(void *arg)
 				total += n;
 				e3_process_burst(w, ql->q[k].port, pkts, n);
 			}
+		}
+		/* BFD timers: here, so that a worker that stops forwarding
+		 * stops sending and answering too. */
+		uint64_t tsc = rte_get_tsc_cycles();
+
+		if (tsc >= oam_next) {
+			oam_next = tsc + oam_period;
+			e3_oam_tick(w, e3_now_us());
 		}
 		w->polls++;
 		if (total > 0) {

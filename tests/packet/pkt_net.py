@@ -11,6 +11,7 @@ AF_PACKET sees the frame; we ask for PACKET_AUXDATA and put the tag back, so
 every captured frame is what was on the wire.
 """
 import contextlib
+import errno
 import ctypes
 import os
 import select
@@ -131,6 +132,10 @@ class Wire:
                     s.recvmsg(65536, socket.CMSG_SPACE(32))
                 except BlockingIOError:
                     break
+                except OSError as e:
+                    if e.errno != errno.ENETDOWN:   # a test took this link down
+                        raise
+                    break
 
     def send(self, ifname, frame):
         self.socks[ifname].send(bytes(frame))
@@ -165,6 +170,10 @@ class Wire:
                     try:
                         frame = self._recv(s)
                     except BlockingIOError:
+                        break
+                    except OSError as e:
+                        if e.errno != errno.ENETDOWN:
+                            raise
                         break
                     if frame is None or (match is not None and match not in frame):
                         continue

@@ -115,8 +115,9 @@ class Switch:
     def reset(self):
         """Back to ports only, default settings, zero counters."""
         for kind, key in (("label", "label"), ("circuit", "id"), ("service", "id"),
-                          ("nhlfe", "id"), ("nexthop", "id")):
-            for obj in self.rpc(f"{kind}_list"):
+                          ("nhlfe", "id"), ("bfd", "id"), ("nexthop", "id")):
+            # Protected nhlfes before the plain ones they refer to.
+            for obj in sorted(self.rpc(f"{kind}_list"), key=lambda o: "primary" not in o):
                 self.rpc(f"{kind}_del", **{key: obj[key]})
         self.rpc("settings_set", **DEFAULT_SETTINGS)
         self.rpc("mac_flush")

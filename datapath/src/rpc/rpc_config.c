@@ -8,8 +8,8 @@
  *      no id twice, every reference resolves (to the document, or with
  *      replace=false also to the node), no (port, VLAN) twice; any error
  *      refuses the whole document and names the object;
- *   2. add/replace in dependency order: settings, ports, nexthops, nhlfes,
- *      services, circuits, labels (each _add is idempotent, so objects that
+ *   2. add/replace in dependency order: settings, ports, nexthops, bfd
+ *      sessions, plain nhlfes, protected nhlfes, services, circuits, labels (each _add is idempotent, so objects that
  *      did not change are not touched and their traffic never stops);
  *   3. with replace=true, delete what the document does not have, in the
  *      reverse order, so nothing is deleted while still referenced.
@@ -42,6 +42,10 @@ static void dump_nhlfe(const struct e3_nhlfe_conf *n, void *w)
 {
 	e3_jw_json(w, NULL, e3_nhlfe_conf_json(n));
 }
+static void dump_bfd(const struct e3_bfd_info *b, void *w)
+{
+	e3_jw_json(w, NULL, e3_bfd_conf_json(&b->conf));
+}
 static void dump_service(const struct e3_service_info *s, void *w)
 {
 	e3_jw_json(w, NULL, e3_service_conf_json(s->conf));
@@ -70,6 +74,9 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 	e3_jw_open(w, "nexthops", '[');
 	e3_ctl_nexthop_walk(dump_nexthop, w);
 	e3_jw_close(w, ']');
+	e3_jw_open(w, "bfd", '[');
+	e3_ctl_bfd_walk(dump_bfd, w);
+	e3_jw_close(w, ']');
 	e3_jw_open(w, "nhlfes", '[');
 	e3_ctl_nhlfe_walk(dump_nhlfe, w);
 	e3_jw_close(w, ']');
@@ -89,7 +96,7 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 /* ---- config_load params ------------------------------------------ */
 struct load_params {
 	int64_t version;
-	const json_t *settings, *ports, *nexthops, *nhlfes, *services, *circuits, *labels;
+	const json_t *settings, *ports, *nexthops, *bfd, *nhlfes, *services, *circuits, *labels;
 	bool replace;
 };
 static const struct e3_param load_table[] = {
@@ -97,6 +104,7 @@ static const struct e3_param load_table[] = {
 	E3_P(struct load_params, settings, "settings", E3_PT_JOBJECT, false),
 	E3_P(struct load_params, ports, "ports", E3_PT_JARRAY, false),
 	E3_P(struct load_params, nexthops, "nexthops", E3_PT_JARRAY, false),
+	E3_P(struct load_params, bfd, "bfd", E3_PT_JARRAY, false),
 	E3_P(struct load_params, nhlfes, "nhlfes", E3_PT_JARRAY, false),
 	E3_P(struct load_params, services, "services", E3_PT_JARRAY, false),
 	E3_P(struct load_params, circuits, "circuits", E3_PT_JARRAY, false),
@@ -122,15 +130,18 @@ struct pv {
 	uint16_t vlan;
 };
 enum { GONE_EARLY = 0x80 }; /* flag: a circuit deleted early to free its (port, VLAN) */
+enum { NHLFE_PLAIN = 1, NHLFE_PROTECTED = 2 }; /* snap.nhlfe[] */
 struct snap {
 	struct port_ref ports[E3_MAX_PORTS];
 	int n_ports;
 	uint8_t *nexthop, *nhlfe, *service, *circuit, *label; /* by id: 0 = none (service: type) */
+	uint8_t *bfd;        /* by session id */
 	struct pv *circ_pv;  /* by circuit id */
 };
 
 static void snap_free(struct snap *s)
 {
+	free(s->bfd);
 	free(s->nexthop);
 	free(s->nhlfe);
 	free(s->service);
@@ -155,11 +166,15 @@ static void snap_nexthop(const struct e3_nexthop_conf *n, void *arg)
 	if (n->id < E3_MAX_NEXTHOPS)
 		s->nexthop[n->id] = 1;
 }
+static void snap_bfd(const struct e3_bfd_info *b, void *arg)
+{
+	((struct snap *)arg)->bfd[b->conf.id] = 1;
+}
 static void snap_nhlfe(const struct e3_nhlfe_conf *n, void *arg)
 {
 	struct snap *s = arg;
 	if (n->id < E3_MAX_NHLFES)
-		s->nhlfe[n->id] = 1;
+		s->nhlfe[n->id] = n->protect ? NHLFE_PROTECTED : NHLFE_PLAIN;
 }
 static void snap_service(const struct e3_service_info *si, void *arg)
 {
@@ -186,18 +201,20 @@ static void snap_label(const struct e3_label_info *li, void *arg)
 static int snap_take(struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->bfd = calloc(E3_MAX_SESSIONS, 1);
 	s->nexthop = calloc(E3_MAX_NEXTHOPS, 1);
 	s->nhlfe = calloc(E3_MAX_NHLFES, 1);
 	s->service = calloc(E3_MAX_SERVICES, 1);
 	s->circuit = calloc(E3_MAX_CIRCUITS, 1);
 	s->label = calloc(E3_LABEL_SPACE, 1);
 	s->circ_pv = calloc(E3_MAX_CIRCUITS, sizeof(struct pv));
-	if (!s->nexthop || !s->nhlfe || !s->service || !s->circuit || !s->label || !s->circ_pv) {
+	if (!s->bfd || !s->nexthop || !s->nhlfe || !s->service || !s->circuit || !s->label || !s->circ_pv) {
 		snap_free(s);
 		return -1;
 	}
 	e3_ctl_port_walk(snap_port, s);
 	e3_ctl_nexthop_walk(snap_nexthop, s);
+	e3_ctl_bfd_walk(snap_bfd, s);
 	e3_ctl_nhlfe_walk(snap_nhlfe, s);
 	e3_ctl_service_walk(snap_service, s);
 	e3_ctl_circuit_walk(snap_circuit, s);
@@ -210,6 +227,7 @@ struct doc {
 	struct port_ref ports[E3_MAX_PORTS];
 	int n_ports;
 	uint8_t *nexthop, *nhlfe, *service, *circuit, *label; /* 1 (service: type) if present */
+	uint8_t *bfd;
 	uint8_t *eline_left; /* by service: circuits an E-Line of the document still takes */
 	uint32_t *pv_owner;  /* (port index, vlan) -> circuit id + 1 */
 };
@@ -218,6 +236,7 @@ struct doc {
 
 static void doc_free(struct doc *d)
 {
+	free(d->bfd);
 	free(d->nexthop);
 	free(d->nhlfe);
 	free(d->service);
@@ -230,6 +249,7 @@ static void doc_free(struct doc *d)
 static int doc_alloc(struct doc *d)
 {
 	memset(d, 0, sizeof(*d));
+	d->bfd = calloc(E3_MAX_SESSIONS, 1);
 	d->nexthop = calloc(E3_MAX_NEXTHOPS, 1);
 	d->nhlfe = calloc(E3_MAX_NHLFES, 1);
 	d->service = calloc(E3_MAX_SERVICES, 1);
@@ -237,7 +257,7 @@ static int doc_alloc(struct doc *d)
 	d->label = calloc(E3_LABEL_SPACE, 1);
 	d->eline_left = calloc(E3_MAX_SERVICES, 1);
 	d->pv_owner = calloc(PV_SLOTS, sizeof(uint32_t));
-	if (!d->nexthop || !d->nhlfe || !d->service || !d->circuit || !d->label ||
+	if (!d->bfd || !d->nexthop || !d->nhlfe || !d->service || !d->circuit || !d->label ||
 	    !d->eline_left || !d->pv_owner) {
 		doc_free(d);
 		return -1;
@@ -373,13 +393,33 @@ static int validate(struct load *l)
 		if (ref_port(l, c->port, E3_PORT_FABRIC, where, "port") < 0)
 			return -1;
 	}
+	for (i = 0; i < json_array_size(p->bfd); i++) {
+		if (decode_elem(l, &e3_bfd_type, p->bfd, "bfd", i, where, sizeof(where)) < 0)
+			return -1;
+		const struct e3_bfd_conf *c = l->scratch;
+		if (l->doc.bfd[c->id]++)
+			return dup(l, where, "bfd session", c->id);
+		if (ref_id(l, l->doc.nexthop, l->before.nexthop, c->nexthop, where, "nexthop") < 0)
+			return -1;
+	}
+	/* plain nhlfes first: protected ones refer to them */
 	for (i = 0; i < json_array_size(p->nhlfes); i++) {
 		if (decode_elem(l, &e3_nhlfe_type, p->nhlfes, "nhlfes", i, where, sizeof(where)) < 0)
 			return -1;
 		const struct e3_nhlfe_conf *c = l->scratch;
 		if (l->doc.nhlfe[c->id]++)
 			return dup(l, where, "nhlfe", c->id);
-		if (ref_id(l, l->doc.nexthop, l->before.nexthop, c->nexthop, where, "nexthop") < 0)
+		if (!c->protect &&
+		    ref_id(l, l->doc.nexthop, l->before.nexthop, c->nexthop, where, "nexthop") < 0)
+			return -1;
+	}
+	for (i = 0; i < json_array_size(p->nhlfes); i++) {
+		if (decode_elem(l, &e3_nhlfe_type, p->nhlfes, "nhlfes", i, where, sizeof(where)) < 0)
+			return -1;
+		const struct e3_nhlfe_conf *c = l->scratch;
+		if (c->protect &&
+		    (ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->primary, where, "primary") < 0 ||
+		     ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->backup, where, "backup") < 0))
 			return -1;
 	}
 	/* services before their references: a service's type is needed by labels */
@@ -520,6 +560,42 @@ static void count_add(struct load *l, bool existed)
 		l->removed++;                                                                \
 	}
 
+/* Plain nhlfes first, then the protected ones that refer to them. */
+static int apply_nhlfes(struct load *l, bool protect, char *err)
+{
+	for (size_t i = 0; i < json_array_size(l->p->nhlfes); i++) {
+		char where[64];
+		if (decode_elem(l, &e3_nhlfe_type, l->p->nhlfes, "nhlfes", i, where, sizeof(where)) < 0)
+			return -1;
+		const struct e3_nhlfe_conf *c = l->scratch;
+		if (c->protect != protect)
+			continue;
+		int rc = e3_ctl_nhlfe_add(c, err);
+		if (rc < 0)
+			return applied_err(l, where, rc, err);
+		count_add(l, l->before.nhlfe[c->id]);
+	}
+	return 0;
+}
+
+/* The nhlfes of one kind the document does not list: protected ones go
+ * before the plain ones they refer to. */
+static int remove_nhlfes(struct load *l, uint8_t kind, char *err)
+{
+	for (uint32_t id = 0; id < E3_MAX_NHLFES; id++) {
+		if (l->before.nhlfe[id] != kind || l->doc.nhlfe[id])
+			continue;
+		int rc = e3_ctl_nhlfe_del(id, err);
+		if (rc < 0) {
+			char where[64];
+			snprintf(where, sizeof(where), "removing nhlfe %u", id);
+			return applied_err(l, where, rc, err);
+		}
+		l->removed++;
+	}
+	return 0;
+}
+
 static int apply(struct load *l)
 {
 	const struct load_params *p = l->p;
@@ -543,8 +619,10 @@ static int apply(struct load *l)
 	APPLY_SECTION(p->nexthops, "nexthops", &e3_nexthop_type,
 		      e3_ctl_nexthop_add(l->scratch, err),
 		      l->before.nexthop[SCRATCH(struct e3_nexthop_conf)->id]);
-	APPLY_SECTION(p->nhlfes, "nhlfes", &e3_nhlfe_type, e3_ctl_nhlfe_add(l->scratch, err),
-		      l->before.nhlfe[SCRATCH(struct e3_nhlfe_conf)->id]);
+	APPLY_SECTION(p->bfd, "bfd", &e3_bfd_type, e3_ctl_bfd_add(l->scratch, err),
+		      l->before.bfd[SCRATCH(struct e3_bfd_conf)->id]);
+	if (apply_nhlfes(l, false, err) < 0 || apply_nhlfes(l, true, err) < 0)
+		return -1;
 	APPLY_SECTION(p->services, "services", &e3_service_type,
 		      e3_ctl_service_add(l->scratch, err),
 		      l->before.service[SCRATCH(struct e3_service_conf)->id]);
@@ -578,7 +656,9 @@ static int apply(struct load *l)
 			"circuit");
 	REMOVE_UNLISTED(l->before.service, l->doc.service, E3_MAX_SERVICES, e3_ctl_service_del,
 			"service");
-	REMOVE_UNLISTED(l->before.nhlfe, l->doc.nhlfe, E3_MAX_NHLFES, e3_ctl_nhlfe_del, "nhlfe");
+	if (remove_nhlfes(l, NHLFE_PROTECTED, err) < 0 || remove_nhlfes(l, NHLFE_PLAIN, err) < 0)
+		return -1;
+	REMOVE_UNLISTED(l->before.bfd, l->doc.bfd, E3_MAX_SESSIONS, e3_ctl_bfd_del, "bfd session");
 	REMOVE_UNLISTED(l->before.nexthop, l->doc.nexthop, E3_MAX_NEXTHOPS, e3_ctl_nexthop_del,
 			"nexthop");
 	for (int i = 0; i < l->before.n_ports; i++) {

@@ -158,7 +158,7 @@ struct e3_obj_type {
 	/* defaults that depend on other params, and checks across params */
 	int (*finish)(void *conf, uint64_t seen, char *msg, size_t len);
 };
-extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type,
+extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type, e3_bfd_type,
 	e3_service_type, e3_circuit_type, e3_label_type, e3_settings_type;
 
 /* Decode one object of a type: init, table, finish; seen may be NULL. */
@@ -182,6 +182,7 @@ void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params,
 json_t *e3_port_conf_json(const struct e3_port_conf *p);
 json_t *e3_nexthop_conf_json(const struct e3_nexthop_conf *n);
 json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n);
+json_t *e3_bfd_conf_json(const struct e3_bfd_conf *b);
 json_t *e3_service_conf_json(const struct e3_service_conf *s);
 json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c);
 json_t *e3_label_conf_json(const struct e3_label_conf *l);

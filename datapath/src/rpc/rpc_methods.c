@@ -192,12 +192,14 @@ static int m_port_list(struct e3_rpc_call *c, void *p)
 
 ADD_DEL(nexthop)
 ADD_DEL(nhlfe)
+ADD_DEL(bfd)
 ADD_DEL(service)
 ADD_DEL(circuit)
 ADD_DEL(label)
 
 ID_PARAMS(nexthop_id, "id", E3_MAX_NEXTHOPS, true);
 ID_PARAMS(nhlfe_id, "id", E3_MAX_NHLFES, true);
+ID_PARAMS(bfd_id, "id", E3_MAX_SESSIONS, true);
 ID_PARAMS(service_id, "id", E3_MAX_SERVICES, true);
 ID_PARAMS(circuit_id, "id", E3_MAX_CIRCUITS, true);
 ID_PARAMS(label_id, "label", E3_LABEL_SPACE, true);
@@ -230,6 +232,36 @@ static int m_nhlfe_list(struct e3_rpc_call *c, void *p)
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
 	e3_ctl_nhlfe_walk(nhlfe_list_cb, &c->w);
+	e3_jw_close(&c->w, ']');
+	return 0;
+}
+
+/* Each session's configuration, state and counters. */
+static void bfd_list_cb(const struct e3_bfd_info *b, void *arg)
+{
+	json_t *o = e3_bfd_conf_json(&b->conf);
+
+	json_object_update_new(o, json_pack(
+		"{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b, s:I, s:I, s:I, s:I, s:I}",
+		"port", b->port, "state", b->state, "remote_state", b->remote_state,
+		"diag", b->diag, "local_disc", (json_int_t)b->local_disc,
+		"remote_disc", (json_int_t)b->remote_disc,
+		"tx_interval_us", (json_int_t)b->tx_interval_us,
+		"detect_time_us", (json_int_t)b->detect_time_us,
+		"remote_min_rx_us", (json_int_t)b->remote_min_rx_us,
+		"remote_min_tx_us", (json_int_t)b->remote_min_tx_us,
+		"remote_multiplier", b->remote_multiplier, "usable", b->usable,
+		"tx_pkts", (json_int_t)b->tx_pkts, "rx_pkts", (json_int_t)b->rx_pkts,
+		"ups", (json_int_t)b->ups, "downs", (json_int_t)b->downs,
+		"since_ms", (json_int_t)b->since_ms));
+	e3_jw_json(arg, NULL, o);
+}
+
+static int m_bfd_list(struct e3_rpc_call *c, void *p)
+{
+	(void)p;
+	e3_jw_open(&c->w, NULL, '[');
+	e3_ctl_bfd_walk(bfd_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -660,6 +692,9 @@ static const struct e3_rpc_method methods[] = {
 	{ "nhlfe_add", m_nhlfe_add, &e3_nhlfe_type },
 	{ "nhlfe_del", m_nhlfe_del, &nhlfe_id },
 	{ "nhlfe_list", m_nhlfe_list, &no_params },
+	{ "bfd_add", m_bfd_add, &e3_bfd_type },
+	{ "bfd_del", m_bfd_del, &bfd_id },
+	{ "bfd_list", m_bfd_list, &no_params },
 	{ "service_add", m_service_add, &e3_service_type },
 	{ "service_del", m_service_del, &service_id },
 	{ "service_list", m_service_list, &service_filter },

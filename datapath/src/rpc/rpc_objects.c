@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * rpc_objects.c - the configurable objects as JSON: for each of settings,
- * port, nexthop, nhlfe, service, circuit and label, the params table that
+ * port, nexthop, nhlfe, bfd session, service, circuit and label, the params table that
  * decodes it (used by <object>_add and config_load), the checks across its
  * params, and the JSON form config_dump writes (which decodes back to the
  * same object).
@@ -121,21 +121,79 @@ json_t *e3_nexthop_conf_json(const struct e3_nexthop_conf *n)
 }
 
 /* ---- nhlfes ------------------------------------------ */
+/* Plain {id, nexthop, label}, or protected {id, primary, backup, watch}. */
 static const struct e3_param nhlfe_params[] = {
 	E3_P_INT(struct e3_nhlfe_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_NHLFES - 1),
-	E3_P_INT(struct e3_nhlfe_conf, nexthop, "nexthop", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
-	E3_P_INT(struct e3_nhlfe_conf, label, "label", E3_PT_U32, true, E3_LABEL_MIN,
+	E3_P_INT(struct e3_nhlfe_conf, nexthop, "nexthop", E3_PT_U32, false, 0, E3_MAX_NEXTHOPS - 1),
+	E3_P_INT(struct e3_nhlfe_conf, label, "label", E3_PT_U32, false, E3_LABEL_MIN,
 		 E3_LABEL_SPACE - 1),
+	E3_P_INT(struct e3_nhlfe_conf, primary, "primary", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
+	E3_P_INT(struct e3_nhlfe_conf, backup, "backup", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
+	E3_P_INT(struct e3_nhlfe_conf, watch, "watch", E3_PT_U32, false, 0, E3_MAX_SESSIONS - 1),
 };
+enum { NHLFE_P_NEXTHOP = 1, NHLFE_P_LABEL, NHLFE_P_PRIMARY, NHLFE_P_BACKUP, NHLFE_P_WATCH };
+
+static int nhlfe_finish(void *p, uint64_t seen, char *msg, size_t len)
+{
+	struct e3_nhlfe_conf *n = p;
+	const uint64_t plain = 1u << NHLFE_P_NEXTHOP | 1u << NHLFE_P_LABEL;
+	const uint64_t prot = 1u << NHLFE_P_PRIMARY | 1u << NHLFE_P_BACKUP | 1u << NHLFE_P_WATCH;
+
+	n->protect = (seen & prot) != 0;
+	if ((seen & plain) == plain && !(seen & prot))
+		return 0;
+	if ((seen & prot) == prot && !(seen & plain))
+		return 0;
+	snprintf(msg, len, "params: an nhlfe has 'nexthop' and 'label', or (protected) "
+		 "'primary', 'backup' and 'watch'");
+	return -1;
+}
+
 const struct e3_obj_type e3_nhlfe_type = {
 	"nhlfe", nhlfe_params, E3_NPARAMS(nhlfe_params), sizeof(struct e3_nhlfe_conf),
-	NULL, NULL,
+	NULL, nhlfe_finish,
 };
 
 json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n)
 {
+	if (n->protect)
+		return json_pack("{s:I, s:I, s:I, s:I}", "id", (json_int_t)n->id, "primary",
+				 (json_int_t)n->primary, "backup", (json_int_t)n->backup, "watch",
+				 (json_int_t)n->watch);
 	return json_pack("{s:I, s:I, s:I}", "id", (json_int_t)n->id, "nexthop",
 			 (json_int_t)n->nexthop, "label", (json_int_t)n->label);
+}
+
+/* ---- BFD sessions ------------------------------------------ */
+static const struct e3_param bfd_params[] = {
+	E3_P_INT(struct e3_bfd_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_SESSIONS - 1),
+	E3_P_INT(struct e3_bfd_conf, nexthop, "nexthop", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
+	E3_P_INT(struct e3_bfd_conf, tx_ms, "tx_ms", E3_PT_U32, false, 1, 60000),
+	E3_P_INT(struct e3_bfd_conf, rx_ms, "rx_ms", E3_PT_U32, false, 1, 60000),
+	E3_P_INT(struct e3_bfd_conf, multiplier, "multiplier", E3_PT_U8, false, 1, 255),
+	E3_P_INT(struct e3_bfd_conf, wtr_s, "wtr_s", E3_PT_U32, false, 0, 3600),
+};
+
+static void bfd_init(void *p)
+{
+	struct e3_bfd_conf *b = p;
+
+	b->tx_ms = 10;
+	b->rx_ms = 10;
+	b->multiplier = 3;
+	b->wtr_s = 5;
+}
+
+const struct e3_obj_type e3_bfd_type = {
+	"bfd", bfd_params, E3_NPARAMS(bfd_params), sizeof(struct e3_bfd_conf), bfd_init, NULL,
+};
+
+json_t *e3_bfd_conf_json(const struct e3_bfd_conf *b)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:i, s:I}", "id", (json_int_t)b->id, "nexthop",
+			 (json_int_t)b->nexthop, "tx_ms", (json_int_t)b->tx_ms, "rx_ms",
+			 (json_int_t)b->rx_ms, "multiplier", b->multiplier, "wtr_s",
+			 (json_int_t)b->wtr_s);
 }
 
 /* ---- services ------------------------------------------ */

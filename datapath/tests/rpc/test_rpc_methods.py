@@ -164,7 +164,7 @@ def test_trace_empty(base):
 def test_config_dump_shape(base):
     d = base.call("config_dump")
     assert d["version"] == 1
-    assert list(d) == ["version", "settings", "ports", "nexthops", "nhlfes", "services",
+    assert list(d) == ["version", "settings", "ports", "nexthops", "bfd", "nhlfes", "services",
                        "circuits", "labels"]
     assert d["settings"] == DEFAULT_SETTINGS
     for key in ("nexthops", "nhlfes", "services", "circuits", "labels"):

@@ -1,0 +1,110 @@
+"""BFD in the MPLS G-ACh, built byte by byte, and a BFD neighbour for the
+packet tests: the test side of a fabric port, answering the switch's
+sessions (RFC 5880's three-way handshake) from a thread of its own.
+
+The neighbour advertises slow timers (300 ms, multiplier 3) so that a busy
+test machine never makes it miss a beat: the switch's detection time is
+then 900 ms, and the switch sends to it at 300 ms."""
+import errno
+import select
+import socket
+import struct
+import threading
+import time
+
+from pkt_frames import mac_bytes
+from pkt_net import ETH_P_ALL, in_netns
+
+GAL = 13
+ACH_BFD = b"\x10\x00\x00\x07"
+DOWN, INIT, UP = 1, 2, 3
+ADMIN_DOWN = 0
+
+
+def bfd_packet(state, my_disc, your_disc, *, diag=0, flags=0, mult=3, tx_us=300000,
+               rx_us=300000, version=1, length=24):
+    return struct.pack("!BBBBIIIII", version << 5 | diag, state << 6 | flags, mult, length,
+                       my_disc, your_disc, tx_us, rx_us, 0)
+
+
+def gach_frame(dst, src, payload, *, ach=ACH_BFD, label=GAL, s=1):
+    lse = struct.pack("!I", label << 12 | 7 << 9 | s << 8 | 1)
+    return mac_bytes(dst) + mac_bytes(src) + b"\x88\x47" + lse + ach + payload
+
+
+def parse_bfd(frame):
+    """(state, my_disc, your_disc, flags, tx_us, rx_us, mult) of a G-ACh BFD
+    frame, or None for anything else."""
+    if len(frame) < 46 or frame[12:14] != b"\x88\x47" or frame[14:16] != b"\x00\x00" \
+            or frame[16] >> 4 != GAL & 0xf or frame[18:22] != ACH_BFD:
+        return None
+    b0, b1, mult, _len, my, your, tx, rx, _echo = struct.unpack("!BBBBIIIII", frame[22:46])
+    return {"state": b1 >> 6, "flags": b1 & 0x3f, "my_disc": my, "your_disc": your,
+            "tx_us": tx, "rx_us": rx, "mult": mult, "diag": b0 & 0x1f}
+
+
+class BfdPeer:
+    """The neighbour on the test side of one fabric port."""
+
+    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001):
+        self.my_mac, self.switch_mac, self.my_disc = my_mac, switch_mac, my_disc
+        self.state, self.your_disc = DOWN, 0
+        self.received = []          # every BFD packet the switch sent us, parsed
+        self.sending = True
+        self._stop = threading.Event()
+        with in_netns(ns):
+            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            self.sock.bind((ifname, 0))
+        self.sock.setblocking(False)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self._stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+    def _send(self):
+        pkt = bfd_packet(self.state, self.my_disc, self.your_disc)
+        self.sock.send(gach_frame(self.switch_mac, self.my_mac, pkt))
+
+    def _on(self, p):
+        self.received.append(p)
+        self.your_disc = p["my_disc"]
+        rs = p["state"]
+        if self.state == DOWN and rs == DOWN:
+            self.state = INIT
+        elif self.state == DOWN and rs == INIT:
+            self.state = UP
+        elif self.state == INIT and rs in (INIT, UP):
+            self.state = UP
+        elif self.state == UP and rs in (DOWN, ADMIN_DOWN):
+            self.state = DOWN
+
+    def _run(self):
+        next_tx = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            try:
+                if self.sending and now >= next_tx:
+                    next_tx = now + 0.1
+                    self._send()
+                ready, _, _ = select.select([self.sock], [], [], 0.02)
+                if ready:
+                    self._receive()
+            except OSError as e:
+                if e.errno != errno.ENETDOWN:   # a test took the link down
+                    raise
+                time.sleep(0.02)
+
+    def _receive(self):
+        while True:
+            try:
+                data, addr = self.sock.recvfrom(2048)
+            except BlockingIOError:
+                return
+            if addr[2] == 4:    # PACKET_OUTGOING: our own
+                continue
+            p = parse_bfd(data)
+            if p is not None and data[6:12] == mac_bytes(self.switch_mac):
+                self._on(p)

@@ -1,0 +1,212 @@
+"""In-band OAM through a real e3-vswitchd: BFD sessions in the MPLS G-ACh
+(GAL + ACH 0x0007), judged by tshark; the RFC 5880 handshake with a
+neighbour on the wire; failure detection by timeout and by carrier; local
+repair of a protected nhlfe onto its backup and back after the
+wait-to-restore time, with no control plane involved; and malformed OAM
+counted by reason."""
+import pytest
+
+from pkt_bfd import DOWN, INIT, UP, BfdPeer, bfd_packet, gach_frame, parse_bfd
+from pkt_frames import assert_fabric, customer_frame, token, tshark_frames, untag
+from pkt_net import assert_delivered, nsexec, wait_for
+from pkt_switch import MAC, PEER_MAC
+
+HOST_A = "02:00:0a:00:00:01"
+HOST_B = "02:00:0a:00:00:02"
+
+
+def session(sw, sid=1, port="f1", **kw):
+    sw.nexthop(sid, port)
+    sw.rpc("bfd_add", id=sid, nexthop=sid, **kw)
+
+
+def bfd(sw, sid=1):
+    (b,) = [x for x in sw.rpc("bfd_list") if x["id"] == sid]
+    return b
+
+
+@pytest.fixture
+def peer(sw):
+    peers = []
+
+    def make(port="f1"):
+        p = BfdPeer(sw.ns, port + "p", PEER_MAC[port], MAC[port])
+        peers.append(p)
+        return p
+    yield make
+    for p in peers:
+        p.close()
+
+
+def test_bfd_frames_dissected_by_tshark(sw, wire):
+    session(sw)
+    got = wire.exchange([], expect=1, match=b"\x10\x00\x00\x07", timeout=5)
+    frames = [f for f in got["f1p"] if parse_bfd(f)]
+    assert len(frames) >= 1
+    b = bfd(sw)
+    pkts = tshark_frames(frames[:1])
+    (pkt,) = pkts
+    assert pkt["frame"]["frame.protocols"] == "eth:ethertype:mpls:pwach:bfd"
+    eth = pkt["eth"]
+    assert (eth["eth.dst"], eth["eth.src"]) == (PEER_MAC["f1"], MAC["f1"])
+    assert pkt["mpls"]["mpls.label"] == "13"        # GAL
+    assert pkt["mpls"]["mpls.bottom"] == "1"
+    assert pkt["pwach"]["pwach.channel_type"] == "0x0007"
+    f = pkt["bfd"]
+    assert f["bfd.version"] == "1"
+    assert f["bfd.sta"] == "0x01"                    # Down: nobody answered yet
+    assert int(f["bfd.my_discriminator"], 16) == b["local_disc"]
+    assert int(f["bfd.your_discriminator"], 16) == 0
+    assert f["bfd.detect_time_multiplier"] == "3"
+    assert f["bfd.desired_min_tx_interval"] == "1000000"   # slow until Up (RFC 5880 6.8.3)
+    assert f["bfd.required_min_rx_interval"] == "10000"
+    assert b["state"] == "down" and b["port"] == "f1"
+
+
+def test_three_way_handshake_and_timeout(sw, peer):
+    session(sw, multiplier=3)
+    p = peer()
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up")
+    b = bfd(sw)
+    assert b["remote_disc"] == p.my_disc and b["remote_state"] == "up"
+    assert b["usable"] and b["ups"] == 1
+    # Before Up the switch said Down or Init (Init once it had heard our
+    # Down), and once Up it named our discriminator.
+    states = [x["state"] for x in p.received]
+    first_up = states.index(UP)
+    assert first_up > 0 and set(states[:first_up]) <= {DOWN, INIT}
+    assert all(x["your_disc"] == p.my_disc for x in p.received if x["state"] == UP)
+    # Timers negotiated: it sends at our 300 ms RX, detects in 3 x our 300 ms TX.
+    assert b["tx_interval_us"] == 300000 and b["detect_time_us"] == 900000
+    # The neighbour hangs: the session times out and the path is unusable.
+    p.sending = False
+    wait_for(lambda: bfd(sw)["state"] == "down", what="session down")
+    b = bfd(sw)
+    assert b["diag"] == "control_detection_time_expired"
+    assert not b["usable"] and b["downs"] == 1 and b["remote_disc"] == 0
+
+
+def eline_protected(sw, wtr_s=1):
+    """E-Line 1 from c1 on a protected nhlfe: primary out f1 (label 100),
+    backup out f2 (label 101), watched by the BFD session on f1."""
+    session(sw, 1, "f1", wtr_s=wtr_s)
+    sw.nexthop(2, "f2")
+    sw.rpc("nhlfe_add", id=11, nexthop=1, label=100)
+    sw.rpc("nhlfe_add", id=12, nexthop=2, label=101)
+    sw.rpc("nhlfe_add", id=10, primary=11, backup=12, watch=1)
+    sw.rpc("service_add", id=1, type="eline", name="pk-protected", nhlfe=10)
+    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
+
+
+def send_one(sw, wire):
+    tok = token()
+    frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000)
+    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
+    return frame, got
+
+
+def test_protected_nhlfe_fails_over_on_timeout_and_restores(sw, wire, peer):
+    eline_protected(sw, wtr_s=1)
+    p = peer()
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up")
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f1p": 1})
+    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=100, tc=0, ttl=64,
+                  inner=untag(frame))
+    # The neighbour on f1 hangs: the datapath alone moves the E-Line to f2.
+    p.sending = False
+    wait_for(lambda: not bfd(sw)["usable"], what="primary unusable")
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f2p": 1})
+    assert_fabric(got["f2p"][0], dst=PEER_MAC["f2"], src=MAC["f2"], label=101, tc=0, ttl=64,
+                  inner=untag(frame))
+    # It answers again: Up at once, but traffic stays on the backup until
+    # the wait-to-restore time has passed, then returns.
+    p.state, p.sending = DOWN, True
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up again")
+    assert bfd(sw)["ups"] == 2
+    wait_for(lambda: bfd(sw)["usable"], what="restored after wtr")
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f1p": 1})
+
+
+def test_carrier_loss_fails_over_at_once(sw, wire, peer):
+    eline_protected(sw, wtr_s=600)
+    peer()
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up")
+    nsexec(sw.ns, "ip", "link", "set", "f1p", "down")
+    try:
+        wait_for(lambda: bfd(sw)["diag"] == "path_down", what="carrier loss seen")
+        assert not bfd(sw)["usable"]
+        frame, got = send_one(sw, wire)
+        assert_delivered(got, {"f2p": 1})
+    finally:
+        nsexec(sw.ns, "ip", "link", "set", "f1p", "up")
+    # Carrier back: the session comes up, but wtr_s (600) holds the backup.
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up again")
+    assert not bfd(sw)["usable"]
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f2p": 1})
+
+
+def test_protected_nhlfe_refusals(sw):
+    eline_protected(sw)
+    with pytest.raises(Exception, match="not found or not plain"):
+        sw.rpc("nhlfe_add", id=20, primary=10, backup=12, watch=1)    # protected primary
+    with pytest.raises(Exception, match="cannot protect itself"):
+        sw.rpc("nhlfe_add", id=11, primary=11, backup=12, watch=1)
+    with pytest.raises(Exception, match="'nexthop' and 'label'"):
+        sw.rpc("nhlfe_add", id=21, primary=11, nexthop=1, label=100, backup=12, watch=1)
+    with pytest.raises(Exception, match="used by"):
+        sw.rpc("nhlfe_del", id=11)                                    # the protected one uses it
+    with pytest.raises(Exception, match="already has BFD session"):
+        sw.nexthop(3, "f1")
+        sw.rpc("bfd_add", id=3, nexthop=3)
+    with pytest.raises(Exception, match="used by"):
+        sw.rpc("nexthop_del", id=1)                                   # the session uses it
+    dump = sw.rpc("config_dump")
+    assert {"id": 10, "primary": 11, "backup": 12, "watch": 1} in dump["nhlfes"]
+    assert [b["id"] for b in dump["bfd"]] == [1]
+
+
+def good(state=DOWN, your=0):
+    return bfd_packet(state, 0x1234, your)
+
+
+# (frame payload after the Ethernet header's MACs are set, its drop reason)
+MALFORMED = {
+    "ach_not_bfd": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), ach=b"\x10\x00\x00\x21"),
+                    "oam_bad_ach"),
+    "ach_version_1": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), ach=b"\x11\x00\x00\x07"),
+                      "oam_bad_ach"),
+    "bfd_version_0": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(DOWN, 1, 0, version=0)),
+                      "bfd_malformed"),
+    "bfd_length_short": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(DOWN, 1, 0, length=20)),
+                         "bfd_malformed"),
+    "bfd_truncated": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good()[:16]), "bfd_malformed"),
+    "bfd_multiplier_0": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(DOWN, 1, 0, mult=0)),
+                         "bfd_malformed"),
+    "bfd_my_disc_0": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(DOWN, 0, 0)),
+                      "bfd_malformed"),
+    "bfd_your_disc_0_while_up": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(UP, 0)),
+                                 "bfd_bad_discriminator"),
+    "bfd_your_disc_not_ours": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(UP, 0xdead)),
+                               "bfd_bad_discriminator"),
+    "gal_not_bottom": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), s=0), "label_reserved"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_oam_counted(sw, wire, case):
+    session(sw)
+    build, reason = MALFORMED[case]
+    before = bfd(sw)
+    wire.exchange([("f1p", build())], expect=0, quiet=0.2)
+    sw.wait_drops("f1", {reason: 1})
+    after = bfd(sw)
+    assert after["rx_pkts"] == before["rx_pkts"] and after["state"] == "down"
+
+
+def test_bfd_on_port_without_session(sw, wire):
+    wire.exchange([("f2p", gach_frame(MAC["f2"], PEER_MAC["f2"], good()))], expect=0, quiet=0.2)
+    sw.wait_drops("f2", {"oam_no_session": 1})
