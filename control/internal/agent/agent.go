@@ -38,6 +38,7 @@ type Config struct {
 	DP   *dprpc.Client
 
 	StatusInterval time.Duration // status written at least this often; default 2s
+	PollInterval   time.Duration // datapath polled (ports, BFD) this often; default 100ms
 	LeaseTTL       time.Duration // status lease; default 5s
 	ResyncInterval time.Duration // safety-net reconcile and re-read of desired; default 30s
 	RetryMin       time.Duration // first retry after a failed reconcile; default 200ms
@@ -69,6 +70,7 @@ type Agent struct {
 	dpErr      error              // error of the last datapath poll
 	bootID     string
 	ports      []nodestate.PortStatus
+	bfd        []nodestate.BFDStatus
 }
 
 // New checks cfg and fills its defaults.
@@ -82,6 +84,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	def(&cfg.StatusInterval, 2*time.Second)
+	def(&cfg.PollInterval, 100*time.Millisecond)
 	def(&cfg.LeaseTTL, 5*time.Second)
 	def(&cfg.ResyncInterval, 30*time.Second)
 	def(&cfg.RetryMin, 200*time.Millisecond)
@@ -351,7 +354,8 @@ func (a *Agent) reconcileWith(ctx context.Context, d *nodestate.Desired, derr er
 // It is apart from statusLoop so that an etcd outage, which blocks writes,
 // does not delay noticing a restarted datapath.
 func (a *Agent) pollLoop(ctx context.Context) {
-	tick := time.NewTicker(a.cfg.StatusInterval / 4)
+	// Often: BFD states reach the controller through here (global repair).
+	tick := time.NewTicker(a.cfg.PollInterval)
 	defer tick.Stop()
 	var conns uint64
 	last := a.status()
@@ -409,8 +413,12 @@ func (a *Agent) statusLoop(ctx context.Context) {
 func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool) {
 	info, err := a.cfg.DP.SystemInfo(ctx)
 	var ports []dprpc.PortInfo
+	var sessions []dprpc.BFDInfo
 	if err == nil {
 		ports, err = a.cfg.DP.PortList(ctx)
+	}
+	if err == nil {
+		sessions, err = a.cfg.DP.BFDList(ctx)
 	}
 	n := a.cfg.DP.Connections()
 	if n != *conns {
@@ -421,7 +429,7 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 	defer a.mu.Unlock()
 	if err != nil {
 		a.dpErr = fmt.Errorf("datapath: %w", err)
-		a.ports = nil
+		a.ports, a.bfd = nil, nil
 		return restarted
 	}
 	a.dpErr = nil
@@ -436,6 +444,11 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 	for _, p := range ports {
 		a.ports = append(a.ports, nodestate.PortStatus{Name: p.Name, LinkUp: bool(p.Link)})
 	}
+	a.bfd = make([]nodestate.BFDStatus, 0, len(sessions))
+	for _, b := range sessions {
+		a.bfd = append(a.bfd, nodestate.BFDStatus{ID: b.ID, Port: b.Port, State: b.State,
+			Diag: b.Diag, Usable: b.Usable, Downs: b.Downs})
+	}
 	return restarted
 }
 
@@ -443,7 +456,8 @@ func (a *Agent) status() nodestate.NodeStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied,
-		Ports: append([]nodestate.PortStatus{}, a.ports...), Updated: time.Now().UTC().Truncate(time.Second)}
+		Ports: append([]nodestate.PortStatus{}, a.ports...), BFD: append([]nodestate.BFDStatus(nil), a.bfd...),
+		Updated: time.Now().UTC().Truncate(time.Second)}
 	switch {
 	case a.dpErr != nil:
 		st.Error = a.dpErr.Error()

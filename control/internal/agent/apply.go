@@ -16,6 +16,8 @@ type Datapath interface {
 	PortDel(ctx context.Context, name string) error
 	NexthopAdd(ctx context.Context, n dpconfig.Nexthop) (bool, error)
 	NexthopDel(ctx context.Context, id uint32) error
+	BFDAdd(ctx context.Context, b dpconfig.BFD) (bool, error)
+	BFDDel(ctx context.Context, id uint32) error
 	NHLFEAdd(ctx context.Context, n dpconfig.NHLFE) (bool, error)
 	NHLFEDel(ctx context.Context, id uint32) error
 	ServiceAdd(ctx context.Context, s dpconfig.Service) (bool, error)
@@ -81,6 +83,8 @@ func call(ctx context.Context, dp Datapath, op Op) (changed bool, err error) {
 			return true, dp.PortDel(ctx, o.Name)
 		case dpconfig.Nexthop:
 			return true, dp.NexthopDel(ctx, o.ID)
+		case dpconfig.BFD:
+			return true, dp.BFDDel(ctx, o.ID)
 		case dpconfig.NHLFE:
 			return true, dp.NHLFEDel(ctx, o.ID)
 		case dpconfig.Service:
@@ -98,6 +102,8 @@ func call(ctx context.Context, dp Datapath, op Op) (changed bool, err error) {
 			return dp.PortAdd(ctx, o)
 		case dpconfig.Nexthop:
 			return dp.NexthopAdd(ctx, o)
+		case dpconfig.BFD:
+			return dp.BFDAdd(ctx, o)
 		case dpconfig.NHLFE:
 			return dp.NHLFEAdd(ctx, o)
 		case dpconfig.Service:

@@ -82,14 +82,33 @@ func (d *tableDP) NexthopAdd(_ context.Context, n dpconfig.Nexthop) (bool, error
 }
 func (d *tableDP) NexthopDel(_ context.Context, id uint32) error {
 	return d.do(fmt.Sprint("del nexthop ", id), func() error {
-		if slices.ContainsFunc(d.cfg.NHLFEs, func(n dpconfig.NHLFE) bool { return n.Nexthop == id }) {
+		if slices.ContainsFunc(d.cfg.NHLFEs, func(n dpconfig.NHLFE) bool { return n.Protect == nil && n.Nexthop == id }) ||
+			slices.ContainsFunc(d.cfg.BFD, func(b dpconfig.BFD) bool { return b.Nexthop == id }) {
 			return rpcErr(dprpc.CodeBusy, "nexthop %d in use", id)
 		}
 		return nil
 	}, func() { remove(&d.cfg.Nexthops, func(x dpconfig.Nexthop) bool { return x.ID == id }) })
 }
+func (d *tableDP) BFDAdd(_ context.Context, b dpconfig.BFD) (bool, error) {
+	return true, d.do(fmt.Sprint("add bfd ", b.ID), func() error {
+		if !d.hasNexthop(b.Nexthop) {
+			return rpcErr(dprpc.CodeNotFound, "nexthop %d", b.Nexthop)
+		}
+		return nil
+	}, func() { upsert(&d.cfg.BFD, b, func(x dpconfig.BFD) bool { return x.ID == b.ID }) })
+}
+func (d *tableDP) BFDDel(_ context.Context, id uint32) error {
+	return d.do(fmt.Sprint("del bfd ", id), func() error { return nil },
+		func() { remove(&d.cfg.BFD, func(x dpconfig.BFD) bool { return x.ID == id }) })
+}
 func (d *tableDP) NHLFEAdd(_ context.Context, n dpconfig.NHLFE) (bool, error) {
 	return true, d.do(fmt.Sprint("add nhlfe ", n.ID), func() error {
+		if p := n.Protect; p != nil {
+			if !d.hasNHLFE(p.Primary) || !d.hasNHLFE(p.Backup) {
+				return rpcErr(dprpc.CodeNotFound, "nhlfe %d or %d", p.Primary, p.Backup)
+			}
+			return nil
+		}
 		if !d.hasNexthop(n.Nexthop) {
 			return rpcErr(dprpc.CodeNotFound, "nexthop %d", n.Nexthop)
 		}
@@ -98,7 +117,10 @@ func (d *tableDP) NHLFEAdd(_ context.Context, n dpconfig.NHLFE) (bool, error) {
 }
 func (d *tableDP) NHLFEDel(_ context.Context, id uint32) error {
 	return d.do(fmt.Sprint("del nhlfe ", id), func() error {
-		if slices.ContainsFunc(d.cfg.Services, func(s dpconfig.Service) bool { return s.NHLFE != nil && *s.NHLFE == id }) {
+		if slices.ContainsFunc(d.cfg.Services, func(s dpconfig.Service) bool { return s.NHLFE != nil && *s.NHLFE == id }) ||
+			slices.ContainsFunc(d.cfg.NHLFEs, func(n dpconfig.NHLFE) bool {
+				return n.Protect != nil && (n.Protect.Primary == id || n.Protect.Backup == id)
+			}) {
 			return rpcErr(dprpc.CodeBusy, "nhlfe %d in use", id)
 		}
 		return nil

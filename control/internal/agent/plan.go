@@ -17,13 +17,16 @@ const (
 	KindSettings Kind = iota
 	KindPort
 	KindNexthop
+	KindBFD
 	KindNHLFE
+	KindProtected // protected NHLFEs: they refer to plain ones
 	KindService
 	KindCircuit
 	KindLabel
 )
 
-var kindNames = [...]string{"settings", "port", "nexthop", "nhlfe", "service", "circuit", "label"}
+var kindNames = [...]string{"settings", "port", "nexthop", "bfd", "nhlfe", "protected nhlfe",
+	"service", "circuit", "label"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -58,8 +61,8 @@ func (o Op) String() string {
 // in make-before-break order:
 //
 //  1. settings, if they differ;
-//  2. kind by kind in dependency order (ports, nexthops, nhlfes, services,
-//     circuits, labels): first the new objects of that kind, then the
+//  2. kind by kind in dependency order (ports, nexthops, BFD sessions,
+//     plain nhlfes, protected nhlfes, services, circuits, labels): first the new objects of that kind, then the
 //     replacements (atomic re-points). An object refers only to objects of
 //     earlier kinds, so whatever a new or re-pointed object refers to is in
 //     place before it, and the old objects are still there too;
@@ -89,8 +92,13 @@ func Diff(desired, actual dpconfig.Config) []Op {
 		})
 	diffKind(&plan, &dels, KindNexthop, d.Nexthops, a.Nexthops,
 		func(n dpconfig.Nexthop) string { return idKey(n.ID) }, dpconfig.Nexthop.Equal)
-	diffKind(&plan, &dels, KindNHLFE, d.NHLFEs, a.NHLFEs,
-		func(n dpconfig.NHLFE) string { return idKey(n.ID) }, dpconfig.NHLFE.Equal)
+	diffKind(&plan, &dels, KindBFD, d.BFD, a.BFD,
+		func(b dpconfig.BFD) string { return idKey(b.ID) }, dpconfig.BFD.Equal)
+	dPlain, dProt := splitProtected(d.NHLFEs)
+	aPlain, aProt := splitProtected(a.NHLFEs)
+	nhlfeKey := func(n dpconfig.NHLFE) string { return idKey(n.ID) }
+	diffKind(&plan, &dels, KindNHLFE, dPlain, aPlain, nhlfeKey, dpconfig.NHLFE.Equal)
+	diffKind(&plan, &dels, KindProtected, dProt, aProt, nhlfeKey, dpconfig.NHLFE.Equal)
 	diffKind(&plan, &dels, KindService, d.Services, a.Services,
 		func(s dpconfig.Service) string { return idKey(s.ID) }, dpconfig.Service.Equal)
 	diffKind(&plan, &dels, KindCircuit, d.Circuits, a.Circuits,
@@ -98,6 +106,12 @@ func Diff(desired, actual dpconfig.Config) []Op {
 	diffKind(&plan, &dels, KindLabel, d.Labels, a.Labels,
 		func(l dpconfig.Label) string { return idKey(l.Label) }, dpconfig.Label.Equal)
 
+	// An nhlfe that changes form is added (a replace) under its new kind:
+	// its old kind must not delete it afterwards.
+	dels = slices.DeleteFunc(dels, func(op Op) bool {
+		return (op.Kind == KindNHLFE || op.Kind == KindProtected) &&
+			slices.ContainsFunc(d.NHLFEs, func(n dpconfig.NHLFE) bool { return idKey(n.ID) == op.Key })
+	})
 	// dels were appended kind by kind in dependency order: reverse the kinds.
 	slices.SortStableFunc(dels, func(x, y Op) int { return cmp.Compare(y.Kind, x.Kind) })
 	return append(plan, dels...)
@@ -130,6 +144,20 @@ func diffKind[T any](plan, dels *[]Op, kind Kind, want, have []T,
 			*dels = append(*dels, Op{Action: Delete, Kind: kind, Key: k, Obj: h})
 		}
 	}
+}
+
+// splitProtected separates plain and protected NHLFEs. An id that changes
+// form shows as a delete of one kind and an add of the other; the datapath
+// takes that add as a replace, and the delete then finds nothing to do.
+func splitProtected(ns []dpconfig.NHLFE) (plain, prot []dpconfig.NHLFE) {
+	for _, n := range ns {
+		if n.Protect != nil {
+			prot = append(prot, n)
+		} else {
+			plain = append(plain, n)
+		}
+	}
+	return plain, prot
 }
 
 func idKey(id uint32) string { return strconv.FormatUint(uint64(id), 10) }

@@ -179,7 +179,7 @@ func (c *Controller) recomputeAll(ctx context.Context, st *state, ch *change) er
 	for _, name := range names {
 		old := st.services[name]
 		route, err := desired.Route(&old.rec.Spec, full, live, &old.rec.Route)
-		if err == nil && reflect.DeepEqual(route, old.rec.Route) && ch.topo == nil {
+		if err == nil && reflect.DeepEqual(route, old.rec.Route) && ch.topo == nil && !st.rebuilt[name] {
 			continue
 		}
 		if err != nil {
@@ -300,6 +300,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	for name, s := range ch.put {
 		st.remove(name)
 		st.put(s)
+		delete(st.rebuilt, name)
 	}
 	if ch.topo != nil {
 		st.topo = ch.topo

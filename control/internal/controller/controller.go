@@ -50,7 +50,11 @@ type Options struct {
 	Advertise string
 	// SessionTTL is the leadership lease in seconds (default 5).
 	SessionTTL int
-	Log        *slog.Logger
+	// Grace is how long a new leader collects agents' reports before it
+	// acts on them (default 5s): after a restart or a takeover the agents
+	// may not have reported yet, and a missing report is no failure.
+	Grace time.Duration
+	Log   *slog.Logger
 }
 
 // Controller is one replica.
@@ -82,6 +86,7 @@ type state struct {
 	statusRev int64
 	down      downView
 	circuits  map[model.Circuit]string // circuit -> service using it
+	rebuilt   map[string]bool          // services loaded with other roles than stored: to rewrite
 }
 
 type downView struct {
@@ -96,6 +101,9 @@ func New(o Options) *Controller {
 	}
 	if o.SessionTTL == 0 {
 		o.SessionTTL = 5
+	}
+	if o.Grace == 0 {
+		o.Grace = 5 * time.Second
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -176,14 +184,20 @@ func (c *Controller) lead(ctx context.Context) error {
 	// Status changes since the load: the watch starts after its revision.
 	wch := c.opt.Etcd.Watch(lctx, nodestate.StatusPrefix, clientv3.WithPrefix(), clientv3.WithRev(st.statusRev+1))
 	// The view at load time may differ from the one the stored routes were
-	// computed with (failures while no leader ran).
-	c.react(lctx, "leader start")
+	// computed with (failures while no leader ran); act on it once the
+	// agents have had the grace period to report.
+	grace := time.NewTimer(c.opt.Grace)
+	defer grace.Stop()
+	inGrace := true
 	for {
 		select {
 		case <-lctx.Done():
 			return nil
 		case <-sess.Done():
 			return errors.New("etcd session expired")
+		case <-grace.C:
+			inGrace = false
+			c.react(lctx, "leader start")
 		case wr, ok := <-wch:
 			if !ok || wr.Err() != nil {
 				return fmt.Errorf("status watch: %v", wr.Err())
@@ -201,7 +215,9 @@ func (c *Controller) lead(ctx context.Context) error {
 				}
 			}
 			c.mu.Unlock()
-			c.react(lctx, "status change")
+			if !inGrace {
+				c.react(lctx, "status change")
+			}
 		}
 	}
 }
@@ -215,7 +231,7 @@ func (c *Controller) react(ctx context.Context, why string) {
 		return
 	}
 	v := c.view(st)
-	if reflect.DeepEqual(v, st.down) {
+	if reflect.DeepEqual(v, st.down) && len(st.rebuilt) == 0 {
 		return
 	}
 	c.log.Info("fabric changed, recomputing", "why", why, "down_nodes", keys(v.nodes), "down_links", intKeys(v.links))
@@ -227,9 +243,18 @@ func (c *Controller) react(ctx context.Context, why string) {
 	}
 }
 
-// view derives what is down from the agents' status: a node without status
-// is down; a link is down if a node at either end is down or either end's
-// port reports link down.
+// view derives what is down from the datapaths' in-band OAM, as the agents
+// report it (docs/ha.md):
+//   - a link is down when the BFD session on it at either end is not usable
+//     (it failed, or came back less than its wait-to-restore ago), or either
+//     end's port has no carrier;
+//   - a node is down when every link of it that someone reports on is down,
+//     or when nobody reports on it at all: neither its own agent nor a
+//     neighbour's.
+//
+// So a node whose agent died while its datapath forwards stays up: its
+// neighbours' sessions to it are up. A hung or dead datapath is down: its
+// neighbours' sessions time out.
 func (c *Controller) view(st *state) downView { return c.viewOf(st, st.topo) }
 
 func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
@@ -237,21 +262,48 @@ func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
 	if c.opt.IgnoreStatus {
 		return v
 	}
+	// linkState tells what e's datapath says of link l (carrier, and the
+	// BFD session on l where it runs one); known is false when e's agent
+	// does not report.
+	linkState := func(e topology.Endpoint, l topology.Link) (up, known bool) {
+		ns, ok := st.status[e.Node]
+		if !ok {
+			return false, false
+		}
+		for _, p := range ns.Ports {
+			if p.Name == e.Port && !p.LinkUp {
+				return false, true
+			}
+		}
+		for _, b := range ns.BFD {
+			if b.ID == uint32(l.ID) {
+				return b.Usable, true
+			}
+		}
+		return true, true
+	}
+	reported, upLinks := map[string]bool{}, map[string]bool{}
+	for _, l := range topo.Links {
+		aUp, aKnown := linkState(l.A, l)
+		bUp, bKnown := linkState(l.B, l)
+		if (aKnown && !aUp) || (bKnown && !bUp) {
+			v.links[l.ID] = true
+		}
+		if aKnown || bKnown {
+			reported[l.A.Node], reported[l.B.Node] = true, true
+			if !v.links[l.ID] {
+				upLinks[l.A.Node], upLinks[l.B.Node] = true, true
+			}
+		}
+	}
 	for _, n := range topo.Nodes {
-		if _, ok := st.status[n.Name]; !ok {
+		_, hasStatus := st.status[n.Name]
+		if (reported[n.Name] && !upLinks[n.Name]) || (!reported[n.Name] && !hasStatus) {
 			v.nodes[n.Name] = true
 		}
 	}
-	portDown := func(e topology.Endpoint) bool {
-		for _, p := range st.status[e.Node].Ports {
-			if p.Name == e.Port {
-				return !p.LinkUp
-			}
-		}
-		return false
-	}
 	for _, l := range topo.Links {
-		if v.nodes[l.A.Node] || v.nodes[l.B.Node] || portDown(l.A) || portDown(l.B) {
+		if v.nodes[l.A.Node] || v.nodes[l.B.Node] {
 			v.links[l.ID] = true
 		}
 	}
@@ -287,6 +339,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		nodeGen:  map[string]int64{},
 		written:  map[string][]byte{},
 		circuits: map[model.Circuit]string{},
+		rebuilt:  map[string]bool{},
 	}
 	c := o.Etcd
 	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {
@@ -326,8 +379,12 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			return fmt.Errorf("service %s: %w", name, err)
 		}
 		if len(as.Allocs()) != len(rec.Allocs) {
-			as.Abort()
-			return fmt.Errorf("service %s: stored allocations do not match its route", name)
+			// Stored by a build that programmed the route with other
+			// roles (e.g. before protected NHLFEs): keep what this build
+			// needs and write the service again at the first recompute.
+			as.Commit()
+			rec.Allocs = as.Allocs()
+			st.rebuilt[name] = true
 		}
 		st.put(&svcState{rec: rec, frags: frags})
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,6 +29,9 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func start(t *testing.T, cli *clientv3.Client, o Options) (*Controller, context.CancelFunc) {
 	t.Helper()
 	o.Etcd, o.Log = cli, quiet
+	if o.Grace == 0 {
+		o.Grace = time.Millisecond
+	}
 	c := New(o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -70,19 +74,21 @@ func desiredGen(t *testing.T, cli *clientv3.Client, node string) int64 {
 	return d.Generation
 }
 
+// putStatus writes node's agent status: every fabric port up with its BFD
+// session up, but the ports named in down (carrier lost, session down) and
+// the sessions toward the nodes named in down (the neighbour stopped
+// answering).
 func putStatus(t *testing.T, cli *clientv3.Client, node string, gen int64, down ...string) {
 	t.Helper()
 	s := nodestate.NodeStatus{Node: node, BootID: "b", AppliedGeneration: gen, Updated: time.Now()}
 	for _, l := range topoLinks(t) {
 		for _, e := range []topology.Endpoint{l.A, l.B} {
 			if e.Node == node {
-				up := true
-				for _, d := range down {
-					if d == e.Port {
-						up = false
-					}
-				}
-				s.Ports = append(s.Ports, nodestate.PortStatus{Name: e.Port, LinkUp: up})
+				_, peer := l.End(node)
+				carrier := !slices.Contains(down, e.Port)
+				up := carrier && !slices.Contains(down, peer.Node)
+				s.Ports = append(s.Ports, nodestate.PortStatus{Name: e.Port, LinkUp: carrier})
+				s.BFD = append(s.BFD, nodestate.BFDStatus{ID: uint32(l.ID), Port: e.Port, Usable: up})
 			}
 		}
 	}
@@ -216,11 +222,23 @@ func TestLinkFailure(t *testing.T) {
 	// Back up: reverts to the primary, same labels.
 	putStatus(t, cli, "leaf1", 100)
 	waitFor(t, "revert", func() bool { r, _ := c.Service(ctx, "red"); return r.Route.Active == "primary" })
-	// Node down (its status key goes away).
+	// leaf3's agent goes away: its datapath still answers its spines' BFD,
+	// so leaf3 stays up and nothing is recomputed.
+	gen := desiredGen(t, cli, "leaf1")
 	cli.Delete(ctx, nodestate.StatusKey("leaf3"))
+	waitFor(t, "agent status gone", func() bool { s, _ := c.Snapshot(ctx); _, ok := s.Status["leaf3"]; return !ok })
+	if s, _ := c.Snapshot(ctx); !s.NodeUp("leaf3") {
+		t.Fatal("leaf3 down because its agent is")
+	}
+	if g := desiredGen(t, cli, "leaf1"); g != gen {
+		t.Fatalf("leaf1 rewritten (%d -> %d) for a dead agent", gen, g)
+	}
+	// Then leaf3 itself stops: both spines' sessions to it time out.
+	putStatus(t, cli, "spine1", 100, "leaf3")
+	putStatus(t, cli, "spine2", 100, "leaf3")
 	waitFor(t, "down", func() bool {
 		s, _ := c.Snapshot(ctx)
-		return s.ServiceStatus(s.Services["red"]).State == model.StateDown
+		return !s.NodeUp("leaf3") && s.ServiceStatus(s.Services["red"]).State == model.StateDown
 	})
 }
 

@@ -118,6 +118,22 @@ func (b *builder) lsp(tag string, p model.Path, term uint32) (uint32, error) {
 	return nh, nil
 }
 
+// protect adds, at node, a protected NHLFE that stands for primary while
+// the BFD session of primaryPath's first link (session id = link id) finds
+// it usable, and for backup otherwise. Every protected NHLFE whose primary
+// leaves over one link watches the same session, so the datapath moves them
+// all with one write (docs/ha.md).
+func (b *builder) protect(node, tag string, primary, backup uint32, primaryPath model.Path) (uint32, error) {
+	id, err := b.get(node, model.KindNHLFE, tag+":protected")
+	if err != nil {
+		return 0, err
+	}
+	f := b.frag(node)
+	f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Protect: &dpconfig.Protection{
+		Primary: primary, Backup: backup, Watch: uint32(primaryPath[0].Link)}})
+	return id, nil
+}
+
 // Reverse returns p walked from its end to its start.
 func Reverse(p model.Path) model.Path {
 	out := make(model.Path, len(p))
@@ -151,6 +167,7 @@ func (b *builder) eline() error {
 		}
 		f := b.frag(d.dst)
 		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELine, Service: u32(b.rec.ID)})
+		paths, nhs := map[string]model.Path{}, map[string]uint32{}
 		for _, pp := range []struct {
 			name string
 			p    model.Path
@@ -166,9 +183,20 @@ func (b *builder) eline() error {
 			if err != nil {
 				return err
 			}
-			if pp.name == r.Active {
-				ingress[d] = nh
+			paths[pp.name] = p
+			nhs[pp.name] = nh
+		}
+		ingress[d] = nhs[r.Active]
+		// With both planned paths installed, the ingress is protected: the
+		// datapath moves to the other one by itself when the active one's
+		// first hop fails (docs/ha.md). Same role whichever is active, so
+		// the controller's switch rewrites the entry and allocates nothing.
+		if standby := map[string]string{"primary": "backup", "backup": "primary"}[r.Active]; standby != "" && len(r.Backup) > 0 {
+			id, err := b.protect(d.src, "eline:"+d.src+">"+d.dst, nhs[r.Active], nhs[standby], paths[r.Active])
+			if err != nil {
+				return err
 			}
+			ingress[d] = id
 		}
 	}
 	for _, d := range []dir{{a, z}, {z, a}} {
@@ -206,9 +234,19 @@ func (b *builder) elan() error {
 		f := b.frag(u.To)
 		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELAN,
 			Service: u32(b.rec.ID), Source: u16(r.Sources[u.From])})
-		nh, err := b.lsp("elan-uc:"+u.From+">"+u.To, u.Path, term)
+		tag := "elan-uc:" + u.From + ">" + u.To
+		nh, err := b.lsp(tag, u.Path, term)
 		if err != nil {
 			return err
+		}
+		if len(u.Backup) > 0 {
+			bk, err := b.lsp(tag, u.Backup, term)
+			if err != nil {
+				return err
+			}
+			if nh, err = b.protect(u.From, tag, nh, bk, u.Path); err != nil {
+				return err
+			}
 		}
 		svc[u.From].Remotes = append(svc[u.From].Remotes, dpconfig.Remote{Source: r.Sources[u.To], NHLFE: nh})
 	}
@@ -311,7 +349,7 @@ func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Con
 	c := dpconfig.Config{
 		Version:  dpconfig.Version,
 		Settings: dpconfig.DefaultSettings(),
-		Ports:    []dpconfig.Port{}, Nexthops: []dpconfig.Nexthop{}, NHLFEs: []dpconfig.NHLFE{},
+		Ports:    []dpconfig.Port{}, Nexthops: []dpconfig.Nexthop{}, BFD: []dpconfig.BFD{}, NHLFEs: []dpconfig.NHLFE{},
 		Services: []dpconfig.Service{}, Circuits: []dpconfig.Circuit{}, Labels: []dpconfig.Label{},
 	}
 	c.Settings.TTL, c.Settings.ControlWord = t.Fabric.TTLOrDefault(), t.Fabric.ControlWordOn()
@@ -320,6 +358,11 @@ func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Con
 		c.Ports = append(c.Ports, dpconfig.Port{Name: local.Port, Devargs: topology.Devargs(local.Port, local.Devargs),
 			Kind: dpconfig.KindFabric, MAC: topology.PortMAC(node, local.Port)})
 		c.Nexthops = append(c.Nexthops, dpconfig.Nexthop{ID: uint32(l.ID), Port: local.Port, MAC: topology.PortMAC(remote.Node, remote.Port)})
+		// Every adjacency runs BFD; its session id is the link id, which
+		// protected NHLFEs whose primary leaves over this link watch.
+		b := t.LinkBFD(l)
+		c.BFD = append(c.BFD, dpconfig.BFD{ID: uint32(l.ID), Nexthop: uint32(l.ID),
+			TxMS: b.TxMS, RxMS: b.RxMS, Multiplier: b.Multiplier, WTRS: b.WTRS})
 	}
 	for _, cp := range t.CustomerPorts {
 		if cp.Node == node {
@@ -334,6 +377,7 @@ func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Con
 	}
 	sort.Slice(c.Ports, func(i, j int) bool { return c.Ports[i].Name < c.Ports[j].Name })
 	sort.Slice(c.Nexthops, func(i, j int) bool { return c.Nexthops[i].ID < c.Nexthops[j].ID })
+	sort.Slice(c.BFD, func(i, j int) bool { return c.BFD[i].ID < c.BFD[j].ID })
 	sort.Slice(c.NHLFEs, func(i, j int) bool { return c.NHLFEs[i].ID < c.NHLFEs[j].ID })
 	sort.Slice(c.Services, func(i, j int) bool { return c.Services[i].ID < c.Services[j].ID })
 	sort.Slice(c.Circuits, func(i, j int) bool { return c.Circuits[i].ID < c.Circuits[j].ID })

@@ -84,9 +84,13 @@ func (f *fabric) service(node string, id uint32) dpconfig.Service {
 }
 
 // send follows an NHLFE: the node at the other end of its nexthop's link
-// receives the label on that link's port there.
+// receives the label on that link's port there. A protected NHLFE sends on
+// its primary, as the datapath does while the watched session is usable.
 func (f *fabric) send(node string, nh uint32) (to, port string, label uint32) {
 	n := f.nhlfe(node, nh)
+	if n.Protect != nil {
+		n = f.nhlfe(node, n.Protect.Primary)
+	}
 	l, ok := f.topo.LinkByID(int(n.Nexthop))
 	if !ok {
 		f.t.Fatalf("node %s: nhlfe %d: nexthop %d is no link", node, nh, n.Nexthop)
@@ -103,8 +107,26 @@ func (f *fabric) send(node string, nh uint32) (to, port string, label uint32) {
 	return remote.Node, remote.Port, n.Label
 }
 
-// unicast follows SWAPs from an ingress NHLFE to the terminating entry.
+// unicast follows SWAPs from an ingress NHLFE to the terminating entry. A
+// protected NHLFE is followed both ways: primary and backup must end at the
+// same entry, the session it watches must be the primary's first link, and
+// the backup must not leave over that link.
 func (f *fabric) unicast(node string, nh uint32) (at string, e dpconfig.Label, hops int) {
+	if p := f.nhlfe(node, nh).Protect; p != nil {
+		at, e, hops = f.unicast(node, p.Primary)
+		bat, be, _ := f.unicast(node, p.Backup)
+		if bat != at || be.Label != e.Label {
+			f.t.Fatalf("node %s: nhlfe %d: backup ends at %s label %d, primary at %s label %d",
+				node, nh, bat, be.Label, at, e.Label)
+		}
+		if first := f.nhlfe(node, p.Primary).Nexthop; p.Watch != first {
+			f.t.Fatalf("node %s: nhlfe %d watches session %d, primary leaves on link %d", node, nh, p.Watch, first)
+		}
+		if f.nhlfe(node, p.Backup).Nexthop == p.Watch {
+			f.t.Fatalf("node %s: nhlfe %d: backup leaves on the watched link %d", node, nh, p.Watch)
+		}
+		return at, e, hops
+	}
 	for hops = 1; hops < 20; hops++ {
 		to, _, l := f.send(node, nh)
 		e = f.label(to, l)

@@ -106,7 +106,11 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 				continue
 			}
 			p, _ := live.Shortest(from, to, spec.Name)
-			r.Unicast = append(r.Unicast, model.UnicastPath{From: from, To: to, Path: p})
+			u := model.UnicastPath{From: from, To: to, Path: p}
+			if b, ok := full.Disjoint(p, from, to, spec.Name); ok && live.Usable(b) {
+				u.Backup = b
+			}
+			r.Unicast = append(r.Unicast, u)
 		}
 	}
 	t, err := live.Tree(reach, spec.Name)

@@ -4,6 +4,11 @@
 // so the agent's job is a diff between two values of this one type.
 package dpconfig
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Version is the schema version of Config (the "version" field).
 const Version = 1
 
@@ -13,6 +18,7 @@ type Config struct {
 	Settings Settings  `json:"settings"`
 	Ports    []Port    `json:"ports"`
 	Nexthops []Nexthop `json:"nexthops"`
+	BFD      []BFD     `json:"bfd"`
 	NHLFEs   []NHLFE   `json:"nhlfes"`
 	Services []Service `json:"services"`
 	Circuits []Circuit `json:"circuits"`
@@ -50,11 +56,82 @@ type Nexthop struct {
 	MAC  string `json:"mac"`
 }
 
-// NHLFE is (nexthop, label to write) (nhlfe_add).
+// BFD is a BFD session on the adjacency toward Nexthop (bfd_add): the
+// in-band OAM that detects a failed link or a hung neighbour, and the
+// protection that protected NHLFEs watch (docs/ha.md). Zero timers mean the
+// datapath's defaults.
+type BFD struct {
+	ID         uint32 `json:"id"`
+	Nexthop    uint32 `json:"nexthop"`
+	TxMS       int    `json:"tx_ms,omitempty"`
+	RxMS       int    `json:"rx_ms,omitempty"`
+	Multiplier int    `json:"multiplier,omitempty"`
+	WTRS       *int   `json:"wtr_s,omitempty"` // nil: the default; 0 is "restore at once"
+}
+
+// NHLFE is (nexthop, label to write) (nhlfe_add), or, when Protect is set,
+// a protected NHLFE with neither: it resolves to Protect.Primary while BFD
+// session Protect.Watch finds that path usable, else to Protect.Backup.
 type NHLFE struct {
-	ID      uint32 `json:"id"`
-	Nexthop uint32 `json:"nexthop"`
-	Label   uint32 `json:"label"`
+	ID      uint32
+	Nexthop uint32
+	Label   uint32
+	Protect *Protection
+}
+
+// Protection is what a protected NHLFE stands for.
+type Protection struct {
+	Primary, Backup uint32 // plain NHLFEs
+	Watch           uint32 // the BFD session watching the primary's path
+}
+
+// nhlfeJSON is the wire form: {id, nexthop, label} or {id, primary, backup, watch}.
+type nhlfeJSON struct {
+	ID      uint32  `json:"id"`
+	Nexthop *uint32 `json:"nexthop,omitempty"`
+	Label   *uint32 `json:"label,omitempty"`
+	Primary *uint32 `json:"primary,omitempty"`
+	Backup  *uint32 `json:"backup,omitempty"`
+	Watch   *uint32 `json:"watch,omitempty"`
+}
+
+// MarshalJSON writes the plain or the protected form.
+func (n NHLFE) MarshalJSON() ([]byte, error) {
+	j := nhlfeJSON{ID: n.ID}
+	if p := n.Protect; p != nil {
+		j.Primary, j.Backup, j.Watch = &p.Primary, &p.Backup, &p.Watch
+	} else {
+		j.Nexthop, j.Label = &n.Nexthop, &n.Label
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads either form; a mix is an error.
+func (n *NHLFE) UnmarshalJSON(b []byte) error {
+	var j nhlfeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	plain := j.Nexthop != nil || j.Label != nil
+	prot := j.Primary != nil || j.Backup != nil || j.Watch != nil
+	switch {
+	case plain && prot:
+		return fmt.Errorf("nhlfe %d: both nexthop/label and primary/backup/watch", j.ID)
+	case prot:
+		if j.Primary == nil || j.Backup == nil || j.Watch == nil {
+			return fmt.Errorf("nhlfe %d: protected needs primary, backup and watch", j.ID)
+		}
+		*n = NHLFE{ID: j.ID, Protect: &Protection{Primary: *j.Primary, Backup: *j.Backup, Watch: *j.Watch}}
+	default:
+		*n = NHLFE{ID: j.ID}
+		if j.Nexthop != nil {
+			n.Nexthop = *j.Nexthop
+		}
+		if j.Label != nil {
+			n.Label = *j.Label
+		}
+	}
+	return nil
 }
 
 // Service types.

@@ -19,6 +19,10 @@ const (
 	DefaultMTUCustomer = 1500
 	DefaultMTUFabric   = 2000
 	DefaultRxQueues    = 1
+	DefaultBFDTxMS     = 10
+	DefaultBFDRxMS     = 10
+	DefaultBFDMult     = 3
+	DefaultBFDWTRS     = 5
 )
 
 // DefaultSettings are the settings of a freshly started datapath.
@@ -70,9 +74,33 @@ func (n Nexthop) Normalize() Nexthop {
 	return n
 }
 
-// Normalize returns n (an NHLFE has nothing to canonicalise); it is here so
-// that every object type has the same methods.
-func (n NHLFE) Normalize() NHLFE { return n }
+// Normalize keeps only the fields of n's form; the result shares no memory with n.
+func (n NHLFE) Normalize() NHLFE {
+	if n.Protect != nil {
+		p := *n.Protect
+		return NHLFE{ID: n.ID, Protect: &p}
+	}
+	return n
+}
+
+// Normalize fills the datapath's timer defaults.
+func (b BFD) Normalize() BFD {
+	if b.TxMS == 0 {
+		b.TxMS = DefaultBFDTxMS
+	}
+	if b.RxMS == 0 {
+		b.RxMS = DefaultBFDRxMS
+	}
+	if b.Multiplier == 0 {
+		b.Multiplier = DefaultBFDMult
+	}
+	w := DefaultBFDWTRS
+	if b.WTRS != nil {
+		w = *b.WTRS
+	}
+	b.WTRS = &w
+	return b
+}
 
 // Normalize keeps only the fields the service's type uses, and sorts
 // remotes and branches: they are sets, and the datapath may list them in
@@ -134,6 +162,7 @@ func (c Config) Normalize() Config {
 	}
 	out.Ports = normList(c.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
 	out.Nexthops = normList(c.Nexthops, func(a, b Nexthop) int { return cmp.Compare(a.ID, b.ID) })
+	out.BFD = normList(c.BFD, func(a, b BFD) int { return cmp.Compare(a.ID, b.ID) })
 	out.NHLFEs = normList(c.NHLFEs, func(a, b NHLFE) int { return cmp.Compare(a.ID, b.ID) })
 	out.Services = normList(c.Services, func(a, b Service) int { return cmp.Compare(a.ID, b.ID) })
 	out.Circuits = normList(c.Circuits, func(a, b Circuit) int { return cmp.Compare(a.ID, b.ID) })
@@ -148,7 +177,8 @@ func (c Config) Equal(o Config) bool { return reflect.DeepEqual(c.Normalize(), o
 func (s Settings) Equal(o Settings) bool { return s.Normalize() == o.Normalize() }
 func (p Port) Equal(o Port) bool         { return p.Normalize() == o.Normalize() }
 func (n Nexthop) Equal(o Nexthop) bool   { return n.Normalize() == o.Normalize() }
-func (n NHLFE) Equal(o NHLFE) bool       { return n == o }
+func (n NHLFE) Equal(o NHLFE) bool       { return reflect.DeepEqual(n.Normalize(), o.Normalize()) }
+func (b BFD) Equal(o BFD) bool           { return reflect.DeepEqual(b.Normalize(), o.Normalize()) }
 func (c Circuit) Equal(o Circuit) bool   { return c == o }
 func (s Service) Equal(o Service) bool {
 	return reflect.DeepEqual(s.Normalize(), o.Normalize())

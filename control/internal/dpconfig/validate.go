@@ -10,6 +10,8 @@ import (
 const (
 	LabelMin   = 16
 	LabelSpace = 1 << 20
+	// MaxSessions bounds BFD session ids (E3_MAX_SESSIONS).
+	MaxSessions = 4096
 )
 
 // Validate checks that c is a config one datapath can hold: known kinds
@@ -65,13 +67,64 @@ func (c Config) Validate() error {
 		}
 	}
 
+	sessions := map[uint32]bool{}
+	sessionPort := map[string]uint32{}
+	for _, b := range c.BFD {
+		what := fmt.Sprintf("bfd %d", b.ID)
+		if sessions[b.ID] {
+			bad("%s: listed twice", what)
+		}
+		sessions[b.ID] = true
+		if b.ID >= MaxSessions {
+			bad("%s: id must be < %d", what, MaxSessions)
+		}
+		if !nexthops[b.Nexthop] {
+			bad("%s: nexthop %d does not exist", what, b.Nexthop)
+		}
+		n := b.Normalize()
+		if n.TxMS < 1 || n.TxMS > 60000 || n.RxMS < 1 || n.RxMS > 60000 ||
+			n.Multiplier < 1 || n.Multiplier > 255 || *n.WTRS < 0 || *n.WTRS > 3600 {
+			bad("%s: tx_ms and rx_ms 1..60000, multiplier 1..255, wtr_s 0..3600", what)
+		}
+		for _, nh := range c.Nexthops {
+			if nh.ID != b.Nexthop {
+				continue
+			}
+			if other, dup := sessionPort[nh.Port]; dup {
+				bad("%s: port %s already has bfd %d", what, nh.Port, other)
+			}
+			sessionPort[nh.Port] = b.ID
+		}
+	}
+
 	nhlfes := map[uint32]bool{}
+	plain := map[uint32]bool{}
 	for _, n := range c.NHLFEs {
 		what := fmt.Sprintf("nhlfe %d", n.ID)
 		if nhlfes[n.ID] {
 			bad("%s: listed twice", what)
 		}
 		nhlfes[n.ID] = true
+		if n.Protect == nil {
+			plain[n.ID] = true
+		}
+	}
+	for _, n := range c.NHLFEs {
+		what := fmt.Sprintf("nhlfe %d", n.ID)
+		if p := n.Protect; p != nil {
+			for _, x := range []struct {
+				role string
+				id   uint32
+			}{{"primary", p.Primary}, {"backup", p.Backup}} {
+				if !plain[x.id] || x.id == n.ID {
+					bad("%s: %s %d is not a plain nhlfe of this config", what, x.role, x.id)
+				}
+			}
+			if p.Watch >= MaxSessions {
+				bad("%s: watch %d must be < %d", what, p.Watch, MaxSessions)
+			}
+			continue
+		}
 		if !nexthops[n.Nexthop] {
 			bad("%s: nexthop %d does not exist", what, n.Nexthop)
 		}

@@ -130,6 +130,42 @@ func (c *Client) NexthopDel(ctx context.Context, id uint32) error {
 	return c.del(ctx, "nexthop_del", map[string]uint32{"id": id})
 }
 
+// BFDAdd adds a BFD session or changes its timers.
+func (c *Client) BFDAdd(ctx context.Context, b dpconfig.BFD) (bool, error) {
+	return c.add(ctx, "bfd_add", b)
+}
+
+// BFDDel removes a BFD session (no error if it does not exist).
+func (c *Client) BFDDel(ctx context.Context, id uint32) error {
+	return c.del(ctx, "bfd_del", map[string]uint32{"id": id})
+}
+
+// BFDInfo is one session of bfd_list: its configuration, state and counters.
+type BFDInfo struct {
+	dpconfig.BFD
+	Port         string `json:"port"`
+	State        string `json:"state"`
+	RemoteState  string `json:"remote_state"`
+	Diag         string `json:"diag"`
+	LocalDisc    uint32 `json:"local_disc"`
+	RemoteDisc   uint32 `json:"remote_disc"`
+	TxIntervalUS uint32 `json:"tx_interval_us"`
+	DetectTimeUS uint32 `json:"detect_time_us"`
+	Usable       bool   `json:"usable"`
+	TxPkts       uint64 `json:"tx_pkts"`
+	RxPkts       uint64 `json:"rx_pkts"`
+	Ups          uint64 `json:"ups"`
+	Downs        uint64 `json:"downs"`
+	SinceMS      uint64 `json:"since_ms"`
+}
+
+// BFDList calls bfd_list.
+func (c *Client) BFDList(ctx context.Context) ([]BFDInfo, error) {
+	var r []BFDInfo
+	err := c.Call(ctx, "bfd_list", nil, &r)
+	return r, err
+}
+
 // NHLFEAdd adds or replaces an nhlfe.
 func (c *Client) NHLFEAdd(ctx context.Context, n dpconfig.NHLFE) (bool, error) {
 	return c.add(ctx, "nhlfe_add", n)

@@ -235,11 +235,14 @@ type Route struct {
 	Unreachable []string `json:"unreachable,omitempty"`
 }
 
-// UnicastPath is the known-unicast path from one member leaf to another.
+// UnicastPath is the known-unicast path from one member leaf to another,
+// and a link-disjoint backup the sender's datapath switches to by itself
+// when the path's first hop fails (none where the fabric has no such path).
 type UnicastPath struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	Path Path   `json:"path"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Path   Path   `json:"path"`
+	Backup Path   `json:"backup,omitempty"`
 }
 
 // Alloc kinds: each is a separate per-node number space.

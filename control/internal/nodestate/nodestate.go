@@ -35,14 +35,29 @@ type PortStatus struct {
 	LinkUp bool   `json:"link_up"`
 }
 
+// BFDStatus is one BFD session of the node's datapath, as last polled: the
+// in-band view of one fabric adjacency (the session id is the link id).
+// Usable is what the datapath's protection uses: false from the moment the
+// session fails until it has been up for its wait-to-restore time.
+type BFDStatus struct {
+	ID     uint32 `json:"id"`
+	Port   string `json:"port"`
+	State  string `json:"state"`
+	Diag   string `json:"diag"`
+	Usable bool   `json:"usable"`
+	Downs  uint64 `json:"downs"`
+}
+
 // NodeStatus is the value of /e3/v1/status/<node>, written by the node's
-// agent under a lease, so it disappears when the agent stops or loses etcd:
-// no key = node down.
+// agent under a lease, so it disappears when the agent stops or loses etcd.
+// No key means the agent is down, not the node: whether a node forwards is
+// what its neighbours' BFD sessions say (docs/ha.md).
 type NodeStatus struct {
 	Node              string       `json:"node"`
 	BootID            string       `json:"boot_id"` // the datapath's; "" if never reached
 	AppliedGeneration int64        `json:"applied_generation"`
 	Ports             []PortStatus `json:"ports"`
+	BFD               []BFDStatus  `json:"bfd,omitempty"`
 	Error             string       `json:"error"`
 	Updated           time.Time    `json:"updated"` // RFC 3339
 }

@@ -35,6 +35,46 @@ type Topology struct {
 type Fabric struct {
 	ControlWord *bool `json:"control_word,omitempty" yaml:"control_word"`
 	TTL         int   `json:"ttl,omitempty" yaml:"ttl"`
+	BFD         BFD   `json:"bfd,omitempty" yaml:"bfd"`
+}
+
+// BFD holds the timers of the BFD sessions on fabric links (docs/ha.md):
+// fabric-wide, and per link where a link overrides them. Zero means the
+// datapath's default (10 ms, 10 ms, 3, 5 s).
+type BFD struct {
+	TxMS       int  `json:"tx_ms,omitempty" yaml:"tx_ms"`
+	RxMS       int  `json:"rx_ms,omitempty" yaml:"rx_ms"`
+	Multiplier int  `json:"multiplier,omitempty" yaml:"multiplier"`
+	WTRS       *int `json:"wtr_s,omitempty" yaml:"wtr_s"`
+}
+
+func (b BFD) validate(what string) error {
+	if b.TxMS < 0 || b.TxMS > 60000 || b.RxMS < 0 || b.RxMS > 60000 ||
+		b.Multiplier < 0 || b.Multiplier > 255 || (b.WTRS != nil && (*b.WTRS < 0 || *b.WTRS > 3600)) {
+		return fmt.Errorf("topology: %s bfd: tx_ms and rx_ms 1..60000, multiplier 1..255, wtr_s 0..3600", what)
+	}
+	return nil
+}
+
+// LinkBFD returns the BFD timers of link l: the link's own where it sets
+// them, else the fabric's.
+func (t *Topology) LinkBFD(l Link) BFD {
+	b := t.Fabric.BFD
+	if o := l.BFD; o != nil {
+		if o.TxMS != 0 {
+			b.TxMS = o.TxMS
+		}
+		if o.RxMS != 0 {
+			b.RxMS = o.RxMS
+		}
+		if o.Multiplier != 0 {
+			b.Multiplier = o.Multiplier
+		}
+		if o.WTRS != nil {
+			b.WTRS = o.WTRS
+		}
+	}
+	return b
 }
 
 // ControlWordOn reports whether pseudowires carry the control word (default on).
@@ -69,6 +109,7 @@ type Link struct {
 	B            Endpoint `json:"b" yaml:"b"`
 	Cost         int      `json:"cost" yaml:"cost"`
 	CapacityMbps int      `json:"capacity_mbps" yaml:"capacity_mbps"`
+	BFD          *BFD     `json:"bfd,omitempty" yaml:"bfd"`
 }
 
 // Name is a stable human name of the link: "leaf1:fab1-spine1:fab1".
@@ -166,6 +207,9 @@ func (t *Topology) Normalize(prev *Topology) error {
 	if t.Fabric.TTL < 0 || t.Fabric.TTL > 255 {
 		return fmt.Errorf("topology: fabric ttl %d out of range 1..255", t.Fabric.TTL)
 	}
+	if err := t.Fabric.BFD.validate("fabric"); err != nil {
+		return err
+	}
 	nodes := map[string]bool{}
 	for _, n := range t.Nodes {
 		if !nameRE.MatchString(n.Name) {
@@ -213,6 +257,11 @@ func (t *Topology) Normalize(prev *Topology) error {
 		}
 		if l.CapacityMbps < 0 {
 			return fmt.Errorf("topology: link %s: capacity_mbps %d must be positive", l.Name(), l.CapacityMbps)
+		}
+		if l.BFD != nil {
+			if err := l.BFD.validate("link " + l.Name()); err != nil {
+				return err
+			}
 		}
 		// Canonical orientation (A < B) so that a link is matched across
 		// imports whichever way round the file lists it.
