@@ -47,6 +47,13 @@ func New(c *controller.Controller, token string, log *slog.Logger) *Server {
 	s.handle("GET /v1/nodes", false, s.nodes)
 	s.handle("GET /v1/links", false, s.links)
 	s.handle("PUT /v1/links/{link}/cost", true, s.setCost)
+	s.handle("GET /v1/events", false, func(r *http.Request) (int, any, error) {
+		ev := s.c.Events()
+		if ev == nil {
+			ev = []model.Event{}
+		}
+		return 200, ev, nil
+	})
 	s.handle("GET /v1/topology", false, s.getTopology)
 	s.handle("PUT /v1/topology", true, s.putTopology)
 	s.handle("GET /v1/services", false, s.listServices)
@@ -205,7 +212,7 @@ func (s *Server) nodes(r *http.Request) (int, any, error) {
 	out := []model.NodeView{}
 	for _, n := range snap.Topology.Nodes {
 		st := snap.Status[n.Name]
-		v := model.NodeView{Name: n.Name, Role: n.Role, Up: snap.NodeUp(n.Name), BootID: st.BootID,
+		v := model.NodeView{Name: n.Name, Role: n.Role, Up: snap.NodeUp(n.Name), AgentUp: snap.AgentUp(n.Name), BootID: st.BootID,
 			DesiredGeneration: snap.NodeGen[n.Name], AppliedGeneration: st.AppliedGeneration, Error: st.Error,
 			LabelsUsed: use[n.Name], Ports: []model.PortView{}}
 		reported := map[string]bool{}
@@ -240,7 +247,7 @@ func (s *Server) links(r *http.Request) (int, any, error) {
 	out := []model.LinkView{}
 	for _, l := range snap.Topology.Links {
 		out = append(out, model.LinkView{ID: l.ID, Name: l.Name(), A: l.A.Node + ":" + l.A.Port, B: l.B.Node + ":" + l.B.Port,
-			Cost: l.Cost, CapacityMbps: l.CapacityMbps, Up: snap.LinkUp(l.ID)})
+			Cost: l.Cost, CapacityMbps: l.CapacityMbps, Up: snap.LinkUp(l.ID), BFD: snap.LinkBFD(l)})
 	}
 	return 200, out, nil
 }
@@ -281,7 +288,8 @@ func (s *Server) putTopology(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) view(snap *controller.Snapshot, rec *model.ServiceRecord, detail bool) model.ServiceView {
-	v := model.ServiceView{ServiceSpec: rec.Spec, ID: rec.ID, Status: snap.ServiceStatus(rec), Generation: rec.Generation}
+	v := model.ServiceView{ServiceSpec: rec.Spec, ID: rec.ID, Status: snap.ServiceStatus(rec),
+		Protection: snap.Protection(rec), Generation: rec.Generation}
 	if detail {
 		route := rec.Route
 		v.Route, v.Allocs = &route, rec.Allocs

@@ -100,6 +100,11 @@ func (c *Client) Links(ctx context.Context) (v []model.LinkView, err error) {
 	return v, c.doJSON(ctx, "GET", "/v1/links", nil, &v)
 }
 
+// Events returns the controller's event log, oldest first.
+func (c *Client) Events(ctx context.Context) (v []model.Event, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/events", nil, &v)
+}
+
 // SetLinkCost changes a link's cost; link is its id or name.
 func (c *Client) SetLinkCost(ctx context.Context, link string, cost int) (v []model.LinkView, err error) {
 	return v, c.doJSON(ctx, "PUT", "/v1/links/"+url.PathEscape(link)+"/cost", model.LinkCost{Cost: cost}, &v)

@@ -21,8 +21,9 @@ import (
 const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--json] COMMAND
 
   status                                   fabric summary
-  node list                                nodes, agent status, label use
-  link list                                fabric links, cost, state
+  node list                                nodes (forwarding, per OAM), agents, label use
+  link list                                fabric links, cost, state, BFD per end
+  events                                   failures, local and global repairs, and what they took
   link set-cost LINK COST                  LINK is an id or a name from link list
   topology import FILE                     import a topology file (idempotent)
   topology show
@@ -170,7 +171,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		return o.print(w, v, func(tw *tabwriter.Writer) {
-			fmt.Fprintln(tw, "NODE\tROLE\tSTATE\tDESIRED\tAPPLIED\tLABELS\tPORTS DOWN\tERROR")
+			fmt.Fprintln(tw, "NODE\tROLE\tSTATE\tAGENT\tDESIRED\tAPPLIED\tLABELS\tPORTS DOWN\tERROR")
 			for _, n := range v {
 				var down []string
 				for _, p := range n.Ports {
@@ -178,7 +179,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 						down = append(down, p.Name)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", n.Name, n.Role, upDown(n.Up), n.DesiredGeneration,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", n.Name, n.Role, upDown(n.Up), upDown(n.AgentUp), n.DesiredGeneration,
 					n.AppliedGeneration, n.LabelsUsed, dash(strings.Join(down, ",")), dash(n.Error))
 			}
 		})
@@ -188,6 +189,21 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		return o.printLinks(w, v)
+	case a[0] == "events":
+		v, err := c.Events(ctx)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintln(tw, "TIME\tEVENT\tOBJECT\tTOOK\tDETAIL")
+			for _, e := range v {
+				took := "-"
+				if e.TookMS > 0 {
+					took = fmt.Sprintf("%d ms", e.TookMS)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.Format("15:04:05.000"), e.Kind, dash(e.Object), took, dash(e.Detail))
+			}
+		})
 	case cmd == "link set-cost":
 		if err := want(a, 4, "link set-cost LINK COST"); err != nil {
 			return err
@@ -229,9 +245,10 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		return o.print(w, v, func(tw *tabwriter.Writer) {
-			fmt.Fprintln(tw, "NAME\tTYPE\tID\tCIRCUITS\tSTATUS\tREASON")
+			fmt.Fprintln(tw, "NAME\tTYPE\tID\tCIRCUITS\tSTATUS\tPROTECTION\tREASON")
 			for _, s := range v {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.Type, s.ID, circuits(s.Circuits), s.Status.State, dash(s.Status.Reason))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.Name, s.Type, s.ID, circuits(s.Circuits), s.Status.State,
+					dash(s.Protection), dash(s.Status.Reason))
 			}
 		})
 	case cmd == "service show":
@@ -319,9 +336,10 @@ func (o *opts) print(w io.Writer, v any, table func(*tabwriter.Writer)) error {
 
 func (o *opts) printLinks(w io.Writer, v []model.LinkView) error {
 	return o.print(w, v, func(tw *tabwriter.Writer) {
-		fmt.Fprintln(tw, "ID\tA\tB\tCOST\tCAPACITY\tSTATE")
+		fmt.Fprintln(tw, "ID\tA\tB\tCOST\tCAPACITY\tSTATE\tBFD A\tBFD B")
 		for _, l := range v {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%dM\t%s\n", l.ID, l.A, l.B, l.Cost, l.CapacityMbps, upDown(l.Up))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%dM\t%s\t%s\t%s\n", l.ID, l.A, l.B, l.Cost, l.CapacityMbps, upDown(l.Up),
+				dash(l.BFD[strings.SplitN(l.A, ":", 2)[0]]), dash(l.BFD[strings.SplitN(l.B, ":", 2)[0]]))
 		}
 	})
 }
@@ -329,6 +347,7 @@ func (o *opts) printLinks(w io.Writer, v []model.LinkView) error {
 func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nid\t%d\n", v.Name, v.Type, v.ID)
 	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
+	fmt.Fprintf(tw, "protection\t%s\n", dash(v.Protection))
 	fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
 	for _, ci := range v.Circuits {
 		fmt.Fprintf(tw, "circuit\t%s\n", ci)
@@ -351,7 +370,11 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 			}
 		}
 		for _, u := range r.Unicast {
-			fmt.Fprintf(tw, "unicast\t%s\n", strings.Join(u.Path.Nodes(u.From), " -> "))
+			backup := ""
+			if len(u.Backup) > 0 {
+				backup = "  (backup " + strings.Join(u.Backup.Nodes(u.From), " -> ") + ")"
+			}
+			fmt.Fprintf(tw, "unicast\t%s%s\n", strings.Join(u.Path.Nodes(u.From), " -> "), backup)
 		}
 		for _, h := range r.Tree {
 			fmt.Fprintf(tw, "tree edge\t%s:%s - %s:%s\n", h.From, h.FromPort, h.To, h.ToPort)

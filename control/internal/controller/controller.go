@@ -65,6 +65,9 @@ type Controller struct {
 	mu     sync.Mutex
 	leader *state // nil unless this replica leads
 	ready  chan struct{}
+	events []model.Event
+	// failedAt: when the first report of a change not yet repaired came in.
+	failedAt time.Time
 }
 
 type svcState struct {
@@ -170,6 +173,7 @@ func (c *Controller) lead(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.leader = st
+	c.record(model.Event{Time: time.Now(), Kind: "leader", Detail: fmt.Sprintf("leading; acting on agents' reports after %s", c.opt.Grace)})
 	c.mu.Unlock()
 	c.log.Info("leading", "generation", st.gen, "services", len(st.services))
 	defer func() {
@@ -203,16 +207,27 @@ func (c *Controller) lead(ctx context.Context) error {
 				return fmt.Errorf("status watch: %v", wr.Err())
 			}
 			c.mu.Lock()
+			now := time.Now()
 			for _, ev := range wr.Events {
 				node := string(ev.Kv.Key[len(nodestate.StatusPrefix):])
+				var old, cur *nodestate.NodeStatus
+				if o, ok := c.leader.status[node]; ok {
+					old = &o
+				}
 				if ev.Type == clientv3.EventTypeDelete {
 					delete(c.leader.status, node)
-					continue
-				}
-				var s nodestate.NodeStatus
-				if json.Unmarshal(ev.Kv.Value, &s) == nil {
+				} else {
+					var s nodestate.NodeStatus
+					if json.Unmarshal(ev.Kv.Value, &s) != nil {
+						continue
+					}
 					c.leader.status[node] = s
+					cur = &s
 				}
+				c.record(statusEvents(now, node, old, cur, c.linkName)...)
+			}
+			if c.failedAt.IsZero() {
+				c.failedAt = now
 			}
 			c.mu.Unlock()
 			if !inGrace {
@@ -232,15 +247,36 @@ func (c *Controller) react(ctx context.Context, why string) {
 	}
 	v := c.view(st)
 	if reflect.DeepEqual(v, st.down) && len(st.rebuilt) == 0 {
+		c.failedAt = time.Time{} // nothing the fabric view did not already hold
 		return
 	}
 	c.log.Info("fabric changed, recomputing", "why", why, "down_nodes", keys(v.nodes), "down_links", intKeys(v.links))
 	old := st.down
 	st.down = v
+	gen := st.gen
 	if err := c.recomputeAll(ctx, st, nil); err != nil {
 		st.down = old // retried at the next status change
 		c.log.Error("recompute", "err", err)
+		return
 	}
+	now := time.Now()
+	c.record(viewEvents(now, old, v, c.linkName)...)
+	ev := model.Event{Time: now, Kind: "repair", Detail: fmt.Sprintf("recomputed: generation %d -> %d", gen, st.gen)}
+	if !c.failedAt.IsZero() {
+		ev.TookMS = now.Sub(c.failedAt).Milliseconds()
+	}
+	c.record(ev)
+	c.failedAt = time.Time{}
+}
+
+// linkName names link id for events. c.mu held.
+func (c *Controller) linkName(id int) string {
+	if st := c.leader; st != nil {
+		if l, ok := st.topo.LinkByID(id); ok {
+			return l.Name()
+		}
+	}
+	return fmt.Sprint("link ", id)
 }
 
 // view derives what is down from the datapaths' in-band OAM, as the agents

@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
@@ -73,8 +74,84 @@ func (c *Controller) Service(ctx context.Context, name string) (*model.ServiceRe
 	return rec, nil
 }
 
-// NodeUp reports whether node has an agent reporting.
+// NodeUp reports whether node forwards, as the OAM of its neighbours and its
+// own agent tell (Controller.view).
 func (s *Snapshot) NodeUp(node string) bool { return !s.down.nodes[node] }
+
+// AgentUp reports whether node's agent reports.
+func (s *Snapshot) AgentUp(node string) bool { _, ok := s.Status[node]; return ok }
+
+// LinkBFD returns each end's BFD session state on link l, as reported.
+func (s *Snapshot) LinkBFD(l topology.Link) map[string]string {
+	out := map[string]string{}
+	for _, e := range []topology.Endpoint{l.A, l.B} {
+		for _, b := range s.Status[e.Node].BFD {
+			if b.ID != uint32(l.ID) {
+				continue
+			}
+			st := b.State
+			if st == "up" && !b.Usable {
+				st = "up (restoring)"
+			}
+			out[e.Node] = st
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// usable reports whether node's datapath uses the BFD session on link
+// (session id = link id) as usable; true when nothing says otherwise.
+func (s *Snapshot) usable(node string, link int) bool {
+	for _, b := range s.Status[node].BFD {
+		if b.ID == uint32(link) {
+			return b.Usable
+		}
+	}
+	return !s.down.links[link]
+}
+
+// Protection tells whether rec's traffic is protected by backups the
+// datapaths switch to by themselves, already on one, or not protected.
+func (s *Snapshot) Protection(rec *model.ServiceRecord) string {
+	r := &rec.Route
+	type ingress struct {
+		node   string
+		active model.Path
+		backup bool
+	}
+	var ins []ingress
+	switch {
+	case rec.Spec.Type == model.ELine && len(r.Primary) > 0:
+		if r.Active != "primary" {
+			return model.OnBackup // the controller moved it off its primary
+		}
+		a, z := rec.Spec.Circuits[0].Node, rec.Spec.Circuits[1].Node
+		hasBackup := len(r.Backup) > 0
+		ins = append(ins, ingress{a, r.Primary, hasBackup}, ingress{z, desired.Reverse(r.Primary), hasBackup})
+	case rec.Spec.Type == model.ELAN:
+		for _, u := range r.Unicast {
+			if len(u.Path) > 0 {
+				ins = append(ins, ingress{u.From, u.Path, len(u.Backup) > 0})
+			}
+		}
+	}
+	if len(ins) == 0 {
+		return ""
+	}
+	state := model.Protected
+	for _, in := range ins {
+		if !s.usable(in.node, in.active[0].Link) {
+			return model.OnBackup
+		}
+		if !in.backup {
+			state = model.Unprotected
+		}
+	}
+	return state
+}
 
 // LinkUp reports whether link is usable.
 func (s *Snapshot) LinkUp(id int) bool { return !s.down.links[id] }
@@ -114,10 +191,13 @@ func (s *Snapshot) ServiceStatus(rec *model.ServiceRecord) model.Status {
 			}
 		}
 		for _, n := range keys(need) {
-			st, up := s.Status[n]
+			st, reporting := s.Status[n]
 			switch {
-			case !up:
+			case s.down.nodes[n]:
 				reasons = append(reasons, "node "+n+" down")
+			case !reporting:
+				// Its agent is down but its datapath forwards (its
+				// neighbours' BFD says so): nothing to say of the service.
 			case st.Error != "":
 				reasons = append(reasons, "node "+n+": "+st.Error)
 			case st.AppliedGeneration < rec.NodeGenerations[n]:

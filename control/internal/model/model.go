@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Service types (same strings as the datapath's).
@@ -283,6 +284,13 @@ type ServiceRecord struct {
 	Allocs          []Alloc          `json:"allocs"`
 }
 
+// Protection states of a service (docs/ha.md).
+const (
+	Protected   = "protected"   // every ingress has a backup ready in the datapath
+	OnBackup    = "on backup"   // some ingress is on its backup: its primary's first hop failed
+	Unprotected = "unprotected" // some path has no disjoint backup
+)
+
 // Status is a service's computed health for the API.
 type Status struct {
 	State  string `json:"state"`
@@ -296,6 +304,7 @@ type ServiceView struct {
 	ServiceSpec
 	ID         uint32  `json:"id"`
 	Status     Status  `json:"status"`
+	Protection string  `json:"protection,omitempty"` // Protected, OnBackup or Unprotected; "" for a hairpin
 	Generation int64   `json:"generation"`
 	Route      *Route  `json:"route,omitempty"`
 	Allocs     []Alloc `json:"allocations,omitempty"`
@@ -311,7 +320,8 @@ type ServiceUpdate struct {
 type NodeView struct {
 	Name              string     `json:"name"`
 	Role              string     `json:"role,omitempty"`
-	Up                bool       `json:"up"`
+	Up                bool       `json:"up"`       // forwarding, as its neighbours' BFD sessions see it
+	AgentUp           bool       `json:"agent_up"` // its agent reports (a dead agent is not a dead node)
 	BootID            string     `json:"boot_id,omitempty"`
 	DesiredGeneration int64      `json:"desired_generation"`
 	AppliedGeneration int64      `json:"applied_generation"`
@@ -337,6 +347,21 @@ type LinkView struct {
 	Cost         int    `json:"cost"`
 	CapacityMbps int    `json:"capacity_mbps"`
 	Up           bool   `json:"up"`
+	// BFD is each end's session state as its agent reports it ("up",
+	// "down", "init", or "up (restoring)" within the wait-to-restore time);
+	// absent for an end whose agent does not report.
+	BFD map[string]string `json:"bfd,omitempty"`
+}
+
+// Event is one entry of the controller's event log (e3ctl events).
+type Event struct {
+	Time   time.Time `json:"time"`
+	Kind   string    `json:"kind"` // link-down, link-up, node-down, node-up, agent-down, agent-up, repair, leader
+	Object string    `json:"object,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+	// TookMS: for a repair, from the first report of the failure to the
+	// commit of the new configuration.
+	TookMS int64 `json:"took_ms,omitempty"`
 }
 
 // LinkCost is the body of a cost change.
