@@ -12,7 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -95,6 +95,11 @@ type state struct {
 type downView struct {
 	nodes map[string]bool
 	links map[int]bool
+}
+
+// equal compares what is down (a nil map and an empty one say the same).
+func (v downView) equal(o downView) bool {
+	return slices.Equal(keys(v.nodes), keys(o.nodes)) && slices.Equal(intKeys(v.links), intKeys(o.links))
 }
 
 // New returns a replica; Run makes it take part in the election.
@@ -246,7 +251,7 @@ func (c *Controller) react(ctx context.Context, why string) {
 		return
 	}
 	v := c.view(st)
-	if reflect.DeepEqual(v, st.down) && len(st.rebuilt) == 0 {
+	if v.equal(st.down) && len(st.rebuilt) == 0 {
 		c.failedAt = time.Time{} // nothing the fabric view did not already hold
 		return
 	}
@@ -261,11 +266,13 @@ func (c *Controller) react(ctx context.Context, why string) {
 	}
 	now := time.Now()
 	c.record(viewEvents(now, old, v, c.linkName)...)
-	ev := model.Event{Time: now, Kind: "repair", Detail: fmt.Sprintf("recomputed: generation %d -> %d", gen, st.gen)}
-	if !c.failedAt.IsZero() {
-		ev.TookMS = now.Sub(c.failedAt).Milliseconds()
+	if st.gen != gen {
+		ev := model.Event{Time: now, Kind: "repair", Detail: fmt.Sprintf("recomputed: generation %d -> %d", gen, st.gen)}
+		if !c.failedAt.IsZero() {
+			ev.TookMS = now.Sub(c.failedAt).Milliseconds()
+		}
+		c.record(ev)
 	}
-	c.record(ev)
 	c.failedAt = time.Time{}
 }
 

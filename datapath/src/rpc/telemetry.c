@@ -207,6 +207,43 @@ static int tel_service(const char *cmd, const char *params, struct rte_tel_data 
 	return w.found ? 0 : -1;
 }
 
+/* ---- BFD sessions ------------------------------------------ */
+static void one_bfd(const struct e3_bfd_info *b, void *arg)
+{
+	struct rte_tel_data *d = arg, *s = rte_tel_data_alloc();
+	char key[16];
+
+	if (s == NULL)
+		return;
+	rte_tel_data_start_dict(s);
+	rte_tel_data_add_dict_string(s, "port", b->port);
+	rte_tel_data_add_dict_string(s, "state", b->state);
+	rte_tel_data_add_dict_string(s, "remote_state", b->remote_state);
+	rte_tel_data_add_dict_string(s, "diag", b->diag);
+	rte_tel_data_add_dict_string(s, "usable", b->usable ? "yes" : "no");
+	rte_tel_data_add_dict_u64(s, "tx_interval_us", b->tx_interval_us);
+	rte_tel_data_add_dict_u64(s, "detect_time_us", b->detect_time_us);
+	rte_tel_data_add_dict_u64(s, "local_disc", b->local_disc);
+	rte_tel_data_add_dict_u64(s, "remote_disc", b->remote_disc);
+	rte_tel_data_add_dict_u64(s, "tx_pkts", b->tx_pkts);
+	rte_tel_data_add_dict_u64(s, "rx_pkts", b->rx_pkts);
+	rte_tel_data_add_dict_u64(s, "ups", b->ups);
+	rte_tel_data_add_dict_u64(s, "downs", b->downs);
+	snprintf(key, sizeof(key), "%u", b->conf.id);
+	rte_tel_data_add_dict_container(d, key, s, 0);
+}
+
+static int tel_bfd(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	e3_ctl_lock();
+	e3_ctl_bfd_walk(one_bfd, d);
+	e3_ctl_unlock();
+	return 0;
+}
+
 /* ---- workers ------------------------------------------ */
 static int tel_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -254,6 +291,7 @@ int e3_telemetry_init(void)
 		{ "/e3/services", tel_services, "Ids of the services (first 512)." },
 		{ "/e3/service", tel_service, "One service's counters. Parameter: id" },
 		{ "/e3/workers", tel_workers, "Per worker: lcore, polls, idle sleeps, packets." },
+		{ "/e3/bfd", tel_bfd, "BFD sessions by id: state, timers, counters." },
 	};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].fn, cmds[i].help) < 0)

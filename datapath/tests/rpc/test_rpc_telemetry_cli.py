@@ -29,10 +29,14 @@ def telemetry(dp, *cmds):
             replies.append(obj)
 
 
-def test_telemetry_reads_e3_commands(dp, base):
-    ports, port, drops, info, workers, services, service = telemetry(
+def test_telemetry_reads_e3_commands(dp, base, rpc):
+    nh = BASE["nexthops"][0]["id"]
+    rpc.call("bfd_add", {"id": 7, "nexthop": nh})
+    ports, port, drops, info, workers, services, service, bfd = telemetry(
         dp, "/e3/ports", "/e3/port,fab0", "/e3/drops", "/e3/info", "/e3/workers",
-        "/e3/services", "/e3/service,20")
+        "/e3/services", "/e3/service,20", "/e3/bfd")
+    s = bfd["/e3/bfd"]["7"]
+    assert s["state"] == "down" and s["usable"] == "yes" and s["tx_pkts"] >= 1, s
     assert sorted(ports["/e3/ports"]) == sorted(p["name"] for p in BASE["ports"])
     p = port["/e3/port"]
     assert p["name"] == "fab0" and p["kind"] == "fabric"

@@ -1,0 +1,233 @@
+"""High availability on examples/demo.yaml (docs/ha.md): failures found
+in-band by BFD on every fabric adjacency and repaired by the datapaths
+themselves, with the controller stopped; the controller's global repair
+afterwards; wait-to-restore against a flapping link; a dead agent that is
+not a dead node; a restarted controller that relabels nothing.
+
+Traffic is a one-way, sequence-numbered UDP stream (tests/lab/udpstream.py):
+a test asserts that the stream's tail arrived whole after the fault, i.e.
+that the repair happened, never how long it took (that is
+bench/failover.py's job)."""
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from cplib import GREEN, GREEN_IPS, RED, RED_H2, REPO, clean_ping, first_contact
+from lab.control import ControlPlane, wait_for
+
+STREAM = REPO / "tests" / "lab" / "udpstream.py"
+RATE, SECONDS, FAULT_AT = 500, 8, 2.0
+TAIL = RATE * 2           # the last 2 s of the stream must arrive whole
+
+
+def stream(lab, tmp_path, fault, src="h1", dst="h2", dst_ip=RED_H2, port=5555):
+    """Send SECONDS of datagrams src -> dst, call fault() FAULT_AT seconds
+    in, and return the receiver's report."""
+    out = tmp_path / f"stream-{dst}-{port}.json"
+    sent = RATE * SECONDS
+    rx = lab.host_popen(dst, ["python3", str(STREAM), "recv", "--port", str(port), "--seconds",
+                              str(SECONDS + 3), "--out", str(out), "--sent", str(sent),
+                              "--rate", str(RATE)])
+    time.sleep(0.5)
+    tx = lab.host_popen(src, ["python3", str(STREAM), "send", "--dst", dst_ip, "--port", str(port),
+                              "--rate", str(RATE), "--seconds", str(SECONDS)])
+    try:
+        time.sleep(FAULT_AT)
+        fault()
+    finally:
+        tx.wait(SECONDS + 30)
+        rx.wait(SECONDS + 30)
+    return json.loads(out.read_text())
+
+
+def assert_repaired(r):
+    sent = RATE * SECONDS
+    late = [m for m in r["missing"] if m[1] >= sent - TAIL]
+    assert not late, f"datagrams lost in the last {TAIL} of {sent}: {late} ({r})"
+    assert r["duplicates"] == 0, r
+
+
+def session_to(lab, node, peer):
+    """node's BFD session on its link toward peer."""
+    port = next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
+                if e.node == node and o.node == peer)
+    (s,) = [b for b in lab.client(node).call("bfd_list") if b["port"] == port]
+    return s
+
+
+def red_spine(cp):
+    return ControlPlane.path_nodes(ControlPlane.active_path(cp.service("red")))[1]
+
+
+def restore(lab, cp):
+    """Controller and agents back, everything converged on the primaries."""
+    if not cp.controller.running():
+        cp.start_controller()
+    for node, agent in cp.agents.items():
+        if not agent.running():
+            cp.start_agent(node)
+    wait_for("red protected on its primary", lambda: (lambda s: s if s["route"]["active"] == "primary"
+             and s.get("protection") == "protected" else None)(cp.service("red")), timeout=60)
+    cp.wait_converged()
+    first_contact(lab, "h1", RED_H2)
+
+
+@pytest.fixture
+def ha(lab, services, tmp_path):
+    first_contact(lab, "h1", RED_H2)
+    for node in ("leaf1", "leaf2"):
+        assert all(b["state"] == "up" and b["usable"] for b in lab.client(node).call("bfd_list")), \
+            lab.client(node).call("bfd_list")
+    assert services.service("red")["protection"] == "protected"
+    yield services
+    restore(lab, services)
+
+
+def test_spine_hang_is_repaired_locally(lab, ha, tmp_path):
+    """SIGSTOP of the active spine (carrier stays up): its neighbours' BFD
+    sessions time out and both leaves move red to the backup spine, with
+    the controller (and its etcd) gone."""
+    cp = ha
+    spine = red_spine(cp)
+    cp.stop_controller(signal.SIGKILL)
+    pid = lab.pid(spine)
+    try:
+        r = stream(lab, tmp_path, lambda: os.kill(pid, signal.SIGSTOP))
+        assert_repaired(r)
+        for leaf in ("leaf1", "leaf2"):
+            s = session_to(lab, leaf, spine)
+            assert s["state"] == "down" and not s["usable"], s
+            assert s["diag"] == "control_detection_time_expired", s
+        # Both directions work: the echo goes back over the backup too.
+        clean_ping(lab, "h1", RED_H2)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_spine_killed_is_repaired_locally(lab, ha, tmp_path):
+    cp = ha
+    spine = red_spine(cp)
+    cp.stop_controller(signal.SIGKILL)
+    pid = lab.pid(spine)
+    try:
+        r = stream(lab, tmp_path, lambda: os.kill(pid, signal.SIGKILL))
+        assert_repaired(r)
+        assert not session_to(lab, "leaf1", spine)["usable"]
+        clean_ping(lab, "h1", RED_H2)
+    finally:
+        lab.stop(spine)
+        lab.start(spine, ports=False)   # its agent reprograms it once etcd is back
+
+
+def test_link_down_is_repaired_locally(lab, ha, tmp_path):
+    """leaf1's link to the active spine loses carrier: leaf1 moves h1 -> h2
+    to the backup by itself. (The other direction needs the controller:
+    leaf2 cannot see a link two hops away; docs/ha.md.)"""
+    cp = ha
+    spine = red_spine(cp)
+    cp.stop_controller(signal.SIGKILL)
+    try:
+        r = stream(lab, tmp_path, lambda: lab.link_down("leaf1", spine))
+        assert_repaired(r)
+        s = session_to(lab, "leaf1", spine)
+        assert s["diag"] == "path_down" and not s["usable"], s
+    finally:
+        lab.link_up("leaf1", spine)
+
+
+def test_global_repair_follows_and_is_logged(lab, ha, tmp_path):
+    """With the controller running, a hung spine is taken out of every
+    path and tree (E-LAN BUM works again: h1 resolves h3 by ARP), and the
+    event log shows the failure, the datapaths' local repair and the
+    controller's repair with what it took."""
+    cp = ha
+    spine = red_spine(cp)
+    pid = lab.pid(spine)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for("red moved off the hung spine", lambda: spine not in ControlPlane.path_nodes(
+            ControlPlane.active_path(cp.service("red"))), timeout=30)
+        green = cp.service("green")
+        assert all(spine not in (h["from"], h["to"]) for h in green["route"]["tree"]), green["route"]
+        for h in ("h2", "h3"):
+            lab.host_exec("h1", ["ip", "neigh", "flush", "all"], check=False)
+            first_contact(lab, "h1", GREEN_IPS[h])
+            clean_ping(lab, "h1", GREEN_IPS[h], count=5)
+        kinds = {(e["kind"], e.get("object", "")) for e in cp.json("events")}
+        assert ("node-down", spine) in kinds, kinds
+        assert any(k == "local-repair" and o.startswith("leaf1 ") for k, o in kinds), kinds
+        repairs = [e for e in cp.json("events") if e["kind"] == "repair"]
+        assert repairs and repairs[-1].get("took_ms", 0) > 0, repairs
+        assert cp.service("red")["protection"] in ("protected", "on backup")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_flapping_link_does_not_flap_traffic(lab, ha):
+    """Three carrier flaps on leaf1's link to the active spine: the
+    protection byte goes unusable at the first and comes back only once
+    the link has stayed up for the wait-to-restore time."""
+    cp = ha
+    spine = red_spine(cp)
+    seen = []
+
+    def sample():
+        s = session_to(lab, "leaf1", spine)
+        seen.append((s["state"], s["usable"], s["downs"]))
+
+    downs0 = session_to(lab, "leaf1", spine)["downs"]
+    try:
+        for _ in range(3):
+            lab.link_down("leaf1", spine)
+            wait_for("carrier loss seen", lambda: session_to(lab, "leaf1", spine)["state"] == "down",
+                     timeout=20)
+            for _ in range(3):
+                sample()
+                time.sleep(0.1)
+            lab.link_up("leaf1", spine)
+            wait_for("bfd up again", lambda: session_to(lab, "leaf1", spine)["state"] == "up", timeout=20)
+            sample()
+    finally:
+        lab.link_up("leaf1", spine)
+    assert session_to(lab, "leaf1", spine)["downs"] == downs0 + 3
+    # Up between flaps, but never usable: traffic stayed on the backup.
+    assert not any(usable for _, usable, _ in seen), seen
+    assert any(state == "up" for state, _, _ in seen), seen
+    wait_for("usable after wait-to-restore", lambda: session_to(lab, "leaf1", spine)["usable"], timeout=30)
+
+
+def test_dead_agent_is_not_a_dead_node(lab, ha):
+    """leaf3's agent is killed: its datapath still answers its spines' BFD,
+    so the controller keeps leaf3 in green and changes no configuration."""
+    cp = ha
+    gens = {n["name"]: n["desired_generation"] for n in cp.nodes()}
+    cp.stop_agent("leaf3", signal.SIGKILL)
+    wait_for("leaf3's agent seen down", lambda: not next(
+        n for n in cp.nodes() if n["name"] == "leaf3")["agent_up"], timeout=30)
+    leaf3 = next(n for n in cp.nodes() if n["name"] == "leaf3")
+    assert leaf3["up"], leaf3
+    green = cp.service("green")
+    assert not green["route"].get("unreachable"), green["route"]
+    assert green["status"]["state"] == "programmed", green["status"]
+    assert {n["name"]: n["desired_generation"] for n in cp.nodes()} == gens
+    clean_ping(lab, "h1", GREEN_IPS["h3"])
+    assert any(e["kind"] == "agent-down" and e.get("object") == "leaf3" for e in cp.json("events"))
+
+
+def test_restarted_controller_relabels_nothing(lab, ha):
+    """Down for 60 s (its embedded etcd with it), then restarted: after its
+    grace period it finds every node as it was and changes nothing."""
+    cp = ha
+    before = {name: cp.service(name)["allocations"] for name in (RED[0], GREEN[0])}
+    gens = {n["name"]: n["desired_generation"] for n in cp.nodes()}
+    cp.stop_controller(signal.SIGKILL)
+    time.sleep(60)
+    cp.start_controller()
+    time.sleep(8)                   # past the grace period: it has acted, if it would
+    cp.wait_converged()
+    assert {name: cp.service(name)["allocations"] for name in before} == before
+    assert {n["name"]: n["desired_generation"] for n in cp.nodes()} == gens
+    assert not [e for e in cp.json("events") if e["kind"] == "repair"], cp.json("events")

@@ -1,0 +1,119 @@
+"""A one-way, sequence-numbered UDP stream between two lab hosts, to see
+what a failure costs: the receiver reports which datagrams never came and
+the loss window (the silence a gap in the sequence caused, in ms).
+
+    python3 udpstream.py recv --port 5555 --seconds 10 --out FILE
+    python3 udpstream.py send --dst 10.10.0.2 --port 5555 --rate 1000 --seconds 8
+
+Each datagram carries (sequence number, send time). One-way on purpose: a
+ping needs both directions, and a failure that only one direction survives
+would look like total loss.
+"""
+import argparse
+import json
+import socket
+import struct
+import sys
+import time
+
+HDR = struct.Struct("!Qd")
+
+
+def send(dst, port, rate, seconds, size):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    pad = b"\0" * max(0, size - HDR.size)
+    interval = 1.0 / rate
+    start = time.perf_counter()
+    n = int(rate * seconds)
+    for seq in range(n):
+        due = start + seq * interval
+        while True:
+            now = time.perf_counter()
+            if now >= due:
+                break
+            time.sleep(min(due - now, 0.0005))
+        try:
+            s.sendto(HDR.pack(seq, time.time()) + pad, (dst, port))
+        except OSError:
+            pass  # no route for a moment: counts as lost
+    print(json.dumps({"sent": n, "rate": rate}))
+
+
+def analyse(arrivals, sent, rate):
+    """arrivals: [(seq, t_arrival)] in arrival order."""
+    seqs = {}
+    for seq, t in arrivals:
+        seqs.setdefault(seq, t)
+    got = sorted(seqs)
+    missing, windows = [], []
+    prev = None
+    for seq in got:
+        if prev is not None and seq > prev + 1:
+            missing.append([prev + 1, seq - 1])
+            # Silence from the last datagram before the gap to the first
+            # after it, less the one interval a datagram takes anyway.
+            windows.append((seqs[seq] - seqs[prev]) * 1000 - 1000.0 / rate)
+        prev = seq
+    if sent is not None and got and got[-1] < sent - 1:
+        missing.append([got[-1] + 1, sent - 1])
+    if got and got[0] > 0:
+        missing.insert(0, [0, got[0] - 1])
+    reordered = sum(1 for a, b in zip(arrivals, arrivals[1:]) if b[0] < a[0])
+    return {
+        "received": len(got),
+        "duplicates": len(arrivals) - len(got),
+        "reordered": reordered,
+        "missing": missing,
+        "lost": sum(b - a + 1 for a, b in missing),
+        "loss_window_ms": round(max(windows), 1) if windows else 0.0,
+        "first": got[0] if got else None,
+        "last": got[-1] if got else None,
+    }
+
+
+def recv(port, seconds, out, sent, rate):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind(("0.0.0.0", port))
+    s.settimeout(0.2)
+    arrivals = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            data = s.recv(2048)
+        except socket.timeout:
+            continue
+        if len(data) >= HDR.size:
+            seq, _ = HDR.unpack_from(data)
+            arrivals.append((seq, time.monotonic()))
+    res = analyse(arrivals, sent, rate)
+    with open(out, "w") as f:
+        json.dump(res, f)
+    print(json.dumps(res))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("send")
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=5555)
+    p.add_argument("--rate", type=int, default=1000)
+    p.add_argument("--seconds", type=float, default=5)
+    p.add_argument("--size", type=int, default=64)
+    p = sub.add_parser("recv")
+    p.add_argument("--port", type=int, default=5555)
+    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--out", required=True)
+    p.add_argument("--sent", type=int, help="datagrams the sender sends (to count a lost tail)")
+    p.add_argument("--rate", type=int, default=1000)
+    a = ap.parse_args(argv)
+    if a.cmd == "send":
+        send(a.dst, a.port, a.rate, a.seconds, a.size)
+    else:
+        recv(a.port, a.seconds, a.out, a.sent, a.rate)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
