@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control test test-repeat test-unit test-go test-py \
-        demo demo-down bench bench-quick clean
+        demo demo-down bench bench-quick bench-failover clean
 
 all: build
 
@@ -47,6 +47,10 @@ bench: build deps-bench
 
 bench-quick: build deps-bench
 	@./bench/run.sh --quick
+
+# Loss windows of single failures (docs/ha.md): writes bench/FAILOVER.md.
+bench-failover: build
+	@python3 bench/failover.py $(FAILOVER_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -62,26 +62,35 @@ def red_spine(cp):
     return ControlPlane.path_nodes(ControlPlane.active_path(cp.service("red")))[1]
 
 
-def restore(lab, cp):
-    """Controller and agents back, everything converged on the primaries."""
-    if not cp.controller.running():
-        cp.start_controller()
-    for node, agent in cp.agents.items():
-        if not agent.running():
-            cp.start_agent(node)
+def settled(lab, cp):
+    """Every BFD session of every node up and usable (past its
+    wait-to-restore time), every link up in the controller's view, red
+    protected on its primary, every agent converged."""
+    def sessions_usable():
+        return all(b["state"] == "up" and b["usable"]
+                   for n in lab.topo.nodes for b in lab.client(n.name).call("bfd_list"))
+    wait_for("every BFD session usable", sessions_usable, timeout=60)
+    wait_for("every link up for the controller", lambda: (lambda s: s["links_up"] == s["links"]
+             and s["nodes_up"] == s["nodes"])(cp.status()), timeout=60)
     wait_for("red protected on its primary", lambda: (lambda s: s if s["route"]["active"] == "primary"
              and s.get("protection") == "protected" else None)(cp.service("red")), timeout=60)
     cp.wait_converged()
     first_contact(lab, "h1", RED_H2)
 
 
+def restore(lab, cp):
+    """Controller and agents back, everything settled on the primaries."""
+    if not cp.controller.running():
+        cp.start_controller()
+    for node, agent in cp.agents.items():
+        if not agent.running():
+            cp.start_agent(node)
+    settled(lab, cp)
+
+
 @pytest.fixture
 def ha(lab, services, tmp_path):
-    first_contact(lab, "h1", RED_H2)
-    for node in ("leaf1", "leaf2"):
-        assert all(b["state"] == "up" and b["usable"] for b in lab.client(node).call("bfd_list")), \
-            lab.client(node).call("bfd_list")
-    assert services.service("red")["protection"] == "protected"
+    settled(lab, services)
     yield services
     restore(lab, services)
 
@@ -228,6 +237,7 @@ def test_restarted_controller_relabels_nothing(lab, ha):
     cp.start_controller()
     time.sleep(8)                   # past the grace period: it has acted, if it would
     cp.wait_converged()
-    assert {name: cp.service(name)["allocations"] for name in before} == before
-    assert {n["name"]: n["desired_generation"] for n in cp.nodes()} == gens
-    assert not [e for e in cp.json("events") if e["kind"] == "repair"], cp.json("events")
+    events = cp.json("events")
+    assert {name: cp.service(name)["allocations"] for name in before} == before, events
+    assert {n["name"]: n["desired_generation"] for n in cp.nodes()} == gens, events
+    assert not [e for e in events if e["kind"] == "repair"], events

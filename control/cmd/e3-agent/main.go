@@ -34,6 +34,7 @@ func run() error {
 		endpoints = flag.String("etcd-endpoints", "http://127.0.0.1:2379", "etcd endpoints, comma-separated")
 		socket    = flag.String("dp-socket", "", "e3-vswitchd control socket (default /run/e3/NODE.sock)")
 		statusInt = flag.Duration("status-interval", 2*time.Second, "write the status at least this often")
+		pollInt   = flag.Duration("poll-interval", 100*time.Millisecond, "poll the datapath's ports and BFD sessions this often")
 		resyncInt = flag.Duration("resync-interval", 30*time.Second, "reconcile at least this often (safety net)")
 		rpcTO     = flag.Duration("dp-timeout", dprpc.DefaultTimeout, "timeout of one datapath call")
 		debug     = flag.Bool("debug", false, "log every planned datapath call")
@@ -73,7 +74,7 @@ func run() error {
 
 	a, err := agent.New(agent.Config{
 		Node: *node, Etcd: etcd, DP: dp,
-		StatusInterval: *statusInt, ResyncInterval: *resyncInt, Log: log,
+		StatusInterval: *statusInt, PollInterval: *pollInt, ResyncInterval: *resyncInt, Log: log,
 	})
 	if err != nil {
 		return err
