@@ -58,6 +58,11 @@ def session_to(lab, node, peer):
     return s
 
 
+def bfd_downs(lab):
+    return {n.name: {b["port"]: b["downs"] for b in lab.client(n.name).call("bfd_list")}
+            for n in lab.topo.nodes}
+
+
 def red_spine(cp):
     return ControlPlane.path_nodes(ControlPlane.active_path(cp.service("red")))[1]
 
@@ -232,12 +237,14 @@ def test_restarted_controller_relabels_nothing(lab, ha):
     cp = ha
     before = {name: cp.service(name)["allocations"] for name in (RED[0], GREEN[0])}
     gens = {n["name"]: n["desired_generation"] for n in cp.nodes()}
+    downs0 = bfd_downs(lab)
     cp.stop_controller(signal.SIGKILL)
     time.sleep(60)
     cp.start_controller()
     time.sleep(8)                   # past the grace period: it has acted, if it would
     cp.wait_converged()
     events = cp.json("events")
-    assert {name: cp.service(name)["allocations"] for name in before} == before, events
-    assert {n["name"]: n["desired_generation"] for n in cp.nodes()} == gens, events
-    assert not [e for e in events if e["kind"] == "repair"], events
+    diag = {"events": events, "bfd downs before": downs0, "after": bfd_downs(lab)}
+    assert {name: cp.service(name)["allocations"] for name in before} == before, diag
+    assert {n["name"]: n["desired_generation"] for n in cp.nodes()} == gens, diag
+    assert not [e for e in events if e["kind"] == "repair"], diag

@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-from cplib import BLUE, BLUE_H5, EXT_API_PORT, EXT_ETCD_BASE, RED, RED_H2, clean_ping, ensure_service, first_contact
+from cplib import (BLUE, BLUE_H5, EXT_API_PORT, EXT_ETCD_BASE, FABRIC, RED, RED_H2, clean_ping,
+                   ensure_service, first_contact)
 from lab.control import ETCD, ControlPlane, EtcdCluster, wait_for
 
 
@@ -34,7 +35,7 @@ def cluster(control, tmp_state):
 @pytest.fixture(scope="module")
 def ext_cp(lab, cluster, tmp_state):
     cp = ControlPlane(lab, lab.run_dir / "control-ext", api_port=EXT_API_PORT,
-                      etcd_endpoints=cluster.endpoints, data_dir=tmp_state / "controller-ext")
+                      etcd_endpoints=cluster.endpoints, data_dir=tmp_state / "controller-ext", fabric=FABRIC)
     try:
         yield cp.start()
     finally:

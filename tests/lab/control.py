@@ -221,7 +221,8 @@ class ControlPlane:
     """
 
     def __init__(self, lab: Lab, state_dir, api_port: int, etcd_port: int | None = None,
-                 etcd_endpoints: str | None = None, data_dir=None, safety_net: bool = True):
+                 etcd_endpoints: str | None = None, data_dir=None, safety_net: bool = True,
+                 fabric: dict | None = None):
         if (etcd_port is None) == (etcd_endpoints is None):
             raise LabError("ControlPlane: give etcd_port (embedded etcd) or etcd_endpoints (external)")
         self.lab = lab
@@ -243,6 +244,7 @@ class ControlPlane:
             "--dp-socket", lab.node_socket(n.name)], marker=lab.node_socket(n.name))
             for n in lab.topo.nodes}
         self.safety_net = safety_net
+        self.fabric = fabric or {}   # overrides of the topology's fabric settings
         self._armed = False
 
     # ---- processes ------------------------------------------------------------
@@ -260,6 +262,7 @@ class ControlPlane:
                 self.token_file.chmod(0o600)
             topo = yaml.safe_load(self.lab.topology_path.read_text())
             topo.pop("services", None)
+            topo["fabric"] = {**(topo.get("fabric") or {}), **self.fabric}
             self.topology_file.write_text(yaml.safe_dump(topo, sort_keys=False))
             self.start_controller(timeout)
             for n in self.agents:

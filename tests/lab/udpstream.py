@@ -4,6 +4,7 @@ the loss window (the silence a gap in the sequence caused, in ms).
 
     python3 udpstream.py recv --port 5555 --seconds 10 --out FILE
     python3 udpstream.py send --dst 10.10.0.2 --port 5555 --rate 1000 --seconds 8
+    python3 udpstream.py send --dst 10.30.0.255 --broadcast ...   (flooded: BUM)
 
 Each datagram carries (sequence number, send time). One-way on purpose: a
 ping needs both directions, and a failure that only one direction survives
@@ -19,8 +20,10 @@ import time
 HDR = struct.Struct("!Qd")
 
 
-def send(dst, port, rate, seconds, size):
+def send(dst, port, rate, seconds, size, broadcast=False):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if broadcast:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
     pad = b"\0" * max(0, size - HDR.size)
     interval = 1.0 / rate
     start = time.perf_counter()
@@ -101,6 +104,7 @@ def main(argv=None):
     p.add_argument("--rate", type=int, default=1000)
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--size", type=int, default=64)
+    p.add_argument("--broadcast", action="store_true", help="dst is a broadcast address (BUM)")
     p = sub.add_parser("recv")
     p.add_argument("--port", type=int, default=5555)
     p.add_argument("--seconds", type=float, default=10)
@@ -109,7 +113,7 @@ def main(argv=None):
     p.add_argument("--rate", type=int, default=1000)
     a = ap.parse_args(argv)
     if a.cmd == "send":
-        send(a.dst, a.port, a.rate, a.seconds, a.size)
+        send(a.dst, a.port, a.rate, a.seconds, a.size, a.broadcast)
     else:
         recv(a.port, a.seconds, a.out, a.sent, a.rate)
     return 0
