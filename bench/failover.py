@@ -210,7 +210,8 @@ def report(results: dict, args, elapsed: float) -> str:
 3 leaves) with the real controller, agents and datapaths. Loss window: the
 longest silence in a one-way stream of {args.rate} sequence-numbered datagrams/s
 (`tests/lab/udpstream.py`), min / median / max over the runs, and the median
-number of datagrams lost; target < 50 ms for unicast, < 1 s for BUM (which
+number of datagrams lost (never arrived, or arrived more than 50 ms after they
+were sent: frames held in a hung node's ring come seconds later); target < 50 ms for unicast, < 1 s for BUM (which
 only the controller's new flood tree repairs). Timers: BFD 10 ms x 3,
 wait-to-restore 5 s.
 Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()};

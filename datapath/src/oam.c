@@ -69,10 +69,8 @@ static void on_event(struct e3_oam_session *s, int ev, uint64_t now_us)
 		s->downs++;
 		s->changed_us = now_us;
 		s->failed = true;
-		if (s->usable) {
-			s->usable = false;
-			e3_watch_set(s->conf.id, false);
-		}
+		s->usable = false;
+		e3_watch_set(s->conf.id, false);   /* at once: this is the failover */
 	} else if (ev == E3_BFD_EV_UP) {
 		s->ups++;
 		s->changed_us = s->up_since_us = now_us;
@@ -80,20 +78,21 @@ static void on_event(struct e3_oam_session *s, int ev, uint64_t now_us)
 }
 
 /* Usable again after wtr_s Up (a flapping path does not flap traffic), or
- * at once on the first Up; unusable if it never came up. */
+ * at once on the first Up; unusable if it never came up. The byte is
+ * written from s->usable every time, so a session replaced under a worker
+ * still finishing with the old one cannot leave it wrong. */
 static void restore(struct e3_oam_session *s, uint64_t now_us)
 {
 	if (s->bfd.state == E3_BFD_UP) {
-		if (!s->usable && (!s->failed || now_us - s->up_since_us >= s->conf.wtr_s * 1000000ull)) {
+		if (!s->usable && (!s->failed || now_us - s->up_since_us >= s->conf.wtr_s * 1000000ull))
 			s->usable = true;
-			e3_watch_set(s->conf.id, true);
-		}
 	} else if (s->usable && !s->failed && s->ups == 0 &&
 		   now_us - s->created_us >= E3_OAM_BRINGUP_S * 1000000ull) {
 		s->failed = true;
 		s->usable = false;
-		e3_watch_set(s->conf.id, false);
 	}
+	if (e3_watch_usable(s->conf.id) != s->usable)
+		e3_watch_set(s->conf.id, s->usable);
 }
 
 /* GAL + ACH + BFD to nh, or NULL when the pool is empty. */

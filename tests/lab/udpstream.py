@@ -1,14 +1,17 @@
 """A one-way, sequence-numbered UDP stream between two lab hosts, to see
-what a failure costs: the receiver reports which datagrams never came and
-the loss window (the silence a gap in the sequence caused, in ms).
+what a failure costs: the receiver reports which datagrams never came or
+came too late (more than --late-ms after they were sent: a frame held in a
+hung node's ring and delivered seconds later is as good as lost), and the
+loss window (the silence a gap in the on-time sequence caused, in ms).
 
     python3 udpstream.py recv --port 5555 --seconds 10 --out FILE
     python3 udpstream.py send --dst 10.10.0.2 --port 5555 --rate 1000 --seconds 8
     python3 udpstream.py send --dst 10.30.0.255 --broadcast ...   (flooded: BUM)
 
-Each datagram carries (sequence number, send time). One-way on purpose: a
-ping needs both directions, and a failure that only one direction survives
-would look like total loss.
+Each datagram carries (sequence number, send time); both ends are on one
+machine, so the receiver reads its delay on the same clock. One-way on
+purpose: a ping needs both directions, and a failure that only one
+direction survives would look like total loss.
 """
 import argparse
 import json
@@ -42,10 +45,13 @@ def send(dst, port, rate, seconds, size, broadcast=False):
     print(json.dumps({"sent": n, "rate": rate}))
 
 
-def analyse(arrivals, sent, rate):
-    """arrivals: [(seq, t_arrival)] in arrival order."""
-    seqs = {}
-    for seq, t in arrivals:
+def analyse(arrivals, sent, rate, late_ms=50.0):
+    """arrivals: [(seq, t_sent, t_arrival)] in arrival order, wall clock."""
+    seqs, late = {}, 0
+    for seq, t_sent, t in arrivals:
+        if (t - t_sent) * 1000 > late_ms:
+            late += 1
+            continue
         seqs.setdefault(seq, t)
     got = sorted(seqs)
     missing, windows = [], []
@@ -64,7 +70,8 @@ def analyse(arrivals, sent, rate):
     reordered = sum(1 for a, b in zip(arrivals, arrivals[1:]) if b[0] < a[0])
     return {
         "received": len(got),
-        "duplicates": len(arrivals) - len(got),
+        "late": late,
+        "duplicates": len(arrivals) - len(got) - late,
         "reordered": reordered,
         "missing": missing,
         "lost": sum(b - a + 1 for a, b in missing),
@@ -74,7 +81,7 @@ def analyse(arrivals, sent, rate):
     }
 
 
-def recv(port, seconds, out, sent, rate):
+def recv(port, seconds, out, sent, rate, late_ms):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind(("0.0.0.0", port))
@@ -87,9 +94,9 @@ def recv(port, seconds, out, sent, rate):
         except socket.timeout:
             continue
         if len(data) >= HDR.size:
-            seq, _ = HDR.unpack_from(data)
-            arrivals.append((seq, time.monotonic()))
-    res = analyse(arrivals, sent, rate)
+            seq, t_sent = HDR.unpack_from(data)
+            arrivals.append((seq, t_sent, time.time()))
+    res = analyse(arrivals, sent, rate, late_ms)
     with open(out, "w") as f:
         json.dump(res, f)
     print(json.dumps(res))
@@ -111,11 +118,12 @@ def main(argv=None):
     p.add_argument("--out", required=True)
     p.add_argument("--sent", type=int, help="datagrams the sender sends (to count a lost tail)")
     p.add_argument("--rate", type=int, default=1000)
+    p.add_argument("--late-ms", type=float, default=50.0, help="later than this counts as lost")
     a = ap.parse_args(argv)
     if a.cmd == "send":
         send(a.dst, a.port, a.rate, a.seconds, a.size, a.broadcast)
     else:
-        recv(a.port, a.seconds, a.out, a.sent, a.rate)
+        recv(a.port, a.seconds, a.out, a.sent, a.rate, a.late_ms)
     return 0
 
 
