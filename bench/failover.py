@@ -83,10 +83,12 @@ class Bench:
             self.cp.stop_all()
         self.lab.down()
 
-    def import_topology(self, extra: int):
+    def import_topology(self, extra: int, chunk: int = 1000):
         """The demo topology plus null customer ports and `extra` E-Lines
-        leaf1 <-> leaf2 on them, imported in one change; the controller's
-        own topology file follows, so a restart re-imports the same."""
+        leaf1 <-> leaf2 on them, imported `chunk` services at a time (an
+        import creates the services it does not have yet, in one change);
+        the controller's own topology file follows, so a restart re-imports
+        the same."""
         topo = yaml.safe_load(TOPOLOGY.read_text())
         topo.pop("services", None)
         topo["customer_ports"] = [{"node": n, "port": p, "devargs": f"net_null_{n}_{p},no-rx=1"}
@@ -97,9 +99,10 @@ class Bench:
             port, vlan = EXTRA_PORTS[i // 4000], 10 + i % 4000
             services.append({"name": f"pic{i:05d}", "type": "eline", "circuits": [
                 {"node": "leaf1", "port": port, "vlan": vlan}, {"node": "leaf2", "port": port, "vlan": vlan}]})
-        path = self.state / f"topology-{extra}.yaml"
-        path.write_text(yaml.safe_dump(dict(topo, services=services), sort_keys=False))
-        self.cp.e3ctl("topology", "import", str(path), timeout=1200)
+        for n in range(0, max(extra, 1), chunk):
+            path = self.state / f"topology-{n}.yaml"
+            path.write_text(yaml.safe_dump(dict(topo, services=services[n:n + chunk]), sort_keys=False))
+            self.cp.e3ctl("topology", "import", str(path), timeout=600)
 
     def settle(self):
         """Back to normal: everything protected on its primary, converged,
@@ -239,6 +242,12 @@ traffic returns to the primaries after the wait-to-restore time.
 """
 
 
+def save(results: dict, a, start: float) -> None:
+    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.json).write_text(json.dumps(results, indent=1))
+    Path(a.out).write_text(report(results, a, time.monotonic() - start))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -275,11 +284,10 @@ def main(argv=None):
                         results.setdefault(fault, {}).setdefault(str(size), []).append(r)
                         print(f"{fault} +{size} run {i + 1}: " + ", ".join(
                             f"{k} {v['loss_window_ms']} ms ({v['lost']} lost)" for k, v in r.items()), flush=True)
+                        save(results, a, start)   # what ran is kept, whatever comes next
         finally:
             b.down()
-    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.json).write_text(json.dumps(results, indent=1))
-    Path(a.out).write_text(report(results, a, time.monotonic() - start))
+    save(results, a, start)
     print(f"wrote {a.out}")
     return 0
 
