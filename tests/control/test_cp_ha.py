@@ -148,7 +148,9 @@ def test_link_down_is_repaired_locally(lab, ha, tmp_path):
         r = stream(lab, tmp_path, lambda: lab.link_down("leaf1", spine))
         assert_repaired(r)
         s = session_to(lab, "leaf1", spine)
-        assert s["diag"] == "path_down" and not s["usable"], s
+        assert s["state"] == "down" and not s["usable"], s
+        (port,) = [p for p in lab.client("leaf1").call("port_list") if p["name"] == s["port"]]
+        assert port["link"] == "down", port
     finally:
         lab.link_up("leaf1", spine)
 

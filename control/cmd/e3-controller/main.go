@@ -41,6 +41,7 @@ func run() error {
 		linkCost   = flag.String("link-cost", controller.CostHops, "path cost: hops (declared link costs) or load (declared cost x utilisation)")
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
 		grace      = flag.Duration("grace", 5*time.Second, "on taking leadership, wait this long for agents' reports before acting on them")
+		hold       = flag.Duration("repair-hold", 5*time.Second, "longest a global repair waits while the fabric keeps changing (negative: none)")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -76,7 +77,7 @@ func run() error {
 	if *advertise == "" {
 		*advertise = "http://" + *listen
 	}
-	c := controller.New(controller.Options{Etcd: cli, LinkCost: *linkCost, IgnoreStatus: *ignore, Advertise: *advertise, Grace: *grace, Log: log})
+	c := controller.New(controller.Options{Etcd: cli, LinkCost: *linkCost, IgnoreStatus: *ignore, Advertise: *advertise, Grace: *grace, RepairHold: *hold, Log: log})
 
 	srv := &http.Server{Addr: *listen, Handler: api.New(c, token, log), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)

@@ -54,7 +54,10 @@ type Options struct {
 	// acts on them (default 5s): after a restart or a takeover the agents
 	// may not have reported yet, and a missing report is no failure.
 	Grace time.Duration
-	Log   *slog.Logger
+	// RepairHold is the longest a global repair waits while the fabric
+	// keeps changing (default 5s; negative: never, each change at once).
+	RepairHold time.Duration
+	Log        *slog.Logger
 }
 
 // Controller is one replica.
@@ -112,6 +115,9 @@ func New(o Options) *Controller {
 	}
 	if o.Grace == 0 {
 		o.Grace = 5 * time.Second
+	}
+	if o.RepairHold == 0 {
+		o.RepairHold = 5 * time.Second
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -198,6 +204,13 @@ func (c *Controller) lead(ctx context.Context) error {
 	grace := time.NewTimer(c.opt.Grace)
 	defer grace.Stop()
 	inGrace := true
+	th := newThrottle(c.opt.RepairHold)
+	var held <-chan time.Time // a repair waiting for the throttle's hold
+	repair := func(why string) {
+		if c.react(lctx, why) {
+			th.ran(time.Now())
+		}
+	}
 	for {
 		select {
 		case <-lctx.Done():
@@ -206,7 +219,10 @@ func (c *Controller) lead(ctx context.Context) error {
 			return errors.New("etcd session expired")
 		case <-grace.C:
 			inGrace = false
-			c.react(lctx, "leader start")
+			repair("leader start")
+		case <-held:
+			held = nil
+			repair("status change (throttled)")
 		case wr, ok := <-wch:
 			if !ok || wr.Err() != nil {
 				return fmt.Errorf("status watch: %v", wr.Err())
@@ -235,25 +251,31 @@ func (c *Controller) lead(ctx context.Context) error {
 				c.failedAt = now
 			}
 			c.mu.Unlock()
-			if !inGrace {
-				c.react(lctx, "status change")
+			if inGrace || held != nil {
+				continue // acted on at the end of the grace period or of the hold
 			}
+			if d := th.wait(time.Now()); d > 0 {
+				held = time.After(d)
+				continue
+			}
+			repair("status change")
 		}
 	}
 }
 
-// react recomputes every service if what is up or down changed.
-func (c *Controller) react(ctx context.Context, why string) {
+// react recomputes every service if what is up or down changed, and
+// reports whether it did.
+func (c *Controller) react(ctx context.Context, why string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.leader
 	if st == nil {
-		return
+		return false
 	}
 	v := c.view(st)
 	if v.equal(st.down) && len(st.rebuilt) == 0 {
 		c.failedAt = time.Time{} // nothing the fabric view did not already hold
-		return
+		return false
 	}
 	c.log.Info("fabric changed, recomputing", "why", why, "down_nodes", keys(v.nodes), "down_links", intKeys(v.links))
 	old := st.down
@@ -262,7 +284,7 @@ func (c *Controller) react(ctx context.Context, why string) {
 	if err := c.recomputeAll(ctx, st, nil); err != nil {
 		st.down = old // retried at the next status change
 		c.log.Error("recompute", "err", err)
-		return
+		return true
 	}
 	now := time.Now()
 	c.record(viewEvents(now, old, v, c.linkName)...)
@@ -274,6 +296,7 @@ func (c *Controller) react(ctx context.Context, why string) {
 		c.record(ev)
 	}
 	c.failedAt = time.Time{}
+	return true
 }
 
 // linkName names link id for events. c.mu held.

@@ -32,6 +32,9 @@ func start(t *testing.T, cli *clientv3.Client, o Options) (*Controller, context.
 	if o.Grace == 0 {
 		o.Grace = time.Millisecond
 	}
+	if o.RepairHold == 0 {
+		o.RepairHold = -1 // these tests check each step's outcome at once
+	}
 	c := New(o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
