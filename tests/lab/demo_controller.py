@@ -37,7 +37,11 @@ def header(title: str) -> None:
 
 def make(topology, prefix: str) -> tuple[Lab, ControlPlane]:
     lab = Lab(topology, prefix, safety_net=False)
-    cp = ControlPlane(lab, lab.run_dir / "control", api_port=API_PORT, etcd_port=ETCD_PORT, safety_net=False)
+    # BFD at 10 ms x 10: the demo's five datapaths, iperf3 and the VLAN shim
+    # share 2 CPUs, where a 30 ms detection time takes scheduling stalls for
+    # failures (docs/ha.md, "Shared hosts").
+    cp = ControlPlane(lab, lab.run_dir / "control", api_port=API_PORT, etcd_port=ETCD_PORT, safety_net=False,
+                      fabric={"bfd": {"tx_ms": 10, "rx_ms": 10, "multiplier": 10}})
     return lab, cp
 
 
