@@ -108,9 +108,12 @@ func Diff(desired, actual dpconfig.Config) []Op {
 
 	// An nhlfe that changes form is added (a replace) under its new kind:
 	// its old kind must not delete it afterwards.
+	wanted := make(map[string]bool, len(d.NHLFEs))
+	for _, n := range d.NHLFEs {
+		wanted[idKey(n.ID)] = true
+	}
 	dels = slices.DeleteFunc(dels, func(op Op) bool {
-		return (op.Kind == KindNHLFE || op.Kind == KindProtected) &&
-			slices.ContainsFunc(d.NHLFEs, func(n dpconfig.NHLFE) bool { return idKey(n.ID) == op.Key })
+		return (op.Kind == KindNHLFE || op.Kind == KindProtected) && wanted[op.Key]
 	})
 	// dels were appended kind by kind in dependency order: reverse the kinds.
 	slices.SortStableFunc(dels, func(x, y Op) int { return cmp.Compare(y.Kind, x.Kind) })

@@ -69,6 +69,13 @@ func TestDiff(t *testing.T) {
 				c.Settings = dpconfig.Settings{}
 			}),
 			want: nil},
+		{name: "an nhlfe becomes protected: replaced under its new kind, never deleted",
+			desired: edit(func(c *dpconfig.Config) {
+				c.NHLFEs = append(c.NHLFEs, dpconfig.NHLFE{ID: 12, Nexthop: 1, Label: 1002})
+				c.NHLFEs[0] = dpconfig.NHLFE{ID: 10, Protect: &dpconfig.Protection{Primary: 11, Backup: 12, Watch: 1}}
+			}),
+			actual: base(),
+			want:   []string{"add nhlfe 12", "add protected nhlfe 10"}},
 		{name: "everything new, in dependency order", desired: base(), actual: empty,
 			want: []string{"add port cust0", "add port fab0", "add nexthop 1", "add nhlfe 10", "add nhlfe 11",
 				"add service 1", "add service 2", "add circuit 1", "add circuit 2", "add label 500", "add label 501"}},
