@@ -51,6 +51,13 @@ def assert_repaired(r):
     assert r["duplicates"] == 0, r
 
 
+def repaired_without_controller(lab, cp, tmp_path, fault):
+    """Kill the controller (its embedded etcd with it), then stream across
+    fault(): the stream's tail must arrive whole, by the datapaths alone."""
+    cp.stop_controller(signal.SIGKILL)
+    assert_repaired(stream(lab, tmp_path, fault))
+
+
 def session_to(lab, node, peer):
     """node's BFD session on its link toward peer."""
     port = next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
@@ -105,13 +112,10 @@ def test_spine_hang_is_repaired_locally(lab, ha, tmp_path):
     """SIGSTOP of the active spine (carrier stays up): its neighbours' BFD
     sessions time out and both leaves move red to the backup spine, with
     the controller (and its etcd) gone."""
-    cp = ha
-    spine = red_spine(cp)
-    cp.stop_controller(signal.SIGKILL)
+    spine = red_spine(ha)
     pid = lab.pid(spine)
     try:
-        r = stream(lab, tmp_path, lambda: os.kill(pid, signal.SIGSTOP))
-        assert_repaired(r)
+        repaired_without_controller(lab, ha, tmp_path, lambda: os.kill(pid, signal.SIGSTOP))
         for leaf in ("leaf1", "leaf2"):
             s = session_to(lab, leaf, spine)
             assert s["state"] == "down" and not s["usable"], s
@@ -123,13 +127,10 @@ def test_spine_hang_is_repaired_locally(lab, ha, tmp_path):
 
 
 def test_spine_killed_is_repaired_locally(lab, ha, tmp_path):
-    cp = ha
-    spine = red_spine(cp)
-    cp.stop_controller(signal.SIGKILL)
+    spine = red_spine(ha)
     pid = lab.pid(spine)
     try:
-        r = stream(lab, tmp_path, lambda: os.kill(pid, signal.SIGKILL))
-        assert_repaired(r)
+        repaired_without_controller(lab, ha, tmp_path, lambda: os.kill(pid, signal.SIGKILL))
         assert not session_to(lab, "leaf1", spine)["usable"]
         clean_ping(lab, "h1", RED_H2)
     finally:
@@ -141,12 +142,9 @@ def test_link_down_is_repaired_locally(lab, ha, tmp_path):
     """leaf1's link to the active spine loses carrier: leaf1 moves h1 -> h2
     to the backup by itself. (The other direction needs the controller:
     leaf2 cannot see a link two hops away; docs/ha.md.)"""
-    cp = ha
-    spine = red_spine(cp)
-    cp.stop_controller(signal.SIGKILL)
+    spine = red_spine(ha)
     try:
-        r = stream(lab, tmp_path, lambda: lab.link_down("leaf1", spine))
-        assert_repaired(r)
+        repaired_without_controller(lab, ha, tmp_path, lambda: lab.link_down("leaf1", spine))
         s = session_to(lab, "leaf1", spine)
         assert s["state"] == "down" and not s["usable"], s
         (port,) = [p for p in lab.client("leaf1").call("port_list") if p["name"] == s["port"]]
