@@ -799,6 +799,9 @@ static void label_conf_of(uint32_t label, struct e3_label_conf *c)
 		c->service = e.index;
 		c->source = e.aux;
 		break;
+	case E3_LBL_OAM:
+		c->session = e.index;
+		break;
 	case E3_LBL_REPLICATE: {
 		const struct e3_replicate *r = e3_repl_get(e.index);
 		const struct e3_port *p = e3_port_tbl[r->rpf_port];
@@ -827,6 +830,8 @@ static bool label_same(const struct e3_label_conf *a, const struct e3_label_conf
 		return a->service == b->service;
 	case E3_LBL_ELAN:
 		return a->service == b->service && a->source == b->source;
+	case E3_LBL_OAM:
+		return a->session == b->session;
 	case E3_LBL_REPLICATE:
 		return strcmp(a->rpf_port, b->rpf_port) == 0 && a->service == b->service &&
 		       (a->service == E3_NONE || a->source == b->source) &&
@@ -909,8 +914,14 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 			return E3_ERR(err, E3_EINVAL, "source: must be < %u", E3_MAX_REMOTES);
 		return service_typed(c->service, E3_SVC_ELAN, err);
 	}
+	case E3_LBL_OAM:
+		/* Like a protected nhlfe's watch, the session may come later:
+		 * until then its frames count as oam_no_session. */
+		if (c->session >= E3_MAX_SESSIONS)
+			return E3_ERR(err, E3_EINVAL, "session: must be < %u", E3_MAX_SESSIONS);
+		return 0;
 	default:
-		return E3_ERR(err, E3_EINVAL, "type: must be swap, eline, elan or replicate");
+		return E3_ERR(err, E3_EINVAL, "type: must be swap, eline, elan, replicate or oam");
 	}
 }
 
@@ -939,6 +950,9 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 	case E3_LBL_ELAN:
 		e.index = c->service;
 		e.aux = c->source;
+		break;
+	case E3_LBL_OAM:
+		e.index = c->session;
 		break;
 	default: {
 		struct e3_replicate *r = malloc(sizeof(*r) + sizeof(uint32_t) * c->n_branches);

@@ -71,6 +71,7 @@ enum e3_label_type {
 	E3_LBL_ELINE = 2,     /* terminate into an E-Line's local circuit */
 	E3_LBL_ELAN = 3,      /* terminate known unicast into an E-LAN, learn against source */
 	E3_LBL_REPLICATE = 4, /* tree: RPF check, copy to other branches, maybe deliver locally */
+	E3_LBL_OAM = 5,       /* end of a path check's LSP: its G-ACh goes to BFD session `session` */
 };
 
 enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
@@ -85,7 +86,7 @@ enum e3_drop {
 	E3_DROP_NOT_FOR_US,         /* fabric frame to another unicast MAC */
 	E3_DROP_BAD_ETHERTYPE,      /* fabric frame that is not MPLS unicast */
 	E3_DROP_LABEL_RESERVED,     /* label 0-15 */
-	E3_DROP_LABEL_STACKED,      /* more than one label (S=0) */
+	E3_DROP_LABEL_STACKED,      /* more than one label (S=0), other than a path check's GAL */
 	E3_DROP_LABEL_UNKNOWN,      /* no entry for the label */
 	E3_DROP_TTL_EXPIRED,        /* TTL 0 or 1 on arrival at a transit node, 0 at a leaf */
 	E3_DROP_RPF_FAIL,           /* REPLICATE frame not from the RPF port */
@@ -96,10 +97,10 @@ enum e3_drop {
 	E3_DROP_NO_NEXTHOP,         /* nhlfe or nexthop missing, or its port is down */
 	E3_DROP_TX_FULL,            /* the TX queue did not take the frame */
 	E3_DROP_NO_MBUF,            /* could not copy a frame for replication */
-	E3_DROP_OAM_BAD_ACH,        /* G-ACh frame whose ACH is not BFD (0x0007) version 0 */
+	E3_DROP_OAM_BAD_ACH,        /* OAM frame without the GAL, or whose ACH is not BFD (0x0007) version 0 */
 	E3_DROP_BFD_MALFORMED,      /* BFD packet failing RFC 5880 6.8.6 (length, version, ...) */
 	E3_DROP_BFD_BAD_DISCRIMINATOR, /* Your Discriminator not the session's */
-	E3_DROP_OAM_NO_SESSION,     /* BFD on a port with no session */
+	E3_DROP_OAM_NO_SESSION,     /* BFD on a port or path label with no session */
 	E3_DROP_MAX
 };
 const char *e3_drop_name(enum e3_drop d);
@@ -186,13 +187,19 @@ typedef void (*e3_nhlfe_walk_fn)(const struct e3_nhlfe_conf *c, void *arg);
 void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg);
 
 /* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
-/* One asynchronous-mode session (RFC 5880) per fabric adjacency, carried in
- * the MPLS G-ACh (GAL 13 + ACH channel 0x0007) toward nexthop. Workers send
- * and check it; its state drives the protection byte that protected nhlfes
- * watch (usable again only after wtr_s up). One session per fabric port. */
+/* Asynchronous-mode sessions (RFC 5880) carried in the MPLS G-ACh (GAL 13 +
+ * ACH channel 0x0007). Workers send and check them; a session's state drives
+ * the protection byte that protected nhlfes watch (usable again only after
+ * wtr_s up).
+ *  - A link session (label 0) checks one fabric adjacency: the GAL alone,
+ *    to nexthop. One per fabric port; received by port.
+ *  - A path session (label set) checks a whole LSP to a remote leaf, as
+ *    MPLS-TP's CC (RFC 6428): label above the GAL, to nexthop, switched by
+ *    the path's transit nodes; received through an OAM label entry. */
 struct e3_bfd_conf {
 	uint32_t id;             /* < E3_MAX_SESSIONS */
-	uint32_t nexthop;        /* the neighbour: port and MAC */
+	uint32_t nexthop;        /* the neighbour (first hop): port and MAC */
+	uint32_t label;          /* path session: the LSP's first label; 0 = link session */
 	uint32_t tx_ms;          /* desired min TX interval once Up, default 10 */
 	uint32_t rx_ms;          /* required min RX interval, default 10 */
 	uint8_t multiplier;      /* detect multiplier, default 3 */
@@ -266,6 +273,7 @@ struct e3_label_conf {
 	enum e3_label_type type;
 	uint32_t nhlfe;          /* SWAP */
 	uint32_t service;        /* ELINE, ELAN, REPLICATE with local delivery (else E3_NONE) */
+	uint32_t session;        /* OAM: the path session (BFD id) its frames belong to */
 	uint16_t source;         /* ELAN, REPLICATE local delivery: remote endpoint it came from */
 	char rpf_port[32];       /* REPLICATE: the fabric port toward the tree's source */
 	uint16_t n_branches;     /* REPLICATE */

@@ -4,7 +4,7 @@
  * (or a holder of the control lock) only.
  *
  * Changing only timers keeps the session and its state (a Poll Sequence
- * tells the neighbour); changing its nexthop starts a new session.
+ * tells the neighbour); changing its nexthop or label starts a new session.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,11 @@ static int validate(const struct e3_bfd_conf *c, char *err)
 		return E3_ERR(err, E3_EINVAL, "wtr_s: must be 0..3600");
 	if (!e3_ctl_nexthop_used(c->nexthop))
 		return E3_ERR(err, E3_ENOENT, "nexthop %u not found", c->nexthop);
+	if (c->label != 0 && (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE))
+		return E3_ERR(err, E3_EINVAL, "label: must be 0 (a link session) or %u..%u",
+			      E3_LABEL_MIN, E3_LABEL_SPACE - 1);
+	if (c->label != 0)
+		return 0;
 	uint16_t port = e3_nexthop_get(c->nexthop)->port;
 	const struct e3_oam_session *on_port = e3_oam_by_port(port);
 
@@ -59,7 +64,7 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 	struct e3_oam_session *old = e3_oam_tbl[c->id];
 	uint64_t now = e3_now_us();
 
-	if (old != NULL && old->conf.nexthop == c->nexthop) {
+	if (old != NULL && old->conf.nexthop == c->nexthop && old->conf.label == c->label) {
 		if (memcmp(&old->conf, c, sizeof(*c)) == 0)
 			return e3_ctl_ok(false);
 		rte_spinlock_lock(&old->lock);

@@ -8,6 +8,7 @@
  *   ELINE      index = service id
  *   ELAN       index = service id, aux = source
  *   REPLICATE  index = slot of an immutable e3_replicate (RCU-published)
+ *   OAM        index = path session (BFD id)
  */
 #ifndef E3_LABEL_TABLE_H
 #define E3_LABEL_TABLE_H

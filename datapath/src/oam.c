@@ -40,7 +40,7 @@ void e3_oam_ports_rebuild(void)
 
 	for (uint32_t id = 0; id < id_limit; id++) {
 		const struct e3_oam_session *s = e3_oam_tbl[id];
-		const struct e3_nexthop *nh = s ? e3_nexthop_get(s->conf.nexthop) : NULL;
+		const struct e3_nexthop *nh = s && s->conf.label == 0 ? e3_nexthop_get(s->conf.nexthop) : NULL;
 
 		if (nh != NULL)
 			map[nh->port] = (uint16_t)(id + 1);
@@ -95,25 +95,32 @@ static void restore(struct e3_oam_session *s, uint64_t now_us)
 		e3_watch_set(s->conf.id, s->usable);
 }
 
-/* GAL + ACH + BFD to nh, or NULL when the pool is empty. */
-static struct rte_mbuf *bfd_frame(const struct e3_nexthop *nh, const uint8_t bfd[E3_BFD_LEN])
+/* [label +] GAL + ACH + BFD to nh (label 0: the link's G-ACh), or NULL
+ * when the pool is empty. */
+static struct rte_mbuf *bfd_frame(const struct e3_nexthop *nh, uint32_t label,
+				  const uint8_t bfd[E3_BFD_LEN])
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(e3.pool);
-	const uint16_t len = RTE_ETHER_HDR_LEN + E3_GACH_HLEN + E3_BFD_LEN;
+	const uint16_t lsp = label != 0 ? E3_MPLS_HLEN : 0;
+	const uint16_t len = RTE_ETHER_HDR_LEN + lsp + E3_GACH_HLEN + E3_BFD_LEN;
 
 	if (m == NULL)
 		return NULL;
 	uint8_t *h = (uint8_t *)rte_pktmbuf_append(m, len);
 	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)h;
+	uint32_t top = rte_cpu_to_be_32(label << 12 | 7u << 9 | e3.settings.ttl);
 	uint32_t gal = rte_cpu_to_be_32(E3_LABEL_GAL << 12 | 7u << 9 | 1u << 8 | 1u);
 	const uint8_t ach[4] = { 0x10, 0x00, E3_ACH_BFD >> 8, E3_ACH_BFD & 0xff };
 
 	rte_ether_addr_copy(&nh->dst, &eh->dst_addr);
 	rte_ether_addr_copy(&nh->src, &eh->src_addr);
 	eh->ether_type = rte_cpu_to_be_16(E3_ETH_MPLS);
-	memcpy(h + RTE_ETHER_HDR_LEN, &gal, 4);
-	memcpy(h + RTE_ETHER_HDR_LEN + 4, ach, 4);
-	memcpy(h + RTE_ETHER_HDR_LEN + E3_GACH_HLEN, bfd, E3_BFD_LEN);
+	h += RTE_ETHER_HDR_LEN;
+	if (lsp != 0)
+		memcpy(h, &top, 4);
+	memcpy(h + lsp, &gal, 4);
+	memcpy(h + lsp + 4, ach, 4);
+	memcpy(h + lsp + E3_GACH_HLEN, bfd, E3_BFD_LEN);
 	return m;
 }
 
@@ -130,7 +137,7 @@ static void tick_one(struct e3_worker *w, struct e3_oam_session *s, const struct
 	uint8_t pkt[E3_BFD_LEN];
 
 	e3_bfd_tx(&s->bfd, now_us, pkt);
-	struct rte_mbuf *m = bfd_frame(nh, pkt);
+	struct rte_mbuf *m = bfd_frame(nh, s->conf.label, pkt);
 
 	if (m == NULL) {
 		w->st.port[nh->port].drops[E3_DROP_NO_MBUF]++;

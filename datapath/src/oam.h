@@ -29,6 +29,8 @@
 
 #include <rte_spinlock.h>
 
+#include "rcu.h"
+
 #include "bfd.h"
 #include "ctl.h"
 #include "watch.h"
@@ -57,8 +59,16 @@ int e3_oam_init(void);
 struct e3_worker;
 void e3_oam_tick(struct e3_worker *w, uint64_t now_us);
 
-/* The session that takes BFD arriving on port, or NULL. */
+/* The link session that takes BFD arriving on port, or NULL. */
 struct e3_oam_session *e3_oam_by_port(uint16_t port);
+
+/* The path session id (named by an OAM label entry), or NULL. */
+static inline struct e3_oam_session *e3_oam_path_session(uint32_t id)
+{
+	struct e3_oam_session *s = id < E3_MAX_SESSIONS ? E3_RCU_GET(e3_oam_tbl[id]) : NULL;
+
+	return s != NULL && s->conf.label != 0 ? s : NULL;
+}
 /* A decoded, valid packet for s (any worker). Returns < 0 (an
  * e3_bfd_bad) when the session refuses it. */
 int e3_oam_rx(struct e3_oam_session *s, const struct e3_bfd_pkt *p, uint64_t now_us);

@@ -10,6 +10,18 @@
 #include "oam.h"
 #include "stage_out.h"
 
+/* Is the second label entry a GAL at the bottom of the stack? */
+static inline bool gal_below(const uint8_t *d, uint16_t len)
+{
+	uint32_t lse;
+
+	if (len < RTE_ETHER_HDR_LEN + 2 * E3_MPLS_HLEN)
+		return false;
+	memcpy(&lse, d + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, 4);
+	lse = rte_be_to_cpu_32(lse);
+	return lse >> 12 == E3_LABEL_GAL && (lse & 0x100);
+}
+
 static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, const bool tracing)
 {
 	struct rte_mbuf *m = b->pkts[i];
@@ -54,7 +66,6 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 	if (unlikely(mt->label < E3_LABEL_MIN)) {
 		/* The G-ACh of the link: OAM, when the GAL is the only label. */
 		if (mt->label == E3_LABEL_GAL && (lse & 0x100)) {
-			mt->index = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN;
 			mt->next = NX_OAM;
 			return;
 		}
@@ -62,8 +73,12 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 		return;
 	}
 	if (unlikely(!(lse & 0x100))) {
-		e3_drop(b, i, E3_DROP_LABEL_STACKED);
-		return;
+		/* The one stack we take: a path check's label on a GAL. */
+		if (!gal_below(d, len)) {
+			e3_drop(b, i, E3_DROP_LABEL_STACKED);
+			return;
+		}
+		mt->gach = 1;
 	}
 	if (unlikely(mt->ttl == 0)) {
 		e3_drop(b, i, E3_DROP_TTL_EXPIRED);
@@ -124,6 +139,12 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 
 		b->w->st.label[mt->label]++;
 		mt->index = e.index;
+		/* A path check's OAM may only be switched or end here. */
+		if (unlikely(mt->gach) && e.type != E3_LBL_SWAP && e.type != E3_LBL_OAM) {
+			E3_TRACE(b, i, "label %u: a GAL below, not an OAM or swap entry", mt->label);
+			e3_drop(b, i, e.type == E3_LBL_NONE ? E3_DROP_LABEL_UNKNOWN : E3_DROP_LABEL_STACKED);
+			continue;
+		}
 		switch (e.type) {
 		case E3_LBL_SWAP:
 			E3_TRACE(b, i, "label %u: swap nhlfe %u", mt->label, e.index);
@@ -150,6 +171,14 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 		case E3_LBL_REPLICATE:
 			E3_TRACE(b, i, "label %u: replicate slot %u", mt->label, e.index);
 			mt->next = NX_REPLICATE;
+			break;
+		case E3_LBL_OAM:
+			E3_TRACE(b, i, "label %u: oam path session %u", mt->label, e.index);
+			if (unlikely(!mt->gach)) {
+				e3_drop(b, i, E3_DROP_OAM_BAD_ACH);
+				break;
+			}
+			mt->next = NX_OAM;
 			break;
 		default:
 			E3_TRACE(b, i, "label %u: no entry", mt->label);

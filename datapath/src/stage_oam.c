@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * stage_oam.c - G-ACh frames from the fabric (fabric_in found the GAL):
- * check the ACH and the BFD packet, hand it to its session, and consume
- * the frame. Whatever does not pass is dropped with its own reason.
+ * stage_oam.c - G-ACh frames from the fabric: the link's (fabric_in found
+ * the GAL alone) or a path check's (an OAM label entry over the GAL). Check
+ * the ACH and the BFD packet, hand it to its session, and consume the frame. Whatever does not pass is dropped with its own reason.
  */
 #include <string.h>
 
@@ -14,7 +14,8 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 {
 	struct rte_mbuf *m = b->pkts[i];
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	unsigned off = b->meta[i].index;     /* the ACH */
+	const bool path = b->meta[i].gach;
+	unsigned off = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (path ? 2 : 1);  /* the ACH */
 	unsigned len = rte_pktmbuf_data_len(m);
 
 	/* ACH: 0001 | version 0 | reserved 0 | channel type (RFC 5586). */
@@ -33,7 +34,8 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 			E3_DROP_BFD_MALFORMED);
 		return;
 	}
-	struct e3_oam_session *s = e3_oam_by_port(b->rx->port_id);
+	struct e3_oam_session *s = path ? e3_oam_path_session(b->meta[i].index) :
+					  e3_oam_by_port(b->rx->port_id);
 
 	if (s == NULL) {
 		e3_drop(b, i, E3_DROP_OAM_NO_SESSION);

@@ -199,8 +199,11 @@ e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 			return;
 		}
 	}
-	e3_write_mpls(rte_pktmbuf_mtod(out, uint8_t *), nh,
-		      e3_mpls_lse(label, b->meta[i].tc, b->meta[i].ttl - 1));
+	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, b->meta[i].ttl - 1);
+
+	if (unlikely(b->meta[i].gach))     /* a path check: the GAL stays below */
+		lse &= ~rte_cpu_to_be_32(1u << 8);
+	e3_write_mpls(rte_pktmbuf_mtod(out, uint8_t *), nh, lse);
 	E3_TRACE_OUT(b, i, "tx %s label %u ttl %u", p->conf.name, label, b->meta[i].ttl - 1);
 	e3_sent(b, i, m, out, nh->port);
 }

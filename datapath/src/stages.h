@@ -48,7 +48,7 @@ enum e3_next {
 	NX_ELINE_TERM,
 	NX_ELAN_TERM,      /* popped fabric frame into an E-LAN (ELAN or REPLICATE local) */
 	NX_REPLICATE,
-	NX_OAM,            /* G-ACh (GAL) frame: BFD for a session; meta index = ACH offset */
+	NX_OAM,            /* G-ACh frame: BFD of the port's link session, or (gach) of path session index */
 };
 
 struct e3_trace_slot;
@@ -56,12 +56,13 @@ struct e3_trace_slot;
 struct e3_meta {
 	const struct e3_service *svc;
 	uint32_t circuit;     /* ingress circuit (customer) */
-	uint32_t index;       /* label entry's index */
+	uint32_t index;       /* label entry's index (NX_OAM: the path session) */
 	uint32_t label;
 	uint16_t source;      /* E-LAN remote endpoint a fabric frame came from */
 	uint8_t tc;
 	uint8_t ttl;
 	uint8_t next;
+	uint8_t gach;         /* the label sits on a GAL: a path check's OAM (oam.h) */
 	struct e3_trace_slot *tr;
 	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
 };

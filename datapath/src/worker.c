@@ -122,6 +122,7 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 	for (unsigned i = 0; i < n; i++) {
 		b.pkts[i] = pkts[i];
 		b.meta[i].next = NX_IN;
+		b.meta[i].gach = 0;
 		b.meta[i].tr = NULL;
 		pc->rx_bytes += pkts[i]->pkt_len;
 		/* The stages (and the trace filter) expect every tag in the frame. */

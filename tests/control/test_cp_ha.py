@@ -1,6 +1,7 @@
 """High availability on examples/demo.yaml (docs/ha.md): failures found
-in-band by BFD on every fabric adjacency and repaired by the datapaths
-themselves, with the controller stopped; the controller's global repair
+in-band by BFD on every fabric adjacency and by path checks (BFD over each
+protected path's LSPs), and repaired by the datapaths themselves, with the
+controller stopped; the controller's global repair
 afterwards; wait-to-restore against a flapping link; a dead agent that is
 not a dead node; a restarted controller that relabels nothing.
 
@@ -58,16 +59,24 @@ def repaired_without_controller(lab, cp, tmp_path, fault):
     assert_repaired(stream(lab, tmp_path, fault))
 
 
-def session_to(lab, node, peer):
-    """node's BFD session on its link toward peer."""
-    port = next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
+def port_to(lab, node, peer):
+    return next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
                 if e.node == node and o.node == peer)
-    (s,) = [b for b in lab.client(node).call("bfd_list") if b["port"] == port]
+
+
+def session_to(lab, node, peer):
+    """node's BFD session on its link toward peer (not a path check)."""
+    port = port_to(lab, node, peer)
+    (s,) = [b for b in lab.client(node).call("bfd_list") if b["port"] == port and "label" not in b]
     return s
 
 
+def path_checks(lab, node):
+    return [b for b in lab.client(node).call("bfd_list") if "label" in b]
+
+
 def bfd_downs(lab):
-    return {n.name: {b["port"]: b["downs"] for b in lab.client(n.name).call("bfd_list")}
+    return {n.name: {b["id"]: b["downs"] for b in lab.client(n.name).call("bfd_list")}
             for n in lab.topo.nodes}
 
 
@@ -87,6 +96,10 @@ def settled(lab, cp):
              and s["nodes_up"] == s["nodes"])(cp.status()), timeout=60)
     wait_for("red protected on its primary", lambda: (lambda s: s if s["route"]["active"] == "primary"
              and s.get("protection") == "protected" else None)(cp.service("red")), timeout=60)
+    # Its primary and backup paths are checked, both ends up.
+    checks = cp.service("red")["checks"]
+    assert len(checks) == 2 and all(c["state"] == {c["path"][0]: "up", c["path"][-1]: "up"}
+                                    for c in checks), checks
     cp.wait_converged()
     first_contact(lab, "h1", RED_H2)
 
@@ -140,8 +153,8 @@ def test_spine_killed_is_repaired_locally(lab, ha, tmp_path):
 
 def test_link_down_is_repaired_locally(lab, ha, tmp_path):
     """leaf1's link to the active spine loses carrier: leaf1 moves h1 -> h2
-    to the backup by itself. (The other direction needs the controller:
-    leaf2 cannot see a link two hops away; docs/ha.md.)"""
+    to the backup at once, and leaf2, two hops away, moves h2 -> h1 when
+    its check of the path through that link fails."""
     spine = red_spine(ha)
     try:
         repaired_without_controller(lab, ha, tmp_path, lambda: lab.link_down("leaf1", spine))
@@ -149,8 +162,40 @@ def test_link_down_is_repaired_locally(lab, ha, tmp_path):
         assert s["state"] == "down" and not s["usable"], s
         (port,) = [p for p in lab.client("leaf1").call("port_list") if p["name"] == s["port"]]
         assert port["link"] == "down", port
+        assert session_to(lab, "leaf2", spine)["usable"]
+        assert any(not b["usable"] and b["port"] == port_to(lab, "leaf2", spine)
+                   for b in path_checks(lab, "leaf2")), path_checks(lab, "leaf2")
+        clean_ping(lab, "h1", RED_H2)       # the echo replies take leaf2's backup
     finally:
         lab.link_up("leaf1", spine)
+
+
+def drop_transit_toward(lab, node, peer):
+    """node forgets every transit (swap) entry that sends toward peer, as a
+    node whose tables were lost would: its links and their BFD stay up."""
+    c = lab.client(node)
+    port = port_to(lab, node, peer)
+    nexthops = {n["id"] for n in c.call("nexthop_list") if n["port"] == port}
+    nhlfes = {n["id"] for n in c.call("nhlfe_list") if n.get("nexthop") in nexthops}
+    for e in c.call("label_list"):
+        if e["type"] == "swap" and e["nhlfe"] in nhlfes:
+            c.call("label_del", label=e["label"])
+
+
+def test_lost_transit_entries_are_repaired_locally(lab, ha, tmp_path):
+    """The active spine keeps answering BFD on every link but stops
+    switching toward leaf2 (its agent gone, nothing puts the entries back).
+    No link fails; leaf1's check of the path through the spine does, and
+    leaf1 moves h1 -> h2 to the backup by itself, with the controller gone."""
+    cp = ha
+    spine = red_spine(cp)
+    cp.stop_agent(spine, signal.SIGKILL)
+    repaired_without_controller(lab, cp, tmp_path, lambda: drop_transit_toward(lab, spine, "leaf2"))
+    for leaf in ("leaf1", "leaf2"):
+        s = session_to(lab, leaf, spine)
+        assert s["state"] == "up" and s["usable"], s
+    failed = [b for b in path_checks(lab, "leaf1") if not b["usable"]]
+    assert failed and all(b["port"] == port_to(lab, "leaf1", spine) for b in failed), failed
 
 
 def test_global_repair_follows_and_is_logged(lab, ha, tmp_path):

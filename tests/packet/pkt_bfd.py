@@ -27,27 +27,43 @@ def bfd_packet(state, my_disc, your_disc, *, diag=0, flags=0, mult=3, tx_us=3000
                        my_disc, your_disc, tx_us, rx_us, 0)
 
 
-def gach_frame(dst, src, payload, *, ach=ACH_BFD, label=GAL, s=1):
+def gach_frame(dst, src, payload, *, ach=ACH_BFD, label=GAL, s=1, path=None, ttl=64):
+    """A G-ACh frame: the link's (GAL alone) or, with path, a path check's
+    (path's label, S=0, above the GAL)."""
     lse = struct.pack("!I", label << 12 | 7 << 9 | s << 8 | 1)
+    if path is not None:
+        lse = struct.pack("!I", path << 12 | 7 << 9 | ttl) + lse
     return mac_bytes(dst) + mac_bytes(src) + b"\x88\x47" + lse + ach + payload
 
 
 def parse_bfd(frame):
-    """(state, my_disc, your_disc, flags, tx_us, rx_us, mult) of a G-ACh BFD
-    frame, or None for anything else."""
-    if len(frame) < 46 or frame[12:14] != b"\x88\x47" or frame[14:16] != b"\x00\x00" \
-            or frame[16] >> 4 != GAL & 0xf or frame[18:22] != ACH_BFD:
+    """(state, my_disc, your_disc, flags, tx_us, rx_us, mult, and for a path
+    check path/ttl: its top label) of a G-ACh BFD frame, or None for anything
+    else."""
+    if len(frame) < 46 or frame[12:14] != b"\x88\x47":
         return None
-    b0, b1, mult, _len, my, your, tx, rx, _echo = struct.unpack("!BBBBIIIII", frame[22:46])
-    return {"state": b1 >> 6, "flags": b1 & 0x3f, "my_disc": my, "your_disc": your,
-            "tx_us": tx, "rx_us": rx, "mult": mult, "diag": b0 & 0x1f}
+    out, off = {}, 14
+    top = struct.unpack("!I", frame[14:18])[0]
+    if not top & 0x100:                      # a path check's label on the GAL
+        out = {"path": top >> 12, "ttl": top & 0xff}
+        off = 18
+    if len(frame) < off + 32 or struct.unpack("!I", frame[off:off + 4])[0] >> 12 != GAL \
+            or not frame[off + 2] & 1 or frame[off + 4:off + 8] != ACH_BFD:
+        return None
+    b0, b1, mult, _len, my, your, tx, rx, _echo = struct.unpack("!BBBBIIIII", frame[off + 8:off + 32])
+    out.update({"state": b1 >> 6, "flags": b1 & 0x3f, "my_disc": my, "your_disc": your,
+                "tx_us": tx, "rx_us": rx, "mult": mult, "diag": b0 & 0x1f})
+    return out
 
 
 class BfdPeer:
     """The neighbour on the test side of one fabric port."""
 
-    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001):
+    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001, path=None):
+        """path: (label we send on, label the switch sends on) for the far
+        end of a path check; None for a link session's neighbour."""
         self.my_mac, self.switch_mac, self.my_disc = my_mac, switch_mac, my_disc
+        self.path = path
         self.state, self.your_disc = DOWN, 0
         self.received = []          # every BFD packet the switch sent us, parsed
         self.sending = True
@@ -66,7 +82,8 @@ class BfdPeer:
 
     def _send(self):
         pkt = bfd_packet(self.state, self.my_disc, self.your_disc)
-        self.sock.send(gach_frame(self.switch_mac, self.my_mac, pkt))
+        self.sock.send(gach_frame(self.switch_mac, self.my_mac, pkt,
+                                  path=self.path[0] if self.path else None))
 
     def _on(self, p):
         self.received.append(p)
@@ -106,5 +123,6 @@ class BfdPeer:
             if addr[2] == 4:    # PACKET_OUTGOING: our own
                 continue
             p = parse_bfd(data)
-            if p is not None and data[6:12] == mac_bytes(self.switch_mac):
+            want = self.path[1] if self.path else None
+            if p is not None and data[6:12] == mac_bytes(self.switch_mac) and p.get("path") == want:
                 self._on(p)

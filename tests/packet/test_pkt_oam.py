@@ -2,7 +2,8 @@
 (GAL + ACH 0x0007), judged by tshark; the RFC 5880 handshake with a
 neighbour on the wire; failure detection by timeout and by carrier; local
 repair of a protected nhlfe onto its backup and back after the
-wait-to-restore time, with no control plane involved; and malformed OAM
+wait-to-restore time, with no control plane involved; path checks (BFD
+over an LSP, RFC 6428 CC) at their ends and in transit; and malformed OAM
 counted by reason."""
 import pytest
 
@@ -29,8 +30,8 @@ def bfd(sw, sid=1):
 def peer(sw):
     peers = []
 
-    def make(port="f1"):
-        p = BfdPeer(sw.ns, port + "p", PEER_MAC[port], MAC[port])
+    def make(port="f1", path=None):
+        p = BfdPeer(sw.ns, port + "p", PEER_MAC[port], MAC[port], path=path)
         peers.append(p)
         return p
     yield make
@@ -169,6 +170,95 @@ def test_protected_nhlfe_refusals(sw):
     assert [b["id"] for b in dump["bfd"]] == [1]
 
 
+PATH_IN, PATH_OUT, ELINE_IN = 600, 500, 700
+
+
+def path_session(sw, sid=7, port="f1", **kw):
+    """A path check from this switch: BFD session sid sends on label
+    PATH_OUT out of port, and takes what arrives on label PATH_IN."""
+    sw.nexthop(1, port)
+    sw.rpc("bfd_add", id=sid, nexthop=1, label=PATH_OUT, **kw)
+    sw.rpc("label_add", label=PATH_IN, type="oam", session=sid)
+
+
+def test_path_check_frames_dissected_and_handshake(sw, wire, peer):
+    path_session(sw)
+    got = wire.exchange([], expect=1, match=b"\x10\x00\x00\x07", timeout=5)
+    frames = [f for f in got["f1p"] if parse_bfd(f)]
+    (pkt,) = tshark_frames(frames[:1])
+    assert pkt["frame"]["frame.protocols"] == "eth:ethertype:mpls:pwach:bfd"
+    # Two label entries: the path's first (S=0, TTL 64), then the GAL.
+    lses = [(m["mpls.label"], m["mpls.bottom"], m["mpls.ttl"]) for m in pkt["mpls"]]
+    assert lses == [(str(PATH_OUT), "0", "64"), ("13", "1", "1")]
+    assert pkt["pwach"]["pwach.channel_type"] == "0x0007"
+    assert int(pkt["bfd"]["bfd.my_discriminator"], 16) == bfd(sw, 7)["local_disc"]
+    # The far end answers over its own LSP: the session comes up.
+    p = peer(path=(PATH_IN, PATH_OUT))
+    wait_for(lambda: bfd(sw, 7)["state"] == "up", what="path session up")
+    b = bfd(sw, 7)
+    assert b["label"] == PATH_OUT and b["remote_disc"] == p.my_disc and b["usable"]
+    assert all(x["path"] == PATH_OUT and x["ttl"] == 64 for x in p.received)
+    # It goes silent: the path is down, while the link (no link session
+    # here) says nothing.
+    p.sending = False
+    wait_for(lambda: bfd(sw, 7)["state"] == "down", what="path session down")
+    assert bfd(sw, 7)["diag"] == "control_detection_time_expired" and not bfd(sw, 7)["usable"]
+
+
+def test_path_check_and_link_session_share_a_port(sw, peer):
+    """A port's link session and the path checks leaving over it are told
+    apart by the label, not the port: each comes up with its own peer."""
+    path_session(sw, 7, "f1")
+    sw.nexthop(2, "f1")
+    sw.rpc("bfd_add", id=1, nexthop=2)
+    peer(path=(PATH_IN, PATH_OUT))
+    link = peer()
+    link.my_disc = 0x5eed0002
+    wait_for(lambda: bfd(sw, 7)["state"] == "up" and bfd(sw, 1)["state"] == "up", what="both up")
+    assert bfd(sw, 7)["remote_disc"] == 0x5eed0001 and bfd(sw, 1)["remote_disc"] == 0x5eed0002
+
+
+def test_protected_nhlfe_watching_a_path_check(sw, wire, peer):
+    """A failure beyond the first hop: the link is fine, the path check
+    times out, and the protected nhlfe moves to its backup by itself."""
+    path_session(sw, 7, "f1", wtr_s=600)
+    sw.nexthop(2, "f2")
+    sw.rpc("nhlfe_add", id=11, nexthop=1, label=100)
+    sw.rpc("nhlfe_add", id=12, nexthop=2, label=101)
+    sw.rpc("nhlfe_add", id=10, primary=11, backup=12, watch=7)
+    sw.rpc("service_add", id=1, type="eline", name="pk-path", nhlfe=10)
+    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
+    p = peer(path=(PATH_IN, PATH_OUT))
+    wait_for(lambda: bfd(sw, 7)["state"] == "up", what="path session up")
+    _, got = send_one(sw, wire)
+    assert_delivered(got, {"f1p": 1})
+    p.sending = False
+    wait_for(lambda: not bfd(sw, 7)["usable"], what="path unusable")
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f2p": 1})
+    assert_fabric(got["f2p"][0], dst=PEER_MAC["f2"], src=MAC["f2"], label=101, tc=0, ttl=64,
+                  inner=untag(frame))
+
+
+def test_path_check_in_transit_keeps_its_gal(sw, wire):
+    """A transit node swaps the path's label, keeps S=0 and the GAL, ACH
+    and BFD packet below untouched, and decrements the TTL."""
+    sw.nhlfe(20, "f2", 800)
+    sw.rpc("label_add", label=PATH_IN, type="swap", nhlfe=20)
+    payload = good()
+    frame = gach_frame(MAC["f1"], PEER_MAC["f1"], payload, path=PATH_IN, ttl=10)
+    got = wire.exchange([("f1p", frame)], expect=1, match=payload)
+    assert_delivered(got, {"f2p": 1})
+    out = got["f2p"][0]
+    p = parse_bfd(out)
+    assert p is not None and p["path"] == 800 and p["ttl"] == 9
+    assert out[:12] == bytes.fromhex(PEER_MAC["f2"].replace(":", "")) + bytes.fromhex(MAC["f2"].replace(":", ""))
+    assert out[18:] == frame[18:]            # GAL, ACH and BFD as they came
+    (pkt,) = tshark_frames([out])
+    assert pkt["frame"]["frame.protocols"] == "eth:ethertype:mpls:pwach:bfd"
+    assert [m["mpls.label"] for m in pkt["mpls"]] == ["800", "13"]
+
+
 def good(state=DOWN, your=0):
     return bfd_packet(state, 0x1234, your)
 
@@ -193,12 +283,26 @@ MALFORMED = {
     "bfd_your_disc_not_ours": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(UP, 0xdead)),
                                "bfd_bad_discriminator"),
     "gal_not_bottom": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), s=0), "label_reserved"),
+    # A path check's frames: an OAM label needs the GAL below it, and only
+    # OAM and swap entries take a label stacked on a GAL.
+    "oam_label_without_gal": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), label=PATH_IN),
+                              "oam_bad_ach"),
+    "stacked_on_other_than_gal": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), path=PATH_IN,
+                                                     label=PATH_IN), "label_stacked"),
+    "gal_under_eline_label": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), path=ELINE_IN),
+                              "label_stacked"),
+    "gal_under_unknown_label": (lambda: gach_frame(MAC["f1"], PEER_MAC["f1"], good(), path=999),
+                                "label_unknown"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_malformed_oam_counted(sw, wire, case):
     session(sw)
+    sw.rpc("label_add", label=PATH_IN, type="oam", session=1)
+    sw.rpc("service_add", id=1, type="eline", name="pk-eline")
+    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
+    sw.rpc("label_add", label=ELINE_IN, type="eline", service=1)
     build, reason = MALFORMED[case]
     before = bfd(sw)
     wire.exchange([("f1p", build())], expect=0, quiet=0.2)

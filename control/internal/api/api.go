@@ -292,7 +292,7 @@ func (s *Server) view(snap *controller.Snapshot, rec *model.ServiceRecord, detai
 		Protection: snap.Protection(rec), Generation: rec.Generation}
 	if detail {
 		route := rec.Route
-		v.Route, v.Allocs = &route, rec.Allocs
+		v.Route, v.Allocs, v.Checks = &route, rec.Allocs, snap.Checks(rec)
 	}
 	return v
 }

@@ -349,6 +349,13 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
 	fmt.Fprintf(tw, "protection\t%s\n", dash(v.Protection))
 	fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
+	for _, c := range v.Checks {
+		var ends []string
+		for _, n := range []string{c.Path[0], c.Path[len(c.Path)-1]} {
+			ends = append(ends, n+" "+dash(c.State[n]))
+		}
+		fmt.Fprintf(tw, "path check\t%s\t%s\n", strings.Join(c.Path, " -> "), strings.Join(ends, ", "))
+	}
 	for _, ci := range v.Circuits {
 		fmt.Fprintf(tw, "circuit\t%s\n", ci)
 	}

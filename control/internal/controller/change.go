@@ -24,11 +24,12 @@ type change struct {
 	topo      *topology.Topology   // new topology, or nil
 	put       map[string]*svcState // new or changed services
 	del       map[string]bool      // deleted services
+	newChecks map[string]*checkState
 	assigners []*labels.Assigner
 }
 
 func newChange() *change {
-	return &change{put: map[string]*svcState{}, del: map[string]bool{}}
+	return &change{put: map[string]*svcState{}, del: map[string]bool{}, newChecks: map[string]*checkState{}}
 }
 
 func (ch *change) abort() {
@@ -38,13 +39,13 @@ func (ch *change) abort() {
 }
 
 // build allocates the service id (fabric-wide) and the service's fragments.
-func build(rec *model.ServiceRecord, as *labels.Assigner) (map[string]*desired.Fragment, error) {
+func build(rec *model.ServiceRecord, as *labels.Assigner, watch desired.Watcher) (map[string]*desired.Fragment, error) {
 	id, err := as.Get("", labels.KindService, "id")
 	if err != nil {
 		return nil, err
 	}
 	rec.ID = id
-	return desired.Build(rec, as)
+	return desired.Build(rec, as, watch)
 }
 
 func (st *state) put(s *svcState) {
@@ -145,7 +146,8 @@ func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, 
 	}
 	rec := &model.ServiceRecord{Spec: spec, Route: route}
 	as := st.alloc.NewAssigner(oldAllocs)
-	frags, err := build(rec, as)
+	var checks []string
+	frags, err := build(rec, as, st.watcher(ch, topo, &checks))
 	if err != nil {
 		as.Abort()
 		if errors.Is(err, labels.ErrExhausted) {
@@ -155,7 +157,7 @@ func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, 
 	}
 	ch.assigners = append(ch.assigners, as)
 	rec.Allocs = as.Allocs()
-	ch.put[spec.Name] = &svcState{rec: rec, frags: frags}
+	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks}
 	return nil
 }
 
@@ -233,7 +235,17 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 			affected[n.Name] = true
 		}
 	}
-	var ops []clientv3.Op
+	cp, err := c.planChecks(st, ch, topo)
+	if err != nil {
+		ch.abort()
+		return errorf(KindInternal, "%v", err)
+	}
+	cp.nodes(st, affected)
+	ops, err := cp.ops()
+	if err != nil {
+		ch.abort()
+		return errorf(KindInternal, "%v", err)
+	}
 	newGen := map[string]int64{}
 	newWritten := map[string][]byte{}
 	for node := range affected {
@@ -241,7 +253,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 			ops = append(ops, clientv3.OpDelete(nodestate.DesiredKey(node)))
 			continue
 		}
-		cfg := desired.Assemble(topo, node, c.fragsAt(st, ch, node))
+		cfg := desired.Assemble(topo, node, append(c.fragsAt(st, ch, node), cp.fragsAt(st, node)...))
 		b, err := json.Marshal(cfg)
 		if err != nil {
 			ch.abort()
@@ -301,6 +313,14 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		st.remove(name)
 		st.put(s)
 		delete(st.rebuilt, name)
+	}
+	cp.apply(st)
+	for k, cs := range ch.newChecks {
+		if cp.put[k] == nil { // created for a plan this change replaced
+			for _, a := range cs.rec.Allocs {
+				st.alloc.Free(a.Node, a.Kind, a.Value)
+			}
+		}
 	}
 	if ch.topo != nil {
 		st.topo = ch.topo

@@ -74,8 +74,9 @@ type Controller struct {
 }
 
 type svcState struct {
-	rec   *model.ServiceRecord
-	frags map[string]*desired.Fragment
+	rec    *model.ServiceRecord
+	frags  map[string]*desired.Fragment
+	checks []string // keys of the path checks its protected entries watch
 }
 
 // state is the leader's cache of etcd plus what it derives from it.
@@ -93,6 +94,9 @@ type state struct {
 	down      downView
 	circuits  map[model.Circuit]string // circuit -> service using it
 	rebuilt   map[string]bool          // services loaded with other roles than stored: to rewrite
+	checks    map[string]*checkState   // path checks by key (checks.go)
+	checkRefs map[string]int           // check key -> how many watches of services use it
+	checksAt  map[string]map[string]bool
 }
 
 type downView struct {
@@ -245,7 +249,7 @@ func (c *Controller) lead(ctx context.Context) error {
 					c.leader.status[node] = s
 					cur = &s
 				}
-				c.record(statusEvents(now, node, old, cur, c.linkName)...)
+				c.record(statusEvents(now, node, old, cur, c.sessionName)...)
 			}
 			if c.failedAt.IsZero() {
 				c.failedAt = now
@@ -299,6 +303,22 @@ func (c *Controller) react(ctx context.Context, why string) bool {
 	return true
 }
 
+// sessionName names what a BFD session of node checks, for events: a
+// link, or a path ("path leaf1>leaf2:3.7", the check's key). c.mu held.
+func (c *Controller) sessionName(node string, b nodestate.BFDStatus) string {
+	if b.Label == 0 {
+		return c.linkName(int(b.ID))
+	}
+	if st := c.leader; st != nil {
+		for k, cs := range st.checks {
+			if id, ok := cs.sessions[node]; ok && id == b.ID {
+				return "path " + k
+			}
+		}
+	}
+	return fmt.Sprint("path session ", b.ID)
+}
+
 // linkName names link id for events. c.mu held.
 func (c *Controller) linkName(id int) string {
 	if st := c.leader; st != nil {
@@ -342,7 +362,7 @@ func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
 			}
 		}
 		for _, b := range ns.BFD {
-			if b.ID == uint32(l.ID) {
+			if b.ID == uint32(l.ID) && b.Label == 0 {
 				return b.Usable, true
 			}
 		}
@@ -376,12 +396,25 @@ func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
 	return v
 }
 
-func keys(m map[string]bool) []string {
+// keys returns m's keys, sorted.
+func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// allAllocs lists every stored allocation by its owner.
+func allAllocs(checks map[string]*model.CheckRecord, svcs map[string]*model.ServiceRecord) map[string][]model.Alloc {
+	out := map[string][]model.Alloc{}
+	for k, r := range checks {
+		out["check "+k] = r.Allocs
+	}
+	for n, r := range svcs {
+		out["service "+n] = r.Allocs
+	}
 	return out
 }
 
@@ -397,15 +430,18 @@ func intKeys(m map[int]bool) []int {
 // load reads everything the leader needs from etcd.
 func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	st := &state{
-		fence:    fence,
-		topo:     &topology.Topology{},
-		services: map[string]*svcState{},
-		byNode:   map[string]map[string]bool{},
-		alloc:    labels.New(o.Spaces),
-		nodeGen:  map[string]int64{},
-		written:  map[string][]byte{},
-		circuits: map[model.Circuit]string{},
-		rebuilt:  map[string]bool{},
+		fence:     fence,
+		topo:      &topology.Topology{},
+		services:  map[string]*svcState{},
+		byNode:    map[string]map[string]bool{},
+		alloc:     labels.New(o.Spaces),
+		nodeGen:   map[string]int64{},
+		written:   map[string][]byte{},
+		circuits:  map[model.Circuit]string{},
+		rebuilt:   map[string]bool{},
+		checks:    map[string]*checkState{},
+		checkRefs: map[string]int{},
+		checksAt:  map[string]map[string]bool{},
 	}
 	c := o.Etcd
 	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {
@@ -427,22 +463,54 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := store.ListJSON(ctx, c, store.ServicePrefix, func(name string, v []byte) error {
-		rec := &model.ServiceRecord{}
-		if err := json.Unmarshal(v, rec); err != nil {
-			return err
+	// Every stored value is reserved before anything is rebuilt, so that
+	// what a rebuild must allocate anew (a check missing from an older
+	// layout, a role an older build did not have) cannot take one.
+	checks, svcs := map[string]*model.CheckRecord{}, map[string]*model.ServiceRecord{}
+	for _, x := range []struct {
+		prefix string
+		fn     func(string, []byte) error
+	}{
+		{store.CheckPrefix, func(key string, v []byte) error {
+			checks[key] = &model.CheckRecord{}
+			return json.Unmarshal(v, checks[key])
+		}},
+		{store.ServicePrefix, func(name string, v []byte) error {
+			svcs[name] = &model.ServiceRecord{}
+			return json.Unmarshal(v, svcs[name])
+		}},
+	} {
+		if _, err := store.ListJSON(ctx, c, x.prefix, x.fn); err != nil {
+			return nil, err
 		}
-		for _, a := range rec.Allocs {
+	}
+	for what, allocs := range allAllocs(checks, svcs) {
+		for _, a := range allocs {
 			if err := st.alloc.Reserve(a.Node, a.Kind, a.Value); err != nil {
-				return fmt.Errorf("service %s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", what, err)
 			}
 		}
+	}
+	for _, key := range keys(checks) {
+		if err := loadCheck(st, key, checks[key]); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range keys(svcs) {
+		rec := svcs[name]
 		// Rebuilding the fragments from the stored route and allocations
 		// allocates nothing: every role already has its value.
 		as := st.alloc.NewAssigner(rec.Allocs)
-		frags, err := build(rec, as)
+		var checks []string
+		frags, err := build(rec, as, st.watcher(nil, st.topo, &checks))
 		if err != nil {
-			return fmt.Errorf("service %s: %w", name, err)
+			return nil, fmt.Errorf("service %s: %w", name, err)
+		}
+		for _, k := range checks {
+			st.checkRefs[k]++
+			if st.checks[k].dirty {
+				st.rebuilt[name] = true // stored before its check: write both
+			}
 		}
 		if len(as.Allocs()) != len(rec.Allocs) {
 			// Stored by a build that programmed the route with other
@@ -452,10 +520,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			rec.Allocs = as.Allocs()
 			st.rebuilt[name] = true
 		}
-		st.put(&svcState{rec: rec, frags: frags})
-		return nil
-	}); err != nil {
-		return nil, err
+		st.put(&svcState{rec: rec, frags: frags, checks: checks})
 	}
 	var err error
 	st.status, st.statusRev, err = store.Statuses(ctx, c)

@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sort"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
@@ -20,7 +22,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
-// Ports 23790..23795 (task tag cpC's range).
+// Ports 23790..23799: one etcd per test.
 const etcdPort = 23790
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -167,8 +169,15 @@ func TestRestartAndTakeover(t *testing.T) {
 	}
 	s, _ := c2.Snapshot(ctx)
 	seen := map[string]string{}
+	owners := map[string][]model.Alloc{}
 	for name, rec := range s.Services {
-		for _, a := range rec.Allocs {
+		owners["service "+name] = rec.Allocs
+	}
+	for key, cs := range s.checks {
+		owners["check "+key] = cs.rec.Allocs
+	}
+	for name, allocs := range owners {
+		for _, a := range allocs {
 			k := fmt.Sprint(a.Node, a.Kind, a.Value)
 			if o, dup := seen[k]; dup {
 				t.Fatalf("%s used by %s and %s", k, o, name)
@@ -251,7 +260,7 @@ func TestExhaustion(t *testing.T) {
 	cli := storetest.Start(t, etcdPort+4)
 	ctx := context.Background()
 	sp := labels.DefaultSpaces()
-	sp[model.KindLabel] = labels.Space{Min: 16, Max: 24}
+	sp[model.KindLabel] = labels.Space{Min: 16, Max: 48}
 	c, _ := start(t, cli, Options{IgnoreStatus: true, Spaces: sp})
 	importTopo(t, c)
 	var err error
@@ -283,5 +292,70 @@ func TestExhaustion(t *testing.T) {
 	}
 	if err := c.CreateService(ctx, elan(fmt.Sprint("s", n-1), model.VLAN(n))); err != nil {
 		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// TestPathChecks: protected services share one check per path, stored as
+// its own record; a check lives while a service watches it, and a new
+// leader carries the same checks on.
+func TestPathChecks(t *testing.T) {
+	cli := storetest.Start(t, etcdPort+8)
+	ctx := context.Background()
+	c, stop := start(t, cli, Options{IgnoreStatus: true})
+	importTopo(t, c)
+	records := func() map[string]model.CheckRecord {
+		out := map[string]model.CheckRecord{}
+		if _, err := store.ListJSON(ctx, cli, store.CheckPrefix, func(k string, v []byte) error {
+			var r model.CheckRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out[k] = r
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if err := c.CreateServices(ctx, []model.ServiceSpec{eline("red", 100), eline("red2", 101)}); err != nil {
+		t.Fatal(err)
+	}
+	red, _ := c.Service(ctx, "red")
+	want := []string{desired.CheckOf("leaf1", "leaf3", red.Route.Primary).Key(),
+		desired.CheckOf("leaf1", "leaf3", red.Route.Backup).Key()}
+	sort.Strings(want)
+	if got := keys(records()); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("checks %v, want primary and backup %v", got, want)
+	}
+	// Both E-Lines take the same two paths: deleting one keeps the checks.
+	if err := c.DeleteService(ctx, "red2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(records()); n != 2 {
+		t.Fatalf("%d checks after deleting one of two users", n)
+	}
+	// A new leader loads them and writes nothing.
+	before, _ := c.Snapshot(ctx)
+	stop()
+	c2, _ := start(t, cli, Options{IgnoreStatus: true})
+	after, _ := c2.Snapshot(ctx)
+	if after.Generation != before.Generation || len(after.checks) != 2 {
+		t.Fatalf("takeover: generation %d -> %d, %d checks", before.Generation, after.Generation, len(after.checks))
+	}
+	// The last user goes: so do the checks, and their identifiers.
+	if err := c2.DeleteService(ctx, "red"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(records()); n != 0 {
+		t.Fatalf("%d checks without users", n)
+	}
+	c2.mu.Lock()
+	defer c2.mu.Unlock()
+	for _, n := range []string{"leaf1", "leaf3", "spine1", "spine2"} {
+		for _, kind := range []string{model.KindLabel, model.KindNHLFE, model.KindSession} {
+			if got := c2.leader.alloc.InUse(n, kind); got != 0 {
+				t.Errorf("%s: %d %s still allocated", n, got, kind)
+			}
+		}
 	}
 }

@@ -56,8 +56,10 @@ func viewEvents(now time.Time, old, new downView, linkName func(int) string) []m
 // statusEvents describes what one agent's new report changes: its agent
 // coming or going, and its datapath's BFD sessions leaving Up or becoming
 // usable again. A session that fails has already moved the protected
-// traffic behind it to its backup, in the datapath (local repair).
-func statusEvents(now time.Time, node string, old, new *nodestate.NodeStatus, linkName func(int) string) []model.Event {
+// traffic behind it to its backup, in the datapath (local repair): a link
+// session the traffic leaving over that link, a path check the traffic on
+// that path.
+func statusEvents(now time.Time, node string, old, new *nodestate.NodeStatus, sessionName func(node string, b nodestate.BFDStatus) string) []model.Event {
 	var out []model.Event
 	switch {
 	case old == nil && new != nil:
@@ -78,10 +80,10 @@ func statusEvents(now time.Time, node string, old, new *nodestate.NodeStatus, li
 		o, ok := was[b.ID]
 		switch {
 		case ok && o.Usable && !b.Usable:
-			out = append(out, model.Event{Time: now, Kind: "local-repair", Object: node + " " + linkName(int(b.ID)),
+			out = append(out, model.Event{Time: now, Kind: "local-repair", Object: node + " " + sessionName(node, b),
 				Detail: fmt.Sprintf("bfd %s (%s): protected traffic moved to its backups by the datapath", b.State, b.Diag)})
 		case ok && !o.Usable && b.Usable:
-			out = append(out, model.Event{Time: now, Kind: "restored", Object: node + " " + linkName(int(b.ID)),
+			out = append(out, model.Event{Time: now, Kind: "restored", Object: node + " " + sessionName(node, b),
 				Detail: "bfd up for its wait-to-restore time: traffic back on primaries"})
 		}
 	}

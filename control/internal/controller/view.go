@@ -27,6 +27,15 @@ type Snapshot struct {
 	Generation int64
 	down       downView
 	ignore     bool
+	checks     map[string]*checkState // path checks by key
+}
+
+func copyChecks(st *state) map[string]*checkState {
+	out := make(map[string]*checkState, len(st.checks))
+	for k, cs := range st.checks {
+		out[k] = cs // replaced, never changed in place, but for its dirty flag
+	}
+	return out
 }
 
 // Snapshot returns the current state.
@@ -46,6 +55,7 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 			s.NodeGen[n] = g
 		}
 		s.down = c.view(st)
+		s.checks = copyChecks(st)
 		return s, nil
 	}
 	c.mu.Unlock()
@@ -54,7 +64,8 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 		return nil, errorf(KindInternal, "%v", err)
 	}
 	s := &Snapshot{Topology: st.topo, Services: map[string]*model.ServiceRecord{}, Status: st.status,
-		NodeGen: st.nodeGen, Generation: st.gen, down: c.view(st), ignore: c.opt.IgnoreStatus}
+		NodeGen: st.nodeGen, Generation: st.gen, down: c.view(st), ignore: c.opt.IgnoreStatus,
+		checks: copyChecks(st)}
 	for n, sv := range st.services {
 		s.Services[n] = sv.rec
 	}
@@ -86,14 +97,10 @@ func (s *Snapshot) LinkBFD(l topology.Link) map[string]string {
 	out := map[string]string{}
 	for _, e := range []topology.Endpoint{l.A, l.B} {
 		for _, b := range s.Status[e.Node].BFD {
-			if b.ID != uint32(l.ID) {
+			if b.ID != uint32(l.ID) || b.Label != 0 {
 				continue
 			}
-			st := b.State
-			if st == "up" && !b.Usable {
-				st = "up (restoring)"
-			}
-			out[e.Node] = st
+			out[e.Node] = bfdState(b)
 		}
 	}
 	if len(out) == 0 {
@@ -102,15 +109,19 @@ func (s *Snapshot) LinkBFD(l topology.Link) map[string]string {
 	return out
 }
 
-// usable reports whether node's datapath uses the BFD session on link
-// (session id = link id) as usable; true when nothing says otherwise.
-func (s *Snapshot) usable(node string, link int) bool {
-	for _, b := range s.Status[node].BFD {
-		if b.ID == uint32(link) {
-			return b.Usable
+// usable reports whether node's datapath finds the path p (node -> to)
+// usable, as the check that its protected entries watch says; else, when
+// nothing reports on the check, whether p's first link is up.
+func (s *Snapshot) usable(node, to string, p model.Path) bool {
+	if cs := s.checks[desired.CheckOf(node, to, p).Key()]; cs != nil {
+		id := cs.sessions[node]
+		for _, b := range s.Status[node].BFD {
+			if b.ID == id {
+				return b.Usable
+			}
 		}
 	}
-	return !s.down.links[link]
+	return !s.down.links[p[0].Link]
 }
 
 // Protection tells whether rec's traffic is protected by backups the
@@ -118,9 +129,9 @@ func (s *Snapshot) usable(node string, link int) bool {
 func (s *Snapshot) Protection(rec *model.ServiceRecord) string {
 	r := &rec.Route
 	type ingress struct {
-		node   string
-		active model.Path
-		backup bool
+		node, to string
+		active   model.Path
+		backup   bool
 	}
 	var ins []ingress
 	switch {
@@ -130,11 +141,11 @@ func (s *Snapshot) Protection(rec *model.ServiceRecord) string {
 		}
 		a, z := rec.Spec.Circuits[0].Node, rec.Spec.Circuits[1].Node
 		hasBackup := len(r.Backup) > 0
-		ins = append(ins, ingress{a, r.Primary, hasBackup}, ingress{z, desired.Reverse(r.Primary), hasBackup})
+		ins = append(ins, ingress{a, z, r.Primary, hasBackup}, ingress{z, a, desired.Reverse(r.Primary), hasBackup})
 	case rec.Spec.Type == model.ELAN:
 		for _, u := range r.Unicast {
 			if len(u.Path) > 0 {
-				ins = append(ins, ingress{u.From, u.Path, len(u.Backup) > 0})
+				ins = append(ins, ingress{u.From, u.To, u.Path, len(u.Backup) > 0})
 			}
 		}
 	}
@@ -143,7 +154,7 @@ func (s *Snapshot) Protection(rec *model.ServiceRecord) string {
 	}
 	state := model.Protected
 	for _, in := range ins {
-		if !s.usable(in.node, in.active[0].Link) {
+		if !s.usable(in.node, in.to, in.active) {
 			return model.OnBackup
 		}
 		if !in.backup {
@@ -151,6 +162,52 @@ func (s *Snapshot) Protection(rec *model.ServiceRecord) string {
 		}
 	}
 	return state
+}
+
+// Checks lists the path checks rec's protected entries watch: its primary
+// and backup paths (E-Line) or each unicast path and its backup (E-LAN).
+func (s *Snapshot) Checks(rec *model.ServiceRecord) []model.CheckView {
+	r := &rec.Route
+	var ks []desired.Check
+	switch {
+	case rec.Spec.Type == model.ELine && len(r.Primary) > 0 && len(r.Backup) > 0:
+		a, z := rec.Spec.Circuits[0].Node, rec.Spec.Circuits[1].Node
+		ks = append(ks, desired.CheckOf(a, z, r.Primary), desired.CheckOf(a, z, r.Backup))
+	case rec.Spec.Type == model.ELAN:
+		for _, u := range r.Unicast {
+			if len(u.Path) > 0 && len(u.Backup) > 0 {
+				ks = append(ks, desired.CheckOf(u.From, u.To, u.Path), desired.CheckOf(u.From, u.To, u.Backup))
+			}
+		}
+	}
+	var out []model.CheckView
+	seen := map[string]bool{}
+	for _, k := range ks {
+		key := k.Key()
+		cs := s.checks[key]
+		if seen[key] || cs == nil {
+			continue
+		}
+		seen[key] = true
+		v := model.CheckView{Key: key, Path: k.Path.Nodes(k.A), State: map[string]string{}}
+		for end, id := range cs.sessions {
+			for _, b := range s.Status[end].BFD {
+				if b.ID == id {
+					v.State[end] = bfdState(b)
+				}
+			}
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func bfdState(b nodestate.BFDStatus) string {
+	if b.State == "up" && !b.Usable {
+		return "up (restoring)"
+	}
+	return b.State
 }
 
 // LinkUp reports whether link is usable.
@@ -217,12 +274,18 @@ func (s *Snapshot) ServiceStatus(rec *model.ServiceRecord) model.Status {
 // LabelUse counts the labels allocated on each node.
 func (s *Snapshot) LabelUse() map[string]int {
 	out := map[string]int{}
-	for _, rec := range s.Services {
-		for _, a := range rec.Allocs {
+	count := func(allocs []model.Alloc) {
+		for _, a := range allocs {
 			if a.Kind == model.KindLabel {
 				out[a.Node]++
 			}
 		}
+	}
+	for _, rec := range s.Services {
+		count(rec.Allocs)
+	}
+	for _, cs := range s.checks {
+		count(cs.rec.Allocs)
 	}
 	return out
 }

@@ -16,18 +16,26 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
-// Fragment is one service's part of one node's configuration.
+// Fragment is one object's part of one node's configuration: a service's,
+// or a path check's (checks.go).
 type Fragment struct {
+	BFD      []dpconfig.BFD
 	NHLFEs   []dpconfig.NHLFE
 	Services []dpconfig.Service
 	Circuits []dpconfig.Circuit
 	Labels   []dpconfig.Label
 }
 
-// builder accumulates fragments for one service.
+// Watcher gives the BFD session id, at node, of the check of path p from
+// `from` to `to` (one end is node), creating the check if it is new.
+type Watcher func(node, from, to string, p model.Path) (uint32, error)
+
+// builder accumulates fragments for one service or check.
 type builder struct {
+	name  string // for errors
 	rec   *model.ServiceRecord
 	as    *labels.Assigner
+	watch Watcher
 	frags map[string]*Fragment
 }
 
@@ -43,15 +51,17 @@ func (b *builder) frag(node string) *Fragment {
 func (b *builder) get(node, kind, role string) (uint32, error) {
 	v, err := b.as.Get(node, kind, role)
 	if err != nil {
-		return 0, fmt.Errorf("service %s: %w", b.rec.Spec.Name, err)
+		return 0, fmt.Errorf("%s: %w", b.name, err)
 	}
 	return v, nil
 }
 
 // Build returns the service's fragment per node, allocating its labels, NHLFE
 // ids and circuit ids through as (by role: see the role strings below).
-func Build(rec *model.ServiceRecord, as *labels.Assigner) (map[string]*Fragment, error) {
-	b := &builder{rec: rec, as: as, frags: map[string]*Fragment{}}
+// Protected entries watch the checks of their primary paths, which watch
+// names (and creates where new).
+func Build(rec *model.ServiceRecord, as *labels.Assigner, watch Watcher) (map[string]*Fragment, error) {
+	b := &builder{name: "service " + rec.Spec.Name, rec: rec, as: as, watch: watch, frags: map[string]*Fragment{}}
 	var err error
 	if rec.Spec.Type == model.ELine {
 		err = b.eline()
@@ -94,43 +104,63 @@ func (b *builder) circuits(node string, reachable bool) error {
 // the direction and the path's key, so a moved path has new labels.
 func (b *builder) lsp(tag string, p model.Path, term uint32) (uint32, error) {
 	role := tag + ":" + p.Key()
+	first, err := b.transit(role, p, term)
+	if err != nil {
+		return 0, err
+	}
+	id, err := b.get(p[0].From, model.KindNHLFE, role)
+	if err != nil {
+		return 0, err
+	}
+	f := b.frag(p[0].From)
+	f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(p[0].Link), Label: first})
+	return id, nil
+}
+
+// transit installs the swap entries of p's transit nodes toward the label
+// term at p's end, and returns the label p's first hop must write.
+func (b *builder) transit(role string, p model.Path, term uint32) (uint32, error) {
 	next := term
-	var nh uint32
-	for i := len(p) - 1; i >= 0; i-- {
+	for i := len(p) - 1; i > 0; i-- {
 		h := p[i]
 		id, err := b.get(h.From, model.KindNHLFE, role)
 		if err != nil {
 			return 0, err
 		}
-		f := b.frag(h.From)
-		f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: next})
-		nh = id
-		if i == 0 {
-			break
-		}
 		l, err := b.get(h.From, model.KindLabel, role)
 		if err != nil {
 			return 0, err
 		}
+		f := b.frag(h.From)
+		f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: next})
 		f.Labels = append(f.Labels, dpconfig.Label{Label: l, Type: dpconfig.LabelSwap, NHLFE: u32(id)})
 		next = l
 	}
-	return nh, nil
+	return next, nil
 }
 
 // protect adds, at node, a protected NHLFE that stands for primary while
-// the BFD session of primaryPath's first link (session id = link id) finds
-// it usable, and for backup otherwise. Every protected NHLFE whose primary
-// leaves over one link watches the same session, so the datapath moves them
-// all with one write (docs/ha.md).
-func (b *builder) protect(node, tag string, primary, backup uint32, primaryPath model.Path) (uint32, error) {
+// the check of primaryPath (node -> to) finds it usable, and for backup
+// otherwise. Every protected NHLFE whose primary takes one path watches the
+// same check, so the datapath moves them all with one write (docs/ha.md).
+// The backup path is checked too, so that a move of the service onto it
+// only changes which check the entry watches, and the operator sees
+// whether the backup is ready.
+func (b *builder) protect(node, to, tag string, primary, backup uint32, primaryPath, backupPath model.Path) (uint32, error) {
+	watch, err := b.watch(node, node, to, primaryPath)
+	if err == nil {
+		_, err = b.watch(node, node, to, backupPath)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", b.name, err)
+	}
 	id, err := b.get(node, model.KindNHLFE, tag+":protected")
 	if err != nil {
 		return 0, err
 	}
 	f := b.frag(node)
 	f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Protect: &dpconfig.Protection{
-		Primary: primary, Backup: backup, Watch: uint32(primaryPath[0].Link)}})
+		Primary: primary, Backup: backup, Watch: watch}})
 	return id, nil
 }
 
@@ -189,10 +219,10 @@ func (b *builder) eline() error {
 		ingress[d] = nhs[r.Active]
 		// With both planned paths installed, the ingress is protected: the
 		// datapath moves to the other one by itself when the active one's
-		// first hop fails (docs/ha.md). Same role whichever is active, so
+		// check fails (docs/ha.md). Same role whichever is active, so
 		// the controller's switch rewrites the entry and allocates nothing.
 		if standby := map[string]string{"primary": "backup", "backup": "primary"}[r.Active]; standby != "" && len(r.Backup) > 0 {
-			id, err := b.protect(d.src, "eline:"+d.src+">"+d.dst, nhs[r.Active], nhs[standby], paths[r.Active])
+			id, err := b.protect(d.src, d.dst, "eline:"+d.src+">"+d.dst, nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
 			if err != nil {
 				return err
 			}
@@ -244,7 +274,7 @@ func (b *builder) elan() error {
 			if err != nil {
 				return err
 			}
-			if nh, err = b.protect(u.From, tag, nh, bk, u.Path); err != nil {
+			if nh, err = b.protect(u.From, u.To, tag, nh, bk, u.Path, u.Backup); err != nil {
 				return err
 			}
 		}
@@ -337,6 +367,7 @@ func (b *builder) floodFrom(src, tkey string, svc map[string]*dpconfig.Service) 
 }
 
 func (f *Fragment) sort() {
+	sort.Slice(f.BFD, func(i, j int) bool { return f.BFD[i].ID < f.BFD[j].ID })
 	sort.Slice(f.NHLFEs, func(i, j int) bool { return f.NHLFEs[i].ID < f.NHLFEs[j].ID })
 	sort.Slice(f.Services, func(i, j int) bool { return f.Services[i].ID < f.Services[j].ID })
 	sort.Slice(f.Circuits, func(i, j int) bool { return f.Circuits[i].ID < f.Circuits[j].ID })
@@ -358,8 +389,8 @@ func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Con
 		c.Ports = append(c.Ports, dpconfig.Port{Name: local.Port, Devargs: topology.Devargs(local.Port, local.Devargs),
 			Kind: dpconfig.KindFabric, MAC: topology.PortMAC(node, local.Port)})
 		c.Nexthops = append(c.Nexthops, dpconfig.Nexthop{ID: uint32(l.ID), Port: local.Port, MAC: topology.PortMAC(remote.Node, remote.Port)})
-		// Every adjacency runs BFD; its session id is the link id, which
-		// protected NHLFEs whose primary leaves over this link watch.
+		// Every adjacency runs BFD; its session id is the link id. Its
+		// state tells the controller which links are up (docs/ha.md).
 		b := t.LinkBFD(l)
 		c.BFD = append(c.BFD, dpconfig.BFD{ID: uint32(l.ID), Nexthop: uint32(l.ID),
 			TxMS: b.TxMS, RxMS: b.RxMS, Multiplier: b.Multiplier, WTRS: b.WTRS})
@@ -370,6 +401,7 @@ func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Con
 		}
 	}
 	for _, f := range frags {
+		c.BFD = append(c.BFD, f.BFD...)
 		c.NHLFEs = append(c.NHLFEs, f.NHLFEs...)
 		c.Services = append(c.Services, f.Services...)
 		c.Circuits = append(c.Circuits, f.Circuits...)

@@ -26,19 +26,23 @@ func build(t *testing.T, topo *topology.Topology, recs []*model.ServiceRecord, d
 	full := paths.New(topo, paths.Options{})
 	live := paths.New(topo, down)
 	frags := map[string][]*Fragment{}
+	checks := &checkSet{t: t, a: a, topo: topo, sessions: map[string]map[string]uint32{}}
 	for i, rec := range recs {
 		r, err := Route(&rec.Spec, full, live, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec.Route, rec.ID = r, uint32(i+1)
-		fs, err := Build(rec, a.NewAssigner(nil))
+		fs, err := Build(rec, a.NewAssigner(nil), checks.watch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for n, f := range fs {
 			frags[n] = append(frags[n], f)
 		}
+	}
+	for n, fs := range checks.frags {
+		frags[n] = append(frags[n], fs...)
 	}
 	f := &fabric{t: t, topo: topo, cfg: map[string]dpconfig.Config{}, used: map[string]map[uint32]bool{}}
 	for _, n := range topo.Nodes {
@@ -49,7 +53,91 @@ func build(t *testing.T, topo *topology.Topology, recs []*model.ServiceRecord, d
 		f.cfg[n.Name] = c
 		f.used[n.Name] = map[uint32]bool{}
 	}
+	for n, c := range f.cfg {
+		for _, b := range c.BFD {
+			if b.Label != 0 {
+				f.check(n, b.ID) // every path check goes there and back
+			}
+		}
+	}
 	return f
+}
+
+// checkSet builds each path check once, as the controller does.
+type checkSet struct {
+	t        *testing.T
+	a        *labels.Allocator
+	topo     *topology.Topology
+	sessions map[string]map[string]uint32 // key -> end -> session
+	frags    map[string][]*Fragment
+}
+
+func (c *checkSet) watch(node, from, to string, p model.Path) (uint32, error) {
+	k := CheckOf(from, to, p)
+	if c.sessions[k.Key()] == nil {
+		as := c.a.NewAssigner(nil)
+		fs, err := BuildCheck(k, as, c.topo.Fabric.BFD)
+		if err != nil {
+			return 0, err
+		}
+		c.sessions[k.Key()] = map[string]uint32{}
+		for _, end := range []string{k.A, k.Z} {
+			c.sessions[k.Key()][end], _ = CheckSession(as, end)
+		}
+		if c.frags == nil {
+			c.frags = map[string][]*Fragment{}
+		}
+		for n, f := range fs {
+			c.frags[n] = append(c.frags[n], f)
+		}
+	}
+	return c.sessions[k.Key()][node], nil
+}
+
+func (f *fabric) bfd(node string, id uint32) dpconfig.BFD {
+	for _, b := range f.cfg[node].BFD {
+		if b.ID == id {
+			return b
+		}
+	}
+	f.t.Fatalf("node %s: no bfd session %d", node, id)
+	return dpconfig.BFD{}
+}
+
+// check follows path session id from node along its LSP to the OAM entry
+// at the far end, and that end's session back; it returns the far end and
+// the links the way out took.
+func (f *fabric) check(node string, id uint32) (far string, links []int) {
+	out := func(from string, id uint32) (string, uint32, []int) {
+		b := f.bfd(from, id)
+		if b.Label == 0 {
+			f.t.Fatalf("node %s: bfd %d is a link session, not a path check", from, id)
+		}
+		at, nexthop, label := from, b.Nexthop, b.Label
+		var links []int
+		for hops := 0; hops < 20; hops++ {
+			links = append(links, int(nexthop))
+			to, _, l := f.sendOn(at, nexthop, label)
+			e := f.label(to, l)
+			switch e.Type {
+			case dpconfig.LabelOAM:
+				return to, *e.Session, links
+			case dpconfig.LabelSwap:
+				n := f.nhlfe(to, *e.NHLFE)
+				at, nexthop, label = to, n.Nexthop, n.Label
+			default:
+				f.t.Fatalf("node %s: check of bfd %d reaches a %s entry", from, id, e.Type)
+			}
+		}
+		f.t.Fatal("label loop")
+		return "", 0, nil
+	}
+	far, peer, links := out(node, id)
+	back, mine, _ := out(far, peer)
+	if back != node || mine != id {
+		f.t.Fatalf("node %s: check %d's far end %s answers to %s session %d", node, id, far, back, mine)
+	}
+	return far, links
 }
 
 func (f *fabric) nhlfe(node string, id uint32) dpconfig.NHLFE {
@@ -91,47 +179,64 @@ func (f *fabric) send(node string, nh uint32) (to, port string, label uint32) {
 	if n.Protect != nil {
 		n = f.nhlfe(node, n.Protect.Primary)
 	}
-	l, ok := f.topo.LinkByID(int(n.Nexthop))
+	return f.sendOn(node, n.Nexthop, n.Label)
+}
+
+// sendOn sends label on nexthop (a link id) from node.
+func (f *fabric) sendOn(node string, nexthop, label uint32) (to, port string, _ uint32) {
+	l, ok := f.topo.LinkByID(int(nexthop))
 	if !ok {
-		f.t.Fatalf("node %s: nhlfe %d: nexthop %d is no link", node, nh, n.Nexthop)
+		f.t.Fatalf("node %s: nexthop %d is no link", node, nexthop)
 	}
 	local, remote := l.End(node)
 	if local.Node != node {
-		f.t.Fatalf("node %s: nhlfe %d uses link %s that is not ours", node, nh, l.Name())
+		f.t.Fatalf("node %s: nexthop %d uses link %s that is not ours", node, nexthop, l.Name())
 	}
 	for _, x := range f.cfg[node].Nexthops {
-		if x.ID == n.Nexthop && x.MAC != topology.PortMAC(remote.Node, remote.Port) {
+		if x.ID == nexthop && x.MAC != topology.PortMAC(remote.Node, remote.Port) {
 			f.t.Fatalf("node %s: nexthop %d MAC %s is not %s:%s's", node, x.ID, x.MAC, remote.Node, remote.Port)
 		}
 	}
-	return remote.Node, remote.Port, n.Label
+	return remote.Node, remote.Port, label
 }
 
 // unicast follows SWAPs from an ingress NHLFE to the terminating entry. A
 // protected NHLFE is followed both ways: primary and backup must end at the
-// same entry, the session it watches must be the primary's first link, and
-// the backup must not leave over that link.
+// same entry, the session it watches must check the primary's very links to
+// that same node (and be answered from there), and the backup must not
+// leave over the primary's first link.
 func (f *fabric) unicast(node string, nh uint32) (at string, e dpconfig.Label, hops int) {
 	if p := f.nhlfe(node, nh).Protect; p != nil {
-		at, e, hops = f.unicast(node, p.Primary)
-		bat, be, _ := f.unicast(node, p.Backup)
+		var links []int
+		at, e, hops, links = f.walk(node, p.Primary)
+		bat, be, _, _ := f.walk(node, p.Backup)
 		if bat != at || be.Label != e.Label {
 			f.t.Fatalf("node %s: nhlfe %d: backup ends at %s label %d, primary at %s label %d",
 				node, nh, bat, be.Label, at, e.Label)
 		}
-		if first := f.nhlfe(node, p.Primary).Nexthop; p.Watch != first {
-			f.t.Fatalf("node %s: nhlfe %d watches session %d, primary leaves on link %d", node, nh, p.Watch, first)
+		far, checked := f.check(node, p.Watch)
+		if far != at || fmt.Sprint(checked) != fmt.Sprint(links) {
+			f.t.Fatalf("node %s: nhlfe %d watches a check of links %v to %s; primary takes %v to %s",
+				node, nh, checked, far, links, at)
 		}
-		if f.nhlfe(node, p.Backup).Nexthop == p.Watch {
-			f.t.Fatalf("node %s: nhlfe %d: backup leaves on the watched link %d", node, nh, p.Watch)
+		if f.nhlfe(node, p.Backup).Nexthop == f.nhlfe(node, p.Primary).Nexthop {
+			f.t.Fatalf("node %s: nhlfe %d: backup leaves on the primary's link", node, nh)
 		}
 		return at, e, hops
 	}
+	at, e, hops, _ = f.walk(node, nh)
+	return at, e, hops
+}
+
+// walk follows a plain NHLFE's SWAPs to the terminating entry, listing the
+// links taken.
+func (f *fabric) walk(node string, nh uint32) (at string, e dpconfig.Label, hops int, links []int) {
 	for hops = 1; hops < 20; hops++ {
+		links = append(links, int(f.nhlfe(node, nh).Nexthop))
 		to, _, l := f.send(node, nh)
 		e = f.label(to, l)
 		if e.Type != dpconfig.LabelSwap {
-			return to, e, hops
+			return to, e, hops, links
 		}
 		node, nh = to, *e.NHLFE
 	}
@@ -249,6 +354,9 @@ func TestELine(t *testing.T) {
 			}
 			sp := standby[0].To
 			for _, e := range f.cfg[sp].Labels {
+				if f.used[sp][e.Label] {
+					continue // walked already, e.g. a path check's
+				}
 				at, end, _ := f.unicast(sp, *e.NHLFE)
 				if end.Type != dpconfig.LabelELine || (at != "leaf1" && at != "leaf3") {
 					t.Fatalf("standby label at %s ends at %s %+v", sp, at, end)
@@ -358,7 +466,8 @@ func TestLabelsStableAcrossRecompute(t *testing.T) {
 		}
 		rec := &model.ServiceRecord{Spec: spec, ID: 1, Route: r}
 		as := a.NewAssigner(old)
-		if _, err := Build(rec, as); err != nil {
+		checks := &checkSet{t: t, a: labels.New(nil), topo: topo, sessions: map[string]map[string]uint32{}}
+		if _, err := Build(rec, as, checks.watch); err != nil {
 			t.Fatal(err)
 		}
 		rec.Allocs = as.Allocs()

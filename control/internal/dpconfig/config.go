@@ -56,13 +56,16 @@ type Nexthop struct {
 	MAC  string `json:"mac"`
 }
 
-// BFD is a BFD session on the adjacency toward Nexthop (bfd_add): the
-// in-band OAM that detects a failed link or a hung neighbour, and the
-// protection that protected NHLFEs watch (docs/ha.md). Zero timers mean the
-// datapath's defaults.
+// BFD is a BFD session (bfd_add): the in-band OAM that detects a failed
+// link, path or hung node, and the protection that protected NHLFEs watch
+// (docs/ha.md). Without Label it checks the adjacency toward Nexthop; with
+// Label it checks a path: its frames enter the path's LSP at Nexthop with
+// Label, and come back through an OAM label entry naming the session. Zero
+// timers mean the datapath's defaults.
 type BFD struct {
 	ID         uint32 `json:"id"`
 	Nexthop    uint32 `json:"nexthop"`
+	Label      uint32 `json:"label,omitempty"`
 	TxMS       int    `json:"tx_ms,omitempty"`
 	RxMS       int    `json:"rx_ms,omitempty"`
 	Multiplier int    `json:"multiplier,omitempty"`
@@ -171,6 +174,7 @@ const (
 	LabelELine     = "eline"
 	LabelELAN      = "elan"
 	LabelReplicate = "replicate"
+	LabelOAM       = "oam"
 )
 
 // Label is one entry of the node's label table (label_add).
@@ -182,4 +186,5 @@ type Label struct {
 	Source   *uint16  `json:"source,omitempty"`   // elan, replicate with local delivery
 	RPFPort  string   `json:"rpf_port,omitempty"` // replicate
 	Branches []uint32 `json:"branches,omitempty"` // replicate (nhlfe ids)
+	Session  *uint32  `json:"session,omitempty"`  // oam: the path's BFD session
 }

@@ -142,9 +142,12 @@ func (l Label) Normalize() Label {
 		out.Service, out.Source = clonePtr(l.Service), clonePtr(l.Source)
 		out.RPFPort = l.RPFPort
 		out.Branches = sortedClone(l.Branches, cmp.Compare[uint32])
+	case LabelOAM:
+		out.Session = clonePtr(l.Session)
 	default:
 		out = l
 		out.NHLFE, out.Service, out.Source = clonePtr(l.NHLFE), clonePtr(l.Service), clonePtr(l.Source)
+		out.Session = clonePtr(l.Session)
 		out.Branches = slices.Clone(l.Branches)
 	}
 	return out

@@ -81,13 +81,16 @@ func (c Config) Validate() error {
 		if !nexthops[b.Nexthop] {
 			bad("%s: nexthop %d does not exist", what, b.Nexthop)
 		}
+		if b.Label != 0 && (b.Label < LabelMin || b.Label >= LabelSpace) {
+			bad("%s: label %d out of range %d..%d", what, b.Label, LabelMin, LabelSpace-1)
+		}
 		n := b.Normalize()
 		if n.TxMS < 1 || n.TxMS > 60000 || n.RxMS < 1 || n.RxMS > 60000 ||
 			n.Multiplier < 1 || n.Multiplier > 255 || *n.WTRS < 0 || *n.WTRS > 3600 {
 			bad("%s: tx_ms and rx_ms 1..60000, multiplier 1..255, wtr_s 0..3600", what)
 		}
 		for _, nh := range c.Nexthops {
-			if nh.ID != b.Nexthop {
+			if b.Label != 0 || nh.ID != b.Nexthop { // path sessions share ports
 				continue
 			}
 			if other, dup := sessionPort[nh.Port]; dup {
@@ -230,8 +233,14 @@ func (c Config) Validate() error {
 			} else if l.Service != nil {
 				serviceRef(what, l.Service)
 			}
+		case LabelOAM:
+			if l.Session == nil {
+				bad("%s: oam without session", what)
+			} else if *l.Session >= MaxSessions {
+				bad("%s: session %d must be < %d", what, *l.Session, MaxSessions)
+			}
 		default:
-			bad("%s: type %q: want swap, eline, elan or replicate", what, l.Type)
+			bad("%s: type %q: want swap, eline, elan, replicate or oam", what, l.Type)
 		}
 	}
 	return errors.Join(errs...)

@@ -27,6 +27,9 @@ func DefaultSpaces() map[string]Space {
 		model.KindLabel:   {16, 1<<20 - 1},
 		model.KindNHLFE:   {1, 1<<20 - 1},
 		model.KindCircuit: {1, 65535},
+		// Above every link id (topology.MaxLinkID), which is its link
+		// session's id, up to the datapath's E3_MAX_SESSIONS.
+		model.KindSession: {2048, 4095},
 		KindService:       {1, 65535},
 	}
 }

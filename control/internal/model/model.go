@@ -251,6 +251,7 @@ const (
 	KindLabel   = "label"
 	KindNHLFE   = "nhlfe"
 	KindCircuit = "circuit"
+	KindSession = "session" // BFD sessions of path checks (link sessions use the link id)
 )
 
 // Alloc is one allocated identifier: on Node, of Kind, for Role (a string
@@ -284,10 +285,21 @@ type ServiceRecord struct {
 	Allocs          []Alloc          `json:"allocs"`
 }
 
+// CheckRecord is what /e3/v1/checks/<key> holds: a connectivity check of one
+// path between two leaves (BFD over the path's LSPs, RFC 6428), shared by
+// every service whose protected traffic takes that path. Path runs from A
+// to Z, A < Z. It lives while some service uses it.
+type CheckRecord struct {
+	A      string  `json:"a"`
+	Z      string  `json:"z"`
+	Path   Path    `json:"path"`
+	Allocs []Alloc `json:"allocs"`
+}
+
 // Protection states of a service (docs/ha.md).
 const (
 	Protected   = "protected"   // every ingress has a backup ready in the datapath
-	OnBackup    = "on backup"   // some ingress is on its backup: its primary's first hop failed
+	OnBackup    = "on backup"   // some ingress is on its backup: its primary path failed
 	Unprotected = "unprotected" // some path has no disjoint backup
 )
 
@@ -306,8 +318,18 @@ type ServiceView struct {
 	Status     Status  `json:"status"`
 	Protection string  `json:"protection,omitempty"` // Protected, OnBackup or Unprotected; "" for a hairpin
 	Generation int64   `json:"generation"`
-	Route      *Route  `json:"route,omitempty"`
-	Allocs     []Alloc `json:"allocations,omitempty"`
+	Route      *Route      `json:"route,omitempty"`
+	Allocs     []Alloc     `json:"allocations,omitempty"`
+	Checks     []CheckView `json:"checks,omitempty"`
+}
+
+// CheckView is a path check a service's protected traffic relies on, with
+// its BFD session's state at each end ("up (restoring)" within the
+// wait-to-restore time; absent where the end's agent does not report).
+type CheckView struct {
+	Key   string            `json:"key"`
+	Path  []string          `json:"path"` // node names from A to Z
+	State map[string]string `json:"state,omitempty"`
 }
 
 // ServiceUpdate adds and removes circuits.

@@ -36,11 +36,13 @@ type PortStatus struct {
 }
 
 // BFDStatus is one BFD session of the node's datapath, as last polled: the
-// in-band view of one fabric adjacency (the session id is the link id).
-// Usable is what the datapath's protection uses: false from the moment the
-// session fails until it has been up for its wait-to-restore time.
+// in-band view of one fabric adjacency (Label 0; the session id is the link
+// id) or of one path to another leaf (a path check; Label is the first label
+// of its LSP). Usable is what the datapath's protection uses: false from the
+// moment the session fails until it has been up for its wait-to-restore time.
 type BFDStatus struct {
 	ID     uint32 `json:"id"`
+	Label  uint32 `json:"label,omitempty"`
 	Port   string `json:"port"`
 	State  string `json:"state"`
 	Diag   string `json:"diag"`

@@ -27,11 +27,15 @@ const (
 	TopologyKey    = nodestate.Prefix + "topology"
 	GenerationKey  = nodestate.Prefix + "generation"
 	ServicePrefix  = nodestate.Prefix + "services/"
+	CheckPrefix    = nodestate.Prefix + "checks/"
 	ElectionPrefix = nodestate.Prefix + "leader"
 )
 
 // ServiceKey names one service's record.
 func ServiceKey(name string) string { return ServicePrefix + name }
+
+// CheckKey names one path check's record.
+func CheckKey(key string) string { return CheckPrefix + key }
 
 // Connect opens a client to endpoints (comma-separated URLs).
 func Connect(endpoints string) (*clientv3.Client, error) {

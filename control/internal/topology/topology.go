@@ -17,9 +17,10 @@ const (
 	DefaultCost         = 1
 	DefaultCapacityMbps = 10000
 	DefaultTTL          = 64
-	// MaxLinkID bounds link ids: a link id is also the nexthop id on both of
-	// its nodes, and the datapath's nexthop table has 4096 entries.
-	MaxLinkID = 4095
+	// MaxLinkID bounds link ids: a link id is also the nexthop id and the
+	// link BFD session id on both of its nodes; the datapath's 4096 session
+	// ids above it are for path checks.
+	MaxLinkID = 2047
 )
 
 // Topology is the whole fabric.

@@ -168,6 +168,7 @@ json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n)
 static const struct e3_param bfd_params[] = {
 	E3_P_INT(struct e3_bfd_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_SESSIONS - 1),
 	E3_P_INT(struct e3_bfd_conf, nexthop, "nexthop", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
+	E3_P_INT(struct e3_bfd_conf, label, "label", E3_PT_U32, false, E3_LABEL_MIN, E3_LABEL_SPACE - 1),
 	E3_P_INT(struct e3_bfd_conf, tx_ms, "tx_ms", E3_PT_U32, false, 1, 60000),
 	E3_P_INT(struct e3_bfd_conf, rx_ms, "rx_ms", E3_PT_U32, false, 1, 60000),
 	E3_P_INT(struct e3_bfd_conf, multiplier, "multiplier", E3_PT_U8, false, 1, 255),
@@ -190,10 +191,14 @@ const struct e3_obj_type e3_bfd_type = {
 
 json_t *e3_bfd_conf_json(const struct e3_bfd_conf *b)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:i, s:I}", "id", (json_int_t)b->id, "nexthop",
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:i, s:I}", "id", (json_int_t)b->id, "nexthop",
 			 (json_int_t)b->nexthop, "tx_ms", (json_int_t)b->tx_ms, "rx_ms",
 			 (json_int_t)b->rx_ms, "multiplier", b->multiplier, "wtr_s",
 			 (json_int_t)b->wtr_s);
+
+	if (o != NULL && b->label != 0)
+		json_object_set_new(o, "label", json_integer(b->label));
+	return o;
 }
 
 /* ---- services ------------------------------------------ */
@@ -317,7 +322,7 @@ json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c)
 }
 
 /* ---- labels ------------------------------------------ */
-static const char *const label_types[] = { "", "swap", "eline", "elan", "replicate", NULL };
+static const char *const label_types[] = { "", "swap", "eline", "elan", "replicate", "oam", NULL };
 static const struct e3_param label_params[] = {
 	E3_P_INT(struct e3_label_conf, label, "label", E3_PT_U32, true, E3_LABEL_MIN,
 		 E3_LABEL_SPACE - 1),
@@ -328,8 +333,9 @@ static const struct e3_param label_params[] = {
 	E3_P_STR(struct e3_label_conf, rpf_port, "rpf_port", false, 1),
 	E3_P_ARRAY(struct e3_label_conf, branches, n_branches, "branches", false, E3_MAX_BRANCHES,
 		   &nhlfe_elem),
+	E3_P_INT(struct e3_label_conf, session, "session", E3_PT_U32, false, 0, E3_MAX_SESSIONS - 1),
 };
-enum { LBL_P_NHLFE = 2, LBL_P_SERVICE, LBL_P_SOURCE, LBL_P_RPF, LBL_P_BRANCHES };
+enum { LBL_P_NHLFE = 2, LBL_P_SERVICE, LBL_P_SOURCE, LBL_P_RPF, LBL_P_BRANCHES, LBL_P_SESSION };
 
 static void label_init(void *p)
 {
@@ -352,8 +358,9 @@ static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 		[E3_LBL_REPLICATE] = { 1u << LBL_P_RPF,
 				       1u << LBL_P_RPF | 1u << LBL_P_BRANCHES |
 					       1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE },
+		[E3_LBL_OAM] = { 1u << LBL_P_SESSION, 1u << LBL_P_SESSION },
 	};
-	for (int i = LBL_P_NHLFE; i <= LBL_P_BRANCHES; i++) {
+	for (int i = LBL_P_NHLFE; i <= LBL_P_SESSION; i++) {
 		uint32_t bit = 1u << i;
 		if ((rule[l->type].need & bit) && !(seen & bit)) {
 			snprintf(msg, len, "missing param '%s' (needed by type \"%s\")",
@@ -381,7 +388,7 @@ const struct e3_obj_type e3_label_type = {
 
 json_t *e3_label_conf_json(const struct e3_label_conf *l)
 {
-	unsigned t = l->type <= E3_LBL_REPLICATE ? l->type : 0;
+	unsigned t = l->type <= E3_LBL_OAM ? l->type : 0;
 	json_t *o = json_pack("{s:I, s:s}", "label", (json_int_t)l->label, "type",
 			      t ? label_types[t] : "none");
 	if (o == NULL)
@@ -405,6 +412,9 @@ json_t *e3_label_conf_json(const struct e3_label_conf *l)
 			json_object_set_new(o, "service", json_integer(l->service));
 			json_object_set_new(o, "source", json_integer(l->source));
 		}
+		break;
+	case E3_LBL_OAM:
+		json_object_set_new(o, "session", json_integer(l->session));
 		break;
 	default:
 		break;

@@ -19,6 +19,26 @@ def test_round_trip_changes_nothing(base):
     assert base.call("config_dump") == d
 
 
+def test_round_trip_of_path_checks(base):
+    """A path session (BFD over an LSP) and its OAM label dump and load
+    back as they were, beside a link session on the same nexthop's port."""
+    base.call("bfd_add", id=1, nexthop=1)
+    base.call("bfd_add", id=9, nexthop=1, label=3000, tx_ms=50, multiplier=5)
+    base.call("label_add", label=3001, type="oam", session=9)
+    d = base.call("config_dump")
+    assert {"id": 9, "nexthop": 1, "label": 3000, "tx_ms": 50, "rx_ms": 10, "multiplier": 5,
+            "wtr_s": 5} in d["bfd"]
+    assert "label" not in [b for b in d["bfd"] if b["id"] == 1][0]
+    assert {"label": 3001, "type": "oam", "session": 9} in d["labels"]
+    assert base.call("config_load", d) == {"added": 0, "replaced": 0, "removed": 0}
+    assert base.call("config_dump") == d
+    # The path's label changes: a new session, reported as replaced.
+    d["bfd"] = [dict(b, label=3002) if b["id"] == 9 else b for b in d["bfd"]]
+    assert base.call("config_load", d) == {"added": 0, "replaced": 1, "removed": 0}
+    (b,) = [b for b in base.call("bfd_list") if b["id"] == 9]
+    assert b["label"] == 3002 and b["state"] == "down"
+
+
 def test_load_into_empty_node_and_counts(rpc):
     n = sum(len(BASE[k]) for k in ("ports", "nexthops", "nhlfes", "services", "circuits",
                                    "labels"))

@@ -75,6 +75,11 @@ BAD_CALLS = [
     ("label_add", {"label": 500, "type": "replicate", "branches": [7]}, PARAMS, ["rpf_port"]),
     ("service_add", {"id": 30, "type": "eline", "branches": [7]}, PARAMS, ["branches"]),
     ("service_add", {"id": 30, "type": "elan", "nhlfe": 5}, PARAMS, ["nhlfe"]),
+    ("label_add", {"label": 500, "type": "oam"}, PARAMS, ["session"]),
+    ("label_add", {"label": 500, "type": "oam", "session": 4096}, PARAMS, ["session"]),
+    ("label_add", {"label": 500, "type": "swap", "nhlfe": 5, "session": 1}, PARAMS, ["session"]),
+    ("bfd_add", {"id": 3, "nexthop": 1, "label": 3}, PARAMS, ["label"]),
+    ("bfd_add", {"id": 3, "nexthop": 77, "label": 500}, NOT_FOUND, ["nexthop"]),
     # kinds of ports
     ("nexthop_add", {"id": 3, "port": "c1", "mac": "02:00:00:00:00:01"}, None, []),
     ("circuit_add", {"id": 9, "port": "fab0", "vlan": 300, "service": 10}, None, []),
