@@ -44,28 +44,9 @@ static uint32_t *nhlfe_refs;                   /* services, labels */
 static uint32_t svc_refs[E3_MAX_SERVICES];     /* labels */
 
 static const char *const drop_names[E3_DROP_MAX] = {
-	[E3_DROP_TRUNCATED] = "truncated",
-	[E3_DROP_OVERSIZE] = "oversize",
-	[E3_DROP_NO_CIRCUIT] = "no_circuit",
-	[E3_DROP_CUSTOMER_LABELLED] = "customer_labelled",
-	[E3_DROP_NOT_FOR_US] = "not_for_us",
-	[E3_DROP_BAD_ETHERTYPE] = "bad_ethertype",
-	[E3_DROP_LABEL_RESERVED] = "label_reserved",
-	[E3_DROP_LABEL_STACKED] = "label_stacked",
-	[E3_DROP_LABEL_UNKNOWN] = "label_unknown",
-	[E3_DROP_TTL_EXPIRED] = "ttl_expired",
-	[E3_DROP_RPF_FAIL] = "rpf_fail",
-	[E3_DROP_BAD_CONTROL_WORD] = "bad_control_word",
-	[E3_DROP_SPLIT_HORIZON] = "split_horizon",
-	[E3_DROP_SAME_CIRCUIT] = "same_circuit",
-	[E3_DROP_NO_SERVICE] = "no_service",
-	[E3_DROP_NO_NEXTHOP] = "no_nexthop",
-	[E3_DROP_TX_FULL] = "tx_full",
-	[E3_DROP_NO_MBUF] = "no_mbuf",
-	[E3_DROP_OAM_BAD_ACH] = "oam_bad_ach",
-	[E3_DROP_BFD_MALFORMED] = "bfd_malformed",
-	[E3_DROP_BFD_BAD_DISCRIMINATOR] = "bfd_bad_discriminator",
-	[E3_DROP_OAM_NO_SESSION] = "oam_no_session",
+#define E3_DROP_NAME(e, name, meaning) [E3_DROP_##e] = name,
+	E3_DROPS(E3_DROP_NAME)
+#undef E3_DROP_NAME
 };
 
 const char *e3_drop_name(enum e3_drop d)
@@ -137,12 +118,16 @@ int e3_ctl_settings_set(const struct e3_settings *s, char *err)
 		return E3_ERR(err, E3_EINVAL, "ttl: must be 1..255");
 	if (s->mac_limit == 0)
 		return E3_ERR(err, E3_EINVAL, "mac_limit: must be at least 1");
+	if (s->mac_move_window_s == 0)
+		return E3_ERR(err, E3_EINVAL, "mac_move_window_s: must be at least 1");
 	bool changed = memcmp(s, &e3.settings, sizeof(*s)) != 0;
 
 	e3.settings.ttl = s->ttl;
 	e3.settings.control_word = s->control_word;
 	e3.settings.mac_aging_s = s->mac_aging_s;
 	e3.settings.mac_limit = s->mac_limit;
+	e3.settings.mac_move_limit = s->mac_move_limit;
+	e3.settings.mac_move_window_s = s->mac_move_window_s;
 	return ok(changed);
 }
 
@@ -672,7 +657,10 @@ void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg)
 			.rx_pkts = c.rx_pkts, .rx_bytes = c.rx_bytes,
 			.tx_pkts = c.tx_pkts, .tx_bytes = c.tx_bytes,
 			.flooded = c.flooded,
-			.learned = ms->learned, .moves = ms->moves, .limit_hits = ms->limit_hits,
+			.learned = ms->learned, .moves = ms->moves,
+			.limit_hits = ms->limit_hits + c.mac_refused, .table_full = ms->table_full,
+			.moves_refused = ms->moves_refused, .learn_lost = c.learn_lost,
+			.frozen = ms->frozen,
 		};
 		fn(&info, arg);
 	}
@@ -796,8 +784,8 @@ static void label_conf_of(uint32_t label, struct e3_label_conf *c)
 		c->service = e.index;
 		break;
 	case E3_LBL_ELAN:
-		c->service = e.index;
-		c->source = e.aux;
+		c->service = e3_label_elan_service(e.index);
+		c->source = e3_label_elan_source(e.index);
 		break;
 	case E3_LBL_OAM:
 		c->session = e.index;
@@ -817,11 +805,28 @@ static void label_conf_of(uint32_t label, struct e3_label_conf *c)
 	default:
 		break;
 	}
+	c->n_in_ports = 0;
+	for (unsigned port = 0; port < RTE_MAX_ETHPORTS; port++) {
+		const struct e3_port *p = e3_port_tbl[port];
+
+		if ((e.in_ports >> port & 1) && p != NULL)
+			snprintf(c->in_ports[c->n_in_ports++], sizeof(c->in_ports[0]), "%s", p->conf.name);
+	}
+}
+
+/* The in_ports bit mask of a validated conf. */
+static uint32_t in_ports_mask(const struct e3_label_conf *c)
+{
+	uint32_t mask = 0;
+
+	for (unsigned i = 0; i < c->n_in_ports; i++)
+		mask |= 1u << port_by_name(c->in_ports[i])->port_id;
+	return mask;
 }
 
 static bool label_same(const struct e3_label_conf *a, const struct e3_label_conf *b)
 {
-	if (a->type != b->type)
+	if (a->type != b->type || in_ports_mask(a) != in_ports_mask(b))
 		return false;
 	switch (a->type) {
 	case E3_LBL_SWAP:
@@ -844,6 +849,8 @@ static bool label_same(const struct e3_label_conf *a, const struct e3_label_conf
 
 static void label_refs(const struct e3_label_conf *c, int d)
 {
+	for (unsigned i = 0; i < c->n_in_ports; i++)
+		port_refs[port_by_name(c->in_ports[i])->port_id] += d;
 	switch (c->type) {
 	case E3_LBL_SWAP:
 		nhlfe_refs[c->nhlfe] += d;
@@ -880,6 +887,18 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 {
 	if (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE)
 		return E3_ERR(err, E3_EINVAL, "label: must be %u..%u", E3_LABEL_MIN, E3_LABEL_SPACE - 1);
+	if (c->n_in_ports > E3_MAX_IN_PORTS)
+		return E3_ERR(err, E3_EINVAL, "in_ports: at most %u", E3_MAX_IN_PORTS);
+	for (unsigned i = 0; i < c->n_in_ports; i++) {
+		const struct e3_port *p = strnlen(c->in_ports[i], sizeof(c->in_ports[i])) <
+						  sizeof(c->in_ports[i]) ?
+					  port_by_name(c->in_ports[i]) : NULL;
+
+		if (p == NULL)
+			return E3_ERR(err, E3_ENOENT, "in_ports[%u]: port %.31s not found", i, c->in_ports[i]);
+		if (p->kind != E3_PORT_FABRIC)
+			return E3_ERR(err, E3_EINVAL, "in_ports[%u]: %s is not a fabric port", i, c->in_ports[i]);
+	}
 	switch (c->type) {
 	case E3_LBL_SWAP:
 		if (!nhlfe_exists(c->nhlfe))
@@ -938,7 +957,7 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 	label_conf_of(c->label, &lc_old);
 	if (label_same(&lc_old, c))
 		return ok(false);
-	struct e3_label_entry e = { .type = (uint8_t)c->type };
+	struct e3_label_entry e = { .type = c->type, .in_ports = in_ports_mask(c) };
 
 	switch (c->type) {
 	case E3_LBL_SWAP:
@@ -948,8 +967,7 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 		e.index = c->service;
 		break;
 	case E3_LBL_ELAN:
-		e.index = c->service;
-		e.aux = c->source;
+		e.index = e3_label_elan_index(c->service, c->source);
 		break;
 	case E3_LBL_OAM:
 		e.index = c->session;

@@ -43,6 +43,7 @@
 #define E3_MAX_REMOTES    1024     /* E-LAN remote endpoints (source ids) per service */
 #define E3_MAX_BRANCHES   256      /* flood branches per service or REPLICATE entry */
 #define E3_MAX_SESSIONS   4096     /* BFD sessions (and protection bytes) */
+#define E3_MAX_IN_PORTS   16       /* ports a label entry takes frames from */
 #define E3_LABEL_SPACE    (1u << 20)
 #define E3_LABEL_MIN      16       /* 0-15 are reserved (RFC 3032) */
 #define E3_VLAN_UNTAGGED  4096     /* circuit "vlan" meaning: the whole untagged port */
@@ -77,32 +78,41 @@ enum e3_label_type {
 enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 
 /* Every reason a frame is dropped; each has a counter (per port and total).
- * Names (e3_drop_name) are the keys used in the RPC and telemetry output. */
+ * X(ENUM, name, meaning): the name is the key used in the RPC and telemetry
+ * output. */
+#define E3_DROPS(X) \
+	X(TRUNCATED, "truncated", "shorter than the headers it claims") \
+	X(OVERSIZE, "oversize", "longer than the port's MTU allows") \
+	X(NO_CIRCUIT, "no_circuit", "customer frame on a (port, VLAN) with no circuit") \
+	X(CUSTOMER_LABELLED, "customer_labelled", "MPLS ethertype on a customer port") \
+	X(NOT_FOR_US, "not_for_us", "fabric frame to another unicast MAC") \
+	X(BAD_ETHERTYPE, "bad_ethertype", "fabric frame that is not MPLS unicast") \
+	X(LABEL_RESERVED, "label_reserved", "label 0-15") \
+	X(LABEL_STACKED, "label_stacked", "more than one label (S=0), other than a path check's GAL") \
+	X(LABEL_UNKNOWN, "label_unknown", "no entry for the label") \
+	X(LABEL_WRONG_PORT, "label_wrong_port", "valid label on a port its entry does not take frames from") \
+	X(TTL_EXPIRED, "ttl_expired", "TTL 0 or 1 on arrival at a transit node, 0 at a leaf") \
+	X(RPF_FAIL, "rpf_fail", "REPLICATE frame not from the RPF port") \
+	X(BAD_CONTROL_WORD, "bad_control_word", "control word expected but first nibble != 0") \
+	X(SPLIT_HORIZON, "split_horizon", "fabric frame whose destination is behind the fabric") \
+	X(SAME_CIRCUIT, "same_circuit", "known unicast back to the circuit it came from") \
+	X(NO_SERVICE, "no_service", "entry points at a service/circuit being removed") \
+	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \
+	X(TX_FULL, "tx_full", "the TX queue did not take the frame") \
+	X(NO_MBUF, "no_mbuf", "could not copy a frame for replication") \
+	X(RX_RING_FULL, "rx_ring_full", "dropped by the kernel: the port's af_packet receive ring was full") \
+	X(OAM_BAD_ACH, "oam_bad_ach", "OAM frame without the GAL, or whose ACH is not BFD (0x0007) version 0") \
+	X(BFD_MALFORMED, "bfd_malformed", "BFD packet failing RFC 5880 6.8.6 (length, version, ...)") \
+	X(BFD_BAD_DISCRIMINATOR, "bfd_bad_discriminator", "Your Discriminator not the session's") \
+	X(OAM_NO_SESSION, "oam_no_session", "BFD on a port or path label with no session")
+
 enum e3_drop {
-	E3_DROP_TRUNCATED = 0,      /* shorter than the headers it claims */
-	E3_DROP_OVERSIZE,           /* longer than the port's MTU allows */
-	E3_DROP_NO_CIRCUIT,         /* customer frame on a (port, VLAN) with no circuit */
-	E3_DROP_CUSTOMER_LABELLED,  /* MPLS ethertype on a customer port */
-	E3_DROP_NOT_FOR_US,         /* fabric frame to another unicast MAC */
-	E3_DROP_BAD_ETHERTYPE,      /* fabric frame that is not MPLS unicast */
-	E3_DROP_LABEL_RESERVED,     /* label 0-15 */
-	E3_DROP_LABEL_STACKED,      /* more than one label (S=0), other than a path check's GAL */
-	E3_DROP_LABEL_UNKNOWN,      /* no entry for the label */
-	E3_DROP_TTL_EXPIRED,        /* TTL 0 or 1 on arrival at a transit node, 0 at a leaf */
-	E3_DROP_RPF_FAIL,           /* REPLICATE frame not from the RPF port */
-	E3_DROP_BAD_CONTROL_WORD,   /* control word expected but first nibble != 0 */
-	E3_DROP_SPLIT_HORIZON,      /* fabric frame whose destination is behind the fabric */
-	E3_DROP_SAME_CIRCUIT,       /* known unicast back to the circuit it came from */
-	E3_DROP_NO_SERVICE,         /* entry points at a service/circuit being removed */
-	E3_DROP_NO_NEXTHOP,         /* nhlfe or nexthop missing, or its port is down */
-	E3_DROP_TX_FULL,            /* the TX queue did not take the frame */
-	E3_DROP_NO_MBUF,            /* could not copy a frame for replication */
-	E3_DROP_OAM_BAD_ACH,        /* OAM frame without the GAL, or whose ACH is not BFD (0x0007) version 0 */
-	E3_DROP_BFD_MALFORMED,      /* BFD packet failing RFC 5880 6.8.6 (length, version, ...) */
-	E3_DROP_BFD_BAD_DISCRIMINATOR, /* Your Discriminator not the session's */
-	E3_DROP_OAM_NO_SESSION,     /* BFD on a port or path label with no session */
+#define E3_DROP_ENUM(e, name, meaning) E3_DROP_##e,
+	E3_DROPS(E3_DROP_ENUM)
+#undef E3_DROP_ENUM
 	E3_DROP_MAX
 };
+
 const char *e3_drop_name(enum e3_drop d);
 
 /* The control lock: held by the main loop while it runs RPC handlers and
@@ -122,7 +132,12 @@ struct e3_settings {
 	uint8_t ttl;             /* initial TTL of labelled frames, default 64 */
 	bool control_word;       /* push/expect the RFC 4385 control word, default true */
 	uint32_t mac_aging_s;    /* MAC aging time in seconds, default 300; 0 = never */
-	uint32_t mac_limit;      /* default per-service MAC limit, default 65536 */
+	uint32_t mac_limit;      /* default per-service MAC limit, default 8192 */
+	/* MAC move damping (FRR's duplicate address detection): a MAC that
+	 * moves more than mac_move_limit times within mac_move_window_s is
+	 * frozen where it is for mac_move_window_s. 0 = no damping. */
+	uint32_t mac_move_limit;     /* default 5 */
+	uint32_t mac_move_window_s;  /* default 180 */
 };
 int e3_ctl_settings_get(struct e3_settings *out);
 int e3_ctl_settings_set(const struct e3_settings *s, char *err);
@@ -242,11 +257,21 @@ struct e3_service_conf {
 };
 int e3_ctl_service_add(const struct e3_service_conf *c, char *err);
 int e3_ctl_service_del(uint32_t id, char *err);              /* EBUSY if circuits or labels use it */
+/* A service's counters, as every reader names them. Refused learning has
+ * one per reason: the service's MAC limit, a full table, a frozen
+ * (flapping) MAC, a full learn queue. */
+#define E3_SVC_COUNTERS(X) \
+	X(rx_pkts) X(rx_bytes) X(tx_pkts) X(tx_bytes) X(flooded) X(learned) X(moves) \
+	X(limit_hits) X(table_full) X(moves_refused) X(learn_lost)
+
 struct e3_service_info {
 	const struct e3_service_conf *conf;
 	uint32_t n_circuits;
 	uint32_t n_macs;
-	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, flooded, learned, moves, limit_hits;
+	uint32_t frozen;         /* MACs frozen now (move damping) */
+#define E3_SVC_COUNTER_FIELD(name) uint64_t name;
+	E3_SVC_COUNTERS(E3_SVC_COUNTER_FIELD)
+#undef E3_SVC_COUNTER_FIELD
 };
 typedef void (*e3_service_walk_fn)(const struct e3_service_info *s, void *arg);
 void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg);
@@ -278,6 +303,10 @@ struct e3_label_conf {
 	char rpf_port[32];       /* REPLICATE: the fabric port toward the tree's source */
 	uint16_t n_branches;     /* REPLICATE */
 	uint32_t branches[E3_MAX_BRANCHES];
+	/* The fabric ports the entry takes frames from (its upstreams); none =
+	 * any. Anything else arriving with the label is label_wrong_port. */
+	uint16_t n_in_ports;
+	char in_ports[E3_MAX_IN_PORTS][32];
 };
 int e3_ctl_label_add(const struct e3_label_conf *c, char *err);
 int e3_ctl_label_del(uint32_t label, char *err);

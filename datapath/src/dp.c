@@ -21,7 +21,8 @@
 #include "worker.h"
 
 struct e3_dp e3 = {
-	.settings = { .ttl = 64, .control_word = true, .mac_aging_s = 300, .mac_limit = 65536 },
+	.settings = { .ttl = 64, .control_word = true, .mac_aging_s = 300, .mac_limit = 8192,
+		      .mac_move_limit = 5, .mac_move_window_s = 180 },
 };
 
 #define LINK_POLL_MS 20      /* a link that comes up forwards within 20 ms */
@@ -81,6 +82,7 @@ void e3_dp_housekeeping(void)
 	if (ms - last_link >= LINK_POLL_MS) {
 		last_link = ms;
 		e3_port_poll_links();
+		e3_port_poll_kernel();
 	}
 	e3_rcu_reclaim();
 }

@@ -6,23 +6,45 @@
  *
  *   SWAP       index = nhlfe id
  *   ELINE      index = service id
- *   ELAN       index = service id, aux = source
+ *   ELAN       index = service id | source << 16 (e3_label_elan_*)
  *   REPLICATE  index = slot of an immutable e3_replicate (RCU-published)
  *   OAM        index = path session (BFD id)
+ *
+ * in_ports has a bit per DPDK port the entry takes frames from (the ports
+ * its upstreams use, DESIGN.md: a valid label on another port is dropped,
+ * never learned from); 0 takes any port.
  */
 #ifndef E3_LABEL_TABLE_H
 #define E3_LABEL_TABLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include <rte_config.h>
 
 #include "ctl.h"
 
 struct e3_label_entry {
-	uint32_t index;
-	uint16_t aux;
-	uint8_t type;     /* enum e3_label_type; E3_LBL_NONE = empty */
-	uint8_t flags;
+	uint32_t in_ports;
+	uint32_t index : 29;
+	uint32_t type : 3;   /* enum e3_label_type; E3_LBL_NONE = empty */
 };
+_Static_assert(RTE_MAX_ETHPORTS <= 32, "in_ports: a bit per DPDK port");
+_Static_assert(E3_MAX_SERVICES <= 1u << 16 && E3_MAX_REMOTES <= 1u << 13 && E3_MAX_NHLFES <= 1u << 29,
+	       "an ELAN entry's service and source, or an nhlfe id, fit the index");
+
+static inline uint32_t e3_label_elan_index(uint32_t service, uint16_t source)
+{
+	return service | (uint32_t)source << 16;
+}
+static inline uint32_t e3_label_elan_service(uint32_t index) { return index & 0xffff; }
+static inline uint16_t e3_label_elan_source(uint32_t index) { return (uint16_t)(index >> 16); }
+
+/* Does an entry with in_ports take a frame from DPDK port `port`? */
+static inline bool e3_label_port_ok(uint32_t in_ports, uint16_t port)
+{
+	return in_ports == 0 || (in_ports >> (port & 31) & 1);
+}
 union e3_label_word {
 	struct e3_label_entry e;
 	uint64_t u64;

@@ -28,7 +28,16 @@ static uint32_t n_total;
 static uint64_t n_table_full;
 static struct rte_ring *learn_ring[E3_MAX_WORKERS];
 static unsigned n_rings;
-static struct e3_mac_svc_stats *svc_stats;   /* [E3_MAX_SERVICES] */
+struct e3_mac_svc_stats *e3_mac_svc;
+
+/* Move damping, main lcore only, per slot: moves counted since `since`,
+ * or frozen since `since`. Reset when a slot takes a new MAC. */
+struct damp {
+	uint32_t since;
+	uint16_t moves;
+	uint16_t frozen;
+};
+static struct damp *damp;
 
 static inline struct e3_mac_slot *slot_at(uint32_t pos)
 {
@@ -42,8 +51,9 @@ int e3_mac_table_init(uint32_t cap, unsigned n_workers)
 	size_t bytes = sizeof(struct e3_mac_bucket) * n_buckets;
 
 	e3_mac_buckets = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
-	svc_stats = calloc(E3_MAX_SERVICES, sizeof(*svc_stats));
-	if (e3_mac_buckets == NULL || svc_stats == NULL)
+	e3_mac_svc = calloc(E3_MAX_SERVICES, sizeof(*e3_mac_svc));
+	damp = calloc((size_t)n_buckets * E3_MAC_WAYS, sizeof(*damp));
+	if (e3_mac_buckets == NULL || e3_mac_svc == NULL || damp == NULL)
 		return -1;
 	memset(e3_mac_buckets, 0xff, bytes);   /* every key E3_MAC_EMPTY, every dest NODEST */
 	e3_mac_bucket_mask = n_buckets - 1;
@@ -107,6 +117,47 @@ static int32_t free_slot_for(uint64_t k)
 	return -1;
 }
 
+static void unfreeze(uint32_t pos, uint32_t service)
+{
+	if (damp[pos].frozen) {
+		damp[pos].frozen = 0;
+		e3_mac_svc[service].frozen--;
+	}
+}
+
+/* May the MAC at pos move now? Counts the move against the damping
+ * window; the move past mac_move_limit freezes the MAC where it is. */
+static bool move_allowed(uint32_t pos, uint32_t service, const uint8_t *mac, uint32_t now)
+{
+	const uint32_t limit = e3.settings.mac_move_limit, window = e3.settings.mac_move_window_s;
+	struct e3_mac_svc_stats *st = &e3_mac_svc[service];
+	struct damp *d = &damp[pos];
+
+	if (d->frozen && now - d->since < window) {
+		st->moves_refused++;
+		return false;
+	}
+	unfreeze(pos, service);
+	if (limit == 0)
+		return true;
+	if (now - d->since >= window) {
+		d->since = now;
+		d->moves = 0;
+	}
+	if (d->moves < limit) {
+		d->moves++;
+		return true;
+	}
+	d->frozen = 1;
+	d->since = now;
+	st->frozen++;
+	st->moves_refused++;
+	RTE_LOG(WARNING, USER1, "service %u: MAC %02x:%02x:%02x:%02x:%02x:%02x frozen for %u s: "
+		"more than %u moves in %u s\n", service, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+		window, limit, window);
+	return false;
+}
+
 static void apply(const struct e3_learn_ev *ev)
 {
 	const struct e3_service *s = e3_service_get(ev->service);
@@ -114,13 +165,15 @@ static void apply(const struct e3_learn_ev *ev)
 	if (s == NULL || s->type != E3_SVC_ELAN || !dest_valid(s, ev->dest) || (ev->mac[0] & 1))
 		return;   /* the service or circuit went away since */
 	uint64_t k = e3_mac_key64(ev->service, ev->mac);
-	struct e3_mac_svc_stats *st = &svc_stats[ev->service];
+	struct e3_mac_svc_stats *st = &e3_mac_svc[ev->service];
 	int32_t pos = e3_mac_find(k);
 
 	if (pos >= 0) {
 		struct e3_mac_val *v = &slot_at((uint32_t)pos)->v;
 
 		if (v->dest != ev->dest) {
+			if (!move_allowed((uint32_t)pos, ev->service, ev->mac, e3_now()))
+				return;
 			__atomic_store_n(&v->dest, ev->dest, __ATOMIC_RELEASE);
 			st->moves++;
 		}
@@ -136,8 +189,10 @@ static void apply(const struct e3_learn_ev *ev)
 	pos = n_total < capacity ? free_slot_for(k) : -1;
 	if (pos < 0) {
 		n_table_full++;
+		st->table_full++;
 		return;
 	}
+	damp[pos] = (struct damp){ .since = e3_now() };
 	/* Value first, key last: a reader that finds the key finds its value. */
 	struct e3_mac_slot *sl = slot_at((uint32_t)pos);
 
@@ -192,7 +247,8 @@ static void delete_at(uint32_t pos)
 	__atomic_store_n(&sl->v.dest, E3_MAC_NODEST, __ATOMIC_RELEASE);
 	__atomic_store_n(&sl->key, E3_MAC_TOMB, __ATOMIC_RELEASE);
 	e3_rcu_defer(free_slot, (void *)(uintptr_t)pos);
-	svc_stats[service].n_macs--;
+	unfreeze(pos, service);
+	e3_mac_svc[service].n_macs--;
 	n_total--;
 }
 
@@ -208,8 +264,12 @@ void e3_mac_age_step(uint32_t budget)
 		const struct e3_mac_slot *sl = slot_at(pos);
 
 		age_cursor = age_cursor + 1 == n_slots ? 0 : age_cursor + 1;
-		if (live(sl) && now - __atomic_load_n(&sl->v.last_seen, __ATOMIC_RELAXED) >= aging)
+		if (!live(sl))
+			continue;
+		if (now - __atomic_load_n(&sl->v.last_seen, __ATOMIC_RELAXED) >= aging)
 			delete_at(pos);
+		else if (damp[pos].frozen && now - damp[pos].since >= e3.settings.mac_move_window_s)
+			unfreeze(pos, service_of_key(sl->key));
 	}
 }
 
@@ -254,15 +314,16 @@ void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg)
 
 const struct e3_mac_svc_stats *e3_mac_svc_stats(uint32_t service)
 {
-	return &svc_stats[service];
+	return &e3_mac_svc[service];
 }
 
 void e3_mac_svc_reset(uint32_t service)
 {
-	uint32_t n = svc_stats[service].n_macs;
+	uint32_t n = e3_mac_svc[service].n_macs, frozen = e3_mac_svc[service].frozen;
 
-	memset(&svc_stats[service], 0, sizeof(svc_stats[service]));
-	svc_stats[service].n_macs = n;
+	memset(&e3_mac_svc[service], 0, sizeof(e3_mac_svc[service]));
+	e3_mac_svc[service].n_macs = n;
+	e3_mac_svc[service].frozen = frozen;
 }
 
 uint32_t e3_mac_count(void)

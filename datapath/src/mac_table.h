@@ -189,11 +189,23 @@ void e3_mac_age_step(uint32_t budget);           /* check the next budget slots 
 uint32_t e3_mac_flush(uint32_t service, uint32_t dest);
 void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg);
 
+/* Per service, kept by the main lcore (n_macs read by workers too). */
 struct e3_mac_svc_stats {
 	uint32_t n_macs;
-	uint64_t learned, moves, limit_hits;
+	uint32_t frozen;                 /* MACs frozen for flapping now */
+	uint64_t learned, moves;
+	uint64_t limit_hits, table_full, moves_refused;
 };
+extern struct e3_mac_svc_stats *e3_mac_svc;   /* [E3_MAX_SERVICES] */
 const struct e3_mac_svc_stats *e3_mac_svc_stats(uint32_t service);
+
+/* Worker: is the service at its MAC limit? Then a new MAC is refused
+ * before it takes a place in the learn queue, so one service flooding
+ * MACs never crowds out another's learning. */
+static inline bool e3_mac_svc_full(uint32_t service, uint32_t limit)
+{
+	return __atomic_load_n(&e3_mac_svc[service % E3_MAX_SERVICES].n_macs, __ATOMIC_RELAXED) >= limit;
+}
 void e3_mac_svc_reset(uint32_t service);        /* new service: fresh counters */
 uint32_t e3_mac_count(void);
 uint32_t e3_mac_capacity(void);                  /* MACs it holds (--mac-table-size) */

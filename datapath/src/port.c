@@ -3,9 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_bus.h>
@@ -16,6 +19,7 @@
 #include "circuit_table.h"
 #include "dp.h"
 #include "port.h"
+#include "stats.h"
 #include "worker.h"
 
 #define NB_RXD 512
@@ -122,18 +126,27 @@ static bool mtu_fits(const struct rte_eth_dev_info *di, uint16_t mtu)
 	       (uint32_t)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN <= di->max_rx_pktlen;
 }
 
+/* An af_packet port's kernel interface name (from iface=), or false. */
+static bool afp_iface(const char *devargs, char name[IFNAMSIZ])
+{
+	const char *at = strstr(devargs, "iface=");
+
+	if (!is_af_packet(devargs) || at == NULL)
+		return false;
+	at += 6;
+	snprintf(name, IFNAMSIZ, "%.*s", (int)strcspn(at, ","), at);
+	return true;
+}
+
 /* af_packet's link is its kernel interface's: the PMD says "up" from start
  * to stop whatever the veth does. -1 when it cannot be told. */
 static int afp_link(const struct e3_port *p)
 {
-	const char *at = strstr(p->conf.devargs, "iface=");
 	struct ifreq ifr = { 0 };
 	int s, rc = -1;
 
-	if (at == NULL)
+	if (!afp_iface(p->conf.devargs, ifr.ifr_name))
 		return -1;
-	at += 6;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", (int)strcspn(at, ","), at);
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	if (s < 0)
 		return -1;
@@ -198,6 +211,10 @@ int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *er
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	}
 	p->port_id = pid;
+	char ifname[IFNAMSIZ];
+
+	if (afp_iface(c.devargs, ifname))
+		p->kernel_ifindex = if_nametoindex(ifname);
 	p->kind = c.kind;
 	p->mtu = c.mtu;
 	/* Every af_packet socket of the fanout group receives: poll them all,
@@ -317,6 +334,41 @@ void e3_port_close(struct e3_port *p)
 		e3_circuit_port_detach(pid);
 	detach(pid, true);
 	free(p);
+}
+
+/* The PMD (DPDK 22.11) does not read its sockets' PACKET_STATISTICS, so
+ * we do: every AF_PACKET socket of this process is one of an af_packet
+ * port's queues, told apart by the interface it is bound to. Reading the
+ * statistics resets them, so each drop is counted once. */
+void e3_port_poll_kernel(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+		struct sockaddr_ll sll;
+		socklen_t len = sizeof(sll);
+		struct stat sb;
+
+		if (fd <= 2 || fd == dirfd(d) || fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) ||
+		    getsockname(fd, (struct sockaddr *)&sll, &len) != 0 || sll.sll_family != AF_PACKET)
+			continue;
+		for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
+			const struct e3_port *p = e3_port_tbl[i];
+			struct tpacket_stats ts;
+			socklen_t tl = sizeof(ts);
+
+			if (p == NULL || p->kernel_ifindex == 0 || (int)p->kernel_ifindex != sll.sll_ifindex)
+				continue;
+			if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &ts, &tl) == 0 && ts.tp_drops > 0)
+				e3_stats_add_ring_drops(i, ts.tp_drops);
+			break;
+		}
+	}
+	closedir(d);
 }
 
 void e3_port_poll_links(void)

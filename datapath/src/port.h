@@ -29,6 +29,7 @@ struct e3_port {
 	bool tx_shared;            /* n_txq < workers: workers share queues under a lock */
 	int16_t rxq_worker[E3_MAX_QUEUES]; /* worker polling each rx queue */
 	struct rte_ether_addr mac; /* our MAC on this port */
+	unsigned kernel_ifindex;   /* af_packet: the kernel interface, else 0 */
 	struct e3_port_conf conf;  /* as given, with the effective MAC and workers */
 };
 
@@ -45,6 +46,10 @@ static inline uint32_t e3_port_max_frame(const struct e3_port *p, unsigned n_tag
 {
 	return p->mtu + RTE_ETHER_HDR_LEN + 4u * n_tags;
 }
+
+/* Main lcore: add what the kernel dropped on af_packet ports' receive
+ * rings since the last call to their rx_ring_full counters. */
+void e3_port_poll_kernel(void);
 
 /* Main lcore only. Probe, configure, start and publish a port; the poll
  * lists are rebuilt by the caller (e3_workers_assign). */

@@ -57,10 +57,18 @@ static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, uns
 	l->last = (int)k;
 	l->last_dest = dest;
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
+	const struct e3_service *s = b->meta[i].svc;
 
-	if (!e3_mac_learn(b->w->idx, b->meta[i].svc->id, eh->src_addr.addr_bytes, dest,
-			  l->src_pos[k], l->src_dest[k]))
+	if (l->src_dest[k] == E3_MAC_ABSENT &&
+	    e3_mac_svc_full(s->id, s->mac_limit ? s->mac_limit : e3.settings.mac_limit)) {
+		b->w->st.svc[s->id].mac_refused++;
+		return;
+	}
+	if (!e3_mac_learn(b->w->idx, s->id, eh->src_addr.addr_bytes, dest, l->src_pos[k],
+			  l->src_dest[k])) {
 		b->w->learn_drops++;
+		b->w->st.svc[s->id].learn_lost++;
+	}
 }
 
 /* Destination of a known MAC, or E3_NONE when unknown (flood). */

@@ -139,6 +139,11 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 
 		b->w->st.label[mt->label]++;
 		mt->index = e.index;
+		if (unlikely(!e3_label_port_ok(e.in_ports, b->rx->port_id))) {
+			E3_TRACE(b, i, "label %u: not taken from %s", mt->label, b->rx->conf.name);
+			e3_drop(b, i, E3_DROP_LABEL_WRONG_PORT);
+			continue;
+		}
 		/* A path check's OAM may only be switched or end here. */
 		if (unlikely(mt->gach) && e.type != E3_LBL_SWAP && e.type != E3_LBL_OAM) {
 			E3_TRACE(b, i, "label %u: a GAL below, not an OAM or swap entry", mt->label);
@@ -160,9 +165,10 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 				mt->next = NX_ELINE_TERM;
 			break;
 		case E3_LBL_ELAN:
-			E3_TRACE(b, i, "label %u: elan service %u source %u", mt->label, e.index, e.aux);
-			mt->svc = service_of(b, i, e.index, E3_SVC_ELAN);
-			mt->source = e.aux;
+			mt->source = e3_label_elan_source(e.index);
+			E3_TRACE(b, i, "label %u: elan service %u source %u", mt->label,
+				 e3_label_elan_service(e.index), mt->source);
+			mt->svc = service_of(b, i, e3_label_elan_service(e.index), E3_SVC_ELAN);
 			if (mt->svc && pop(b, i)) {
 				mt->next = NX_ELAN_TERM;
 				e3_elan_keys(b, i);

@@ -32,6 +32,14 @@ int e3_wstats_init(struct e3_wstats *s)
 	} \
 	_s; })
 
+/* Main lcore's: the kernel's ring drops, read by e3_port_poll_kernel. */
+static uint64_t ring_drops[RTE_MAX_ETHPORTS];
+
+void e3_stats_add_ring_drops(uint16_t port, uint64_t n)
+{
+	__atomic_fetch_add(&ring_drops[port % RTE_MAX_ETHPORTS], n, __ATOMIC_RELAXED);
+}
+
 static void port_sum(uint16_t p, struct e3_port_ctr *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -41,6 +49,7 @@ static void port_sum(uint16_t p, struct e3_port_ctr *o)
 	o->tx_bytes = SUM(st->port[p].tx_bytes);
 	for (int d = 0; d < E3_DROP_MAX; d++)
 		o->drops[d] = SUM(st->port[p].drops[d]);
+	o->drops[E3_DROP_RX_RING_FULL] += __atomic_load_n(&ring_drops[p], __ATOMIC_RELAXED);
 }
 
 void e3_stats_port(uint16_t p, struct e3_port_ctr *o)
@@ -66,6 +75,8 @@ static void svc_sum(uint32_t id, struct e3_svc_ctr *o)
 	o->tx_pkts = SUM(st->svc[id].tx_pkts);
 	o->tx_bytes = SUM(st->svc[id].tx_bytes);
 	o->flooded = SUM(st->svc[id].flooded);
+	o->mac_refused = SUM(st->svc[id].mac_refused);
+	o->learn_lost = SUM(st->svc[id].learn_lost);
 }
 
 void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
@@ -78,6 +89,8 @@ void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
 	o->tx_pkts -= b->tx_pkts;
 	o->tx_bytes -= b->tx_bytes;
 	o->flooded -= b->flooded;
+	o->mac_refused -= b->mac_refused;
+	o->learn_lost -= b->learn_lost;
 }
 
 void e3_stats_reset_svc(uint32_t id)

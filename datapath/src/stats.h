@@ -22,6 +22,8 @@ struct e3_port_ctr {
 
 struct e3_svc_ctr {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, flooded;
+	uint64_t mac_refused;    /* new MACs refused at the limit, by the worker */
+	uint64_t learn_lost;     /* learn events lost: the worker's queue was full */
 };
 
 struct e3_circ_ctr {
@@ -40,6 +42,9 @@ int e3_wstats_init(struct e3_wstats *s);
 
 /* Control side: sums over workers, minus the baseline. */
 void e3_stats_port(uint16_t port, struct e3_port_ctr *out);
+/* Main lcore: drops a port's device counted outside the workers (the
+ * kernel's af_packet ring), added to its rx_ring_full. */
+void e3_stats_add_ring_drops(uint16_t port, uint64_t n);
 void e3_stats_svc(uint32_t id, struct e3_svc_ctr *out);
 void e3_stats_circ(uint32_t id, struct e3_circ_ctr *out);
 uint64_t e3_stats_label(uint32_t label);

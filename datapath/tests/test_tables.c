@@ -27,15 +27,19 @@ static void test_label_table(void)
 {
 	CHECK_EQ(sizeof(struct e3_label_entry), 8);
 	CHECK(sizeof(uint64_t) * E3_LABEL_SPACE <= 16u << 20);
-	e3_label_set(100, (struct e3_label_entry){ .index = 5, .aux = 7, .type = E3_LBL_ELAN });
+	e3_label_set(100, (struct e3_label_entry){ .index = e3_label_elan_index(65535, 1023),
+						   .type = E3_LBL_ELAN, .in_ports = 1u << 31 | 1 });
 	struct e3_label_entry e = e3_label_get(100);
 
-	CHECK_EQ(e.index, 5);
-	CHECK_EQ(e.aux, 7);
+	CHECK_EQ(e3_label_elan_service(e.index), 65535);
+	CHECK_EQ(e3_label_elan_source(e.index), 1023);
 	CHECK_EQ(e.type, E3_LBL_ELAN);
+	CHECK(e3_label_port_ok(e.in_ports, 0) && e3_label_port_ok(e.in_ports, 31));
+	CHECK(!e3_label_port_ok(e.in_ports, 1) && !e3_label_port_ok(e.in_ports, 30));
+	CHECK(e3_label_port_ok(0, 7));          /* no ports given: any */
 	CHECK_EQ(e3_label_get(101).type, E3_LBL_NONE);
 	/* Out-of-range labels cannot reach outside the table. */
-	CHECK_EQ(e3_label_get(100 + E3_LABEL_SPACE).index, 5);
+	CHECK_EQ(e3_label_get(100 + E3_LABEL_SPACE).index, e3_label_elan_index(65535, 1023));
 	e3_label_set(100, (struct e3_label_entry){ 0 });
 	CHECK_EQ(e3_label_get(100).type, E3_LBL_NONE);
 

@@ -29,7 +29,8 @@ MAC = {p: f"02:00:00:{p}:00:01" for p in CUSTOMER + FABRIC}  # c1 -> 02:00:00:c1
 PEER_MAC = {p: m[:-2] + "99" for p, m in MAC.items()}
 PEERS = [p + "p" for p in CUSTOMER + FABRIC]
 VETH_MTU = 2100  # room for oversize frames and the fabric's overhead
-DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_limit": 65536}
+DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_limit": 8192,
+                    "mac_move_limit": 5, "mac_move_window_s": 180}
 
 
 class Switch:

@@ -334,3 +334,80 @@ def test_multicast_source_is_forwarded_not_learned(sw, wire):
     assert_flooded(got, frame, "c1", pcp=2)
     learn(sw, wire, "c1", A)          # a later, valid source is learned: learning has run
     assert set(sw.macs(SVC)) == {A}
+
+
+def test_label_from_a_port_it_does_not_take_is_dropped_unlearned(sw, wire):
+    """A rogue fabric neighbour: the label is valid, but arrives on f2 while
+    its entry takes frames only from f1 (its upstream). Dropped and counted,
+    never learned from; the same frame on f1 is delivered and learned."""
+    elan(sw)
+    sw.rpc("label_add", label=ELAN_IN, type="elan", service=SVC, source=1, in_ports=["f1"])
+    assert sw.rpc("label_list", label=ELAN_IN)[0]["in_ports"] == ["f1"]
+    learn(sw, wire, "c1", A)
+    tok = token()
+    inner = customer_frame(A, R, tok)
+    got = wire.exchange([("f2p", fabric_frame(MAC["f2"], PEER_MAC["f2"], ELAN_IN, inner))],
+                        expect=0, quiet=0.3)
+    assert_delivered(got, {})
+    sw.wait_drops("f2", {"label_wrong_port": 1})
+    assert R not in sw.macs(SVC)
+    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], ELAN_IN, inner))],
+                        expect=1, match=tok)
+    assert_delivered(got, {"c1p": 1})
+    wait_for(lambda: sw.macs(SVC).get(R, {}).get("source") == 1, what="R learned from f1")
+
+
+def test_in_ports_refusals(sw):
+    elan(sw)
+    with pytest.raises(Exception, match="not a fabric port"):
+        sw.rpc("label_add", label=ELAN_IN, type="elan", service=SVC, source=1, in_ports=["c1"])
+    with pytest.raises(Exception, match="not found"):
+        sw.rpc("label_add", label=ELAN_IN, type="elan", service=SVC, source=1, in_ports=["nope"])
+    sw.rpc("label_add", label=ELAN_IN, type="elan", service=SVC, source=1, in_ports=["f2", "f1"])
+    assert sorted(sw.rpc("label_list", label=ELAN_IN)[0]["in_ports"]) == ["f1", "f2"]
+    with pytest.raises(Exception, match="used by|busy|in use"):
+        sw.rpc("port_del", name="f2")
+
+
+def test_mac_flood_in_one_service_leaves_another_learning(sw, wire):
+    """Service 20 (limit 50) is flooded with 500 source MACs: it keeps 50,
+    every refused one is counted, and service 21 still learns."""
+    for sid, limit, cid, port, vlan in ((20, 50, 201, "c1", 100), (21, 0, 211, "c2", 100)):
+        params = dict(id=sid, type="elan", name=f"pk-flood-{sid}")
+        if limit:
+            params["mac_limit"] = limit
+        sw.rpc("service_add", **params)
+        sw.rpc("circuit_add", id=cid, port=port, vlan=vlan, service=sid)
+        sw.rpc("circuit_add", id=cid + 1, port="c3", vlan=vlan + sid, service=sid)
+    flood = [("c1p", customer_frame(BCAST, "02:00:0b:00:%02x:%02x" % (i >> 8, i & 0xff), b"flood",
+                                     vlan=100)) for i in range(500)]
+    wire.exchange(flood, expect=0, quiet=0.5)
+    wait_for(lambda: sw.service(20)["stats"]["limit_hits"] == 450, what="450 refused in 20")
+    st = sw.service(20)
+    assert st["macs"] == 50 and st["stats"]["learned"] == 50, st
+    assert st["stats"]["learn_lost"] == 0 and st["stats"]["table_full"] == 0, st
+    tok = token()
+    wire.exchange([("c2p", customer_frame(BCAST, B, tok, vlan=100))], expect=1, match=tok)
+    wait_for(lambda: sw.macs(21).get(B, {}).get("circuit") == 211, what="B learned in 21")
+    assert sw.service(21)["stats"]["limit_hits"] == 0
+
+
+def test_flapping_mac_is_frozen(sw, wire):
+    """More than mac_move_limit moves within the window: the MAC stays
+    where it is, and each further move is refused and counted."""
+    elan(sw)
+    sw.rpc("settings_set", mac_move_limit=3, mac_move_window_s=600)
+    learn(sw, wire, "c1", A)
+    for k, port in enumerate(["c2", "c1", "c2"], 1):     # three moves: allowed
+        learn(sw, wire, port, A)
+        assert sw.service(SVC)["stats"]["moves"] == k
+    tok = token()
+    wire.exchange([("c1p", from_customer("c1", BCAST, A, tok))], expect=4, match=tok)
+    wait_for(lambda: sw.service(SVC)["stats"]["moves_refused"] == 1, what="fourth move refused")
+    st = sw.service(SVC)["stats"]
+    assert st["frozen"] == 1 and st["moves"] == 3, st
+    assert sw.macs(SVC)[A]["circuit"] == CIRCUIT["c2"]
+    tok = token()
+    wire.exchange([("c1p", from_customer("c1", BCAST, A, tok))], expect=4, match=tok)
+    wait_for(lambda: sw.service(SVC)["stats"]["moves_refused"] == 2, what="fifth move refused")
+    assert sw.macs(SVC)[A]["circuit"] == CIRCUIT["c2"]

@@ -6,6 +6,7 @@ package desired
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,8 +119,11 @@ func (b *builder) lsp(tag string, p model.Path, term uint32) (uint32, error) {
 }
 
 // transit installs the swap entries of p's transit nodes toward the label
-// term at p's end, and returns the label p's first hop must write.
+// term at p's end, and returns the label p's first hop must write. Each
+// entry, and term, takes frames only from the port p arrives on.
 func (b *builder) transit(role string, p model.Path, term uint32) (uint32, error) {
+	last := p[len(p)-1]
+	b.inPort(last.To, term, last.ToPort)
 	next := term
 	for i := len(p) - 1; i > 0; i-- {
 		h := p[i]
@@ -133,10 +137,26 @@ func (b *builder) transit(role string, p model.Path, term uint32) (uint32, error
 		}
 		f := b.frag(h.From)
 		f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: next})
-		f.Labels = append(f.Labels, dpconfig.Label{Label: l, Type: dpconfig.LabelSwap, NHLFE: u32(id)})
+		f.Labels = append(f.Labels, dpconfig.Label{Label: l, Type: dpconfig.LabelSwap, NHLFE: u32(id),
+			InPorts: []string{p[i-1].ToPort}})
 		next = l
 	}
 	return next, nil
+}
+
+// inPort lets node's label entry take frames from port too (an entry that
+// several paths end in, such as a term label with a backup path, takes
+// each path's last port).
+func (b *builder) inPort(node string, label uint32, port string) {
+	f := b.frag(node)
+	for i := range f.Labels {
+		if f.Labels[i].Label == label {
+			if !slices.Contains(f.Labels[i].InPorts, port) {
+				f.Labels[i].InPorts = append(f.Labels[i].InPorts, port)
+			}
+			return
+		}
+	}
 }
 
 // protect adds, at node, a protected NHLFE that stands for primary while
@@ -357,7 +377,8 @@ func (b *builder) floodFrom(src, tkey string, svc map[string]*dpconfig.Service) 
 			svc[n].Branches = append(svc[n].Branches, branches...)
 			continue
 		}
-		e := dpconfig.Label{Label: label[n], Type: dpconfig.LabelReplicate, RPFPort: parent[n].ToPort, Branches: branches}
+		e := dpconfig.Label{Label: label[n], Type: dpconfig.LabelReplicate, RPFPort: parent[n].ToPort, Branches: branches,
+			InPorts: []string{parent[n].ToPort}}
 		if _, member := svc[n]; member {
 			e.Service, e.Source = u32(b.rec.ID), u16(r.Sources[src])
 		}

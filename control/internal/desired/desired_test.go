@@ -2,6 +2,7 @@ package desired
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
@@ -17,7 +18,8 @@ type fabric struct {
 	t    *testing.T
 	topo *topology.Topology
 	cfg  map[string]dpconfig.Config
-	used map[string]map[uint32]bool // labels a simulation went through
+	used    map[string]map[uint32]bool // labels a simulation went through
+	arrived map[string]map[string]bool // "label port" pairs it went through
 }
 
 func build(t *testing.T, topo *topology.Topology, recs []*model.ServiceRecord, down paths.Options) *fabric {
@@ -44,7 +46,8 @@ func build(t *testing.T, topo *topology.Topology, recs []*model.ServiceRecord, d
 	for n, fs := range checks.frags {
 		frags[n] = append(frags[n], fs...)
 	}
-	f := &fabric{t: t, topo: topo, cfg: map[string]dpconfig.Config{}, used: map[string]map[uint32]bool{}}
+	f := &fabric{t: t, topo: topo, cfg: map[string]dpconfig.Config{}, used: map[string]map[uint32]bool{},
+		arrived: map[string]map[string]bool{}}
 	for _, n := range topo.Nodes {
 		c := Assemble(topo, n.Name, frags[n.Name])
 		if err := c.Validate(); err != nil {
@@ -52,6 +55,7 @@ func build(t *testing.T, topo *topology.Topology, recs []*model.ServiceRecord, d
 		}
 		f.cfg[n.Name] = c
 		f.used[n.Name] = map[uint32]bool{}
+		f.arrived[n.Name] = map[string]bool{}
 	}
 	for n, c := range f.cfg {
 		for _, b := range c.BFD {
@@ -117,8 +121,8 @@ func (f *fabric) check(node string, id uint32) (far string, links []int) {
 		var links []int
 		for hops := 0; hops < 20; hops++ {
 			links = append(links, int(nexthop))
-			to, _, l := f.sendOn(at, nexthop, label)
-			e := f.label(to, l)
+			to, port, l := f.sendOn(at, nexthop, label)
+			e := f.label(to, port, l)
 			switch e.Type {
 			case dpconfig.LabelOAM:
 				return to, *e.Session, links
@@ -150,10 +154,16 @@ func (f *fabric) nhlfe(node string, id uint32) dpconfig.NHLFE {
 	return dpconfig.NHLFE{}
 }
 
-func (f *fabric) label(node string, l uint32) dpconfig.Label {
+// label is node's entry for l, which a frame reached on port: the entry
+// must take frames from that port, and from no port no frame reaches it on.
+func (f *fabric) label(node, port string, l uint32) dpconfig.Label {
 	for _, e := range f.cfg[node].Labels {
 		if e.Label == l {
+			if !slices.Contains(e.InPorts, port) {
+				f.t.Fatalf("node %s: label %d reached on %s, takes only %v", node, l, port, e.InPorts)
+			}
 			f.used[node][l] = true
+			f.arrived[node][fmt.Sprint(l, port)] = true
 			return e
 		}
 	}
@@ -233,8 +243,8 @@ func (f *fabric) unicast(node string, nh uint32) (at string, e dpconfig.Label, h
 func (f *fabric) walk(node string, nh uint32) (at string, e dpconfig.Label, hops int, links []int) {
 	for hops = 1; hops < 20; hops++ {
 		links = append(links, int(f.nhlfe(node, nh).Nexthop))
-		to, _, l := f.send(node, nh)
-		e = f.label(to, l)
+		to, port, l := f.send(node, nh)
+		e = f.label(to, port, l)
 		if e.Type != dpconfig.LabelSwap {
 			return to, e, hops, links
 		}
@@ -263,7 +273,7 @@ func (f *fabric) flood(src string, svc uint32) map[string][]uint16 {
 		p := q[0]
 		q = q[1:]
 		to, port, l := f.send(p.node, p.nh)
-		e := f.label(to, l)
+		e := f.label(to, port, l)
 		if e.Type != dpconfig.LabelReplicate {
 			f.t.Fatalf("flood from %s reaches %s label %d of type %s", src, to, l, e.Type)
 		}
@@ -288,6 +298,11 @@ func (f *fabric) checkAllLabelsUsed() {
 		for _, e := range c.Labels {
 			if !f.used[n][e.Label] {
 				f.t.Errorf("node %s: label %d (%s) reached by no simulated frame", n, e.Label, e.Type)
+			}
+			for _, p := range e.InPorts {
+				if !f.arrived[n][fmt.Sprint(e.Label, p)] {
+					f.t.Errorf("node %s: label %d takes frames from %s, where none arrives", n, e.Label, p)
+				}
 			}
 		}
 	}

@@ -31,6 +31,10 @@ type Settings struct {
 	ControlWord bool `json:"control_word"`
 	MACAgingS   int  `json:"mac_aging_s"`
 	MACLimit    int  `json:"mac_limit"`
+	// Move damping: more than MACMoveLimit moves of a MAC within
+	// MACMoveWindowS freeze it for MACMoveWindowS (0: no damping).
+	MACMoveLimit   int `json:"mac_move_limit"`
+	MACMoveWindowS int `json:"mac_move_window_s,omitempty"`
 }
 
 // Port kinds.
@@ -187,4 +191,7 @@ type Label struct {
 	RPFPort  string   `json:"rpf_port,omitempty"` // replicate
 	Branches []uint32 `json:"branches,omitempty"` // replicate (nhlfe ids)
 	Session  *uint32  `json:"session,omitempty"`  // oam: the path's BFD session
+	// InPorts are the fabric ports the entry takes frames from: the ports
+	// its upstreams send on. Empty takes any port.
+	InPorts []string `json:"in_ports,omitempty"`
 }

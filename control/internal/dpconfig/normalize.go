@@ -15,7 +15,9 @@ const (
 	DefaultTTL         = 64
 	DefaultControlWord = true
 	DefaultMACAgingS   = 300
-	DefaultMACLimit    = 65536
+	DefaultMACLimit    = 8192
+	DefaultMACMoves    = 5
+	DefaultMACMoveWinS = 180
 	DefaultMTUCustomer = 1500
 	DefaultMTUFabric   = 2000
 	DefaultRxQueues    = 1
@@ -28,14 +30,15 @@ const (
 // DefaultSettings are the settings of a freshly started datapath.
 func DefaultSettings() Settings {
 	return Settings{TTL: DefaultTTL, ControlWord: DefaultControlWord,
-		MACAgingS: DefaultMACAgingS, MACLimit: DefaultMACLimit}
+		MACAgingS: DefaultMACAgingS, MACLimit: DefaultMACLimit,
+		MACMoveLimit: DefaultMACMoves, MACMoveWindowS: DefaultMACMoveWinS}
 }
 
 // Normalize returns the canonical form of s. The all-zero Settings (a
 // config that does not mention settings) means the datapath defaults; in
-// a non-zero Settings only TTL and MACLimit have a zero that means
-// "default", since mac_aging_s 0 (never age) and control_word false are
-// real choices.
+// a non-zero Settings only TTL, MACLimit and MACMoveWindowS have a zero
+// that means "default", since mac_aging_s 0 (never age), mac_move_limit 0
+// (no damping) and control_word false are real choices.
 func (s Settings) Normalize() Settings {
 	if s == (Settings{}) {
 		return DefaultSettings()
@@ -45,6 +48,9 @@ func (s Settings) Normalize() Settings {
 	}
 	if s.MACLimit == 0 {
 		s.MACLimit = DefaultMACLimit
+	}
+	if s.MACMoveWindowS == 0 {
+		s.MACMoveWindowS = DefaultMACMoveWinS
 	}
 	return s
 }
@@ -130,7 +136,7 @@ func (c Circuit) Normalize() Circuit { return c }
 // Normalize keeps only the fields the entry's type uses and sorts the
 // branches of a REPLICATE entry. The result shares no memory with l.
 func (l Label) Normalize() Label {
-	out := Label{Label: l.Label, Type: l.Type}
+	out := Label{Label: l.Label, Type: l.Type, InPorts: sortedClone(l.InPorts, strings.Compare)}
 	switch l.Type {
 	case LabelSwap:
 		out.NHLFE = clonePtr(l.NHLFE)

@@ -12,7 +12,7 @@ func u16(v uint16) *uint16 { return &v }
 func TestNormalizeEqual(t *testing.T) {
 	base := Config{
 		Version:  1,
-		Settings: Settings{TTL: 64, ControlWord: true, MACAgingS: 300, MACLimit: 65536},
+		Settings: DefaultSettings(),
 		Ports: []Port{
 			{Name: "fab0", Devargs: "net_null0", Kind: KindFabric, MTU: 2000, MAC: "02:00:00:00:00:aa", RxQueues: 1},
 			{Name: "cust0", Devargs: "net_null1", Kind: KindCustomer, MTU: 1500, RxQueues: 1},
@@ -89,10 +89,11 @@ func TestNormalizeDoesNotAlias(t *testing.T) {
 }
 
 func TestSettingsNormalize(t *testing.T) {
-	// Only the all-zero Settings means "defaults": aging 0 and control word
-	// off are real choices.
+	// Only the all-zero Settings means "defaults": aging 0, control word
+	// off and no move damping are real choices.
 	got := Settings{TTL: 32, MACAgingS: 0, ControlWord: false}.Normalize()
-	want := Settings{TTL: 32, MACAgingS: 0, ControlWord: false, MACLimit: DefaultMACLimit}
+	want := Settings{TTL: 32, MACAgingS: 0, ControlWord: false, MACLimit: DefaultMACLimit,
+		MACMoveWindowS: DefaultMACMoveWinS}
 	if got != want {
 		t.Errorf("Normalize = %+v, want %+v", got, want)
 	}

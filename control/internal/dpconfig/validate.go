@@ -25,7 +25,8 @@ func (c Config) Validate() error {
 	if c.Version != 0 && c.Version != Version {
 		bad("version %d: this agent understands %d", c.Version, Version)
 	}
-	if s := c.Settings; s.TTL < 0 || s.TTL > 255 || s.MACAgingS < 0 || s.MACLimit < 0 {
+	if s := c.Settings; s.TTL < 0 || s.TTL > 255 || s.MACAgingS < 0 || s.MACLimit < 0 ||
+		s.MACMoveLimit < 0 || s.MACMoveWindowS < 0 {
 		bad("settings: ttl 0..255, mac_aging_s and mac_limit >= 0")
 	}
 
@@ -208,6 +209,9 @@ func (c Config) Validate() error {
 		labels[l.Label] = true
 		if l.Label < LabelMin || l.Label >= LabelSpace {
 			bad("%s: out of range %d..%d", what, LabelMin, LabelSpace-1)
+		}
+		for _, p := range l.InPorts {
+			fabricPort(what+" in_ports", p)
 		}
 		switch l.Type {
 		case LabelSwap:

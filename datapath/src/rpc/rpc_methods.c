@@ -306,6 +306,18 @@ static int svc_circ_cmp(const void *a, const void *b)
 	return x->circuit < y->circuit ? -1 : x->circuit > y->circuit;
 }
 
+/* Every counter of a service, and its frozen MACs. */
+static json_t *service_stats_json(const struct e3_service_info *si)
+{
+	json_t *o = json_object();
+
+#define E3_SVC_COUNTER_JSON(name) json_object_set_new(o, #name, json_integer((json_int_t)si->name));
+	E3_SVC_COUNTERS(E3_SVC_COUNTER_JSON)
+#undef E3_SVC_COUNTER_JSON
+	json_object_set_new(o, "frozen", json_integer(si->frozen));
+	return o;
+}
+
 static void service_list_cb(const struct e3_service_info *si, void *arg)
 {
 	struct svc_list *l = arg;
@@ -327,14 +339,7 @@ static void service_list_cb(const struct e3_service_info *si, void *arg)
 		json_array_append_new(circuits, json_integer(l->sc[i].circuit));
 	json_object_set_new(o, "circuits", circuits);
 	json_object_set_new(o, "macs", json_integer(si->n_macs));
-	json_object_set_new(
-		o, "stats",
-		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "rx_pkts",
-			  (json_int_t)si->rx_pkts, "rx_bytes", (json_int_t)si->rx_bytes,
-			  "tx_pkts", (json_int_t)si->tx_pkts, "tx_bytes",
-			  (json_int_t)si->tx_bytes, "flooded", (json_int_t)si->flooded,
-			  "learned", (json_int_t)si->learned, "moves", (json_int_t)si->moves,
-			  "limit_hits", (json_int_t)si->limit_hits));
+	json_object_set_new(o, "stats", service_stats_json(si));
 	e3_jw_json(l->w, NULL, o);
 }
 
@@ -502,13 +507,10 @@ static void stats_service_cb(const struct e3_service_info *si, void *arg)
 {
 	char key[16];
 	snprintf(key, sizeof(key), "%u", si->conf->id);
-	e3_jw_json(arg, key,
-		   json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "rx_pkts",
-			     (json_int_t)si->rx_pkts, "rx_bytes", (json_int_t)si->rx_bytes,
-			     "tx_pkts", (json_int_t)si->tx_pkts, "tx_bytes",
-			     (json_int_t)si->tx_bytes, "flooded", (json_int_t)si->flooded,
-			     "learned", (json_int_t)si->learned, "moves", (json_int_t)si->moves,
-			     "limit_hits", (json_int_t)si->limit_hits, "macs", si->n_macs));
+	json_t *o = service_stats_json(si);
+
+	json_object_set_new(o, "macs", json_integer(si->n_macs));
+	e3_jw_json(arg, key, o);
 }
 
 static json_t *worker_json(int idx)

@@ -17,6 +17,8 @@ static const struct e3_param settings_params[] = {
 	E3_P(struct e3_settings, control_word, "control_word", E3_PT_BOOL, false),
 	E3_P_INT(struct e3_settings, mac_aging_s, "mac_aging_s", E3_PT_U32, false, 0, 1000000),
 	E3_P_INT(struct e3_settings, mac_limit, "mac_limit", E3_PT_U32, false, 1, 16777216),
+	E3_P_INT(struct e3_settings, mac_move_limit, "mac_move_limit", E3_PT_U32, false, 0, 1000000),
+	E3_P_INT(struct e3_settings, mac_move_window_s, "mac_move_window_s", E3_PT_U32, false, 1, 86400),
 };
 const struct e3_obj_type e3_settings_type = {
 	"settings", settings_params, E3_NPARAMS(settings_params),
@@ -33,13 +35,19 @@ void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint
 		s->mac_aging_s = in->mac_aging_s;
 	if (seen & 8)
 		s->mac_limit = in->mac_limit;
+	if (seen & 16)
+		s->mac_move_limit = in->mac_move_limit;
+	if (seen & 32)
+		s->mac_move_window_s = in->mac_move_window_s;
 }
 
 json_t *e3_settings_json(const struct e3_settings *s)
 {
-	return json_pack("{s:i, s:b, s:I, s:I}", "ttl", s->ttl, "control_word",
+	return json_pack("{s:i, s:b, s:I, s:I, s:I, s:I}", "ttl", s->ttl, "control_word",
 			 s->control_word, "mac_aging_s", (json_int_t)s->mac_aging_s,
-			 "mac_limit", (json_int_t)s->mac_limit);
+			 "mac_limit", (json_int_t)s->mac_limit, "mac_move_limit",
+			 (json_int_t)s->mac_move_limit, "mac_move_window_s",
+			 (json_int_t)s->mac_move_window_s);
 }
 
 /* ---- ports ------------------------------------------ */
@@ -322,6 +330,9 @@ json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c)
 }
 
 /* ---- labels ------------------------------------------ */
+static const struct e3_param port_elem = {
+	.name = "in_ports", .type = E3_PT_STR, .min = 1, .max = 32,
+};
 static const char *const label_types[] = { "", "swap", "eline", "elan", "replicate", "oam", NULL };
 static const struct e3_param label_params[] = {
 	E3_P_INT(struct e3_label_conf, label, "label", E3_PT_U32, true, E3_LABEL_MIN,
@@ -334,6 +345,8 @@ static const struct e3_param label_params[] = {
 	E3_P_ARRAY(struct e3_label_conf, branches, n_branches, "branches", false, E3_MAX_BRANCHES,
 		   &nhlfe_elem),
 	E3_P_INT(struct e3_label_conf, session, "session", E3_PT_U32, false, 0, E3_MAX_SESSIONS - 1),
+	E3_P_ARRAY(struct e3_label_conf, in_ports, n_in_ports, "in_ports", false, E3_MAX_IN_PORTS,
+		   &port_elem),
 };
 enum { LBL_P_NHLFE = 2, LBL_P_SERVICE, LBL_P_SOURCE, LBL_P_RPF, LBL_P_BRANCHES, LBL_P_SESSION };
 
@@ -418,6 +431,13 @@ json_t *e3_label_conf_json(const struct e3_label_conf *l)
 		break;
 	default:
 		break;
+	}
+	if (l->n_in_ports > 0) {
+		json_t *a = json_array();
+
+		for (unsigned i = 0; i < l->n_in_ports; i++)
+			json_array_append_new(a, json_string(l->in_ports[i]));
+		json_object_set_new(o, "in_ports", a);
 	}
 	return o;
 }

@@ -181,14 +181,10 @@ static void one_service(const struct e3_service_info *s, void *arg)
 	rte_tel_data_add_dict_string(d, "name", s->conf->name);
 	rte_tel_data_add_dict_u64(d, "circuits", s->n_circuits);
 	rte_tel_data_add_dict_u64(d, "macs", s->n_macs);
-	rte_tel_data_add_dict_u64(d, "rx_pkts", s->rx_pkts);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", s->rx_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_pkts", s->tx_pkts);
-	rte_tel_data_add_dict_u64(d, "tx_bytes", s->tx_bytes);
-	rte_tel_data_add_dict_u64(d, "flooded", s->flooded);
-	rte_tel_data_add_dict_u64(d, "learned", s->learned);
-	rte_tel_data_add_dict_u64(d, "moves", s->moves);
-	rte_tel_data_add_dict_u64(d, "limit_hits", s->limit_hits);
+	rte_tel_data_add_dict_u64(d, "frozen", s->frozen);
+#define E3_SVC_COUNTER_TEL(name) rte_tel_data_add_dict_u64(d, #name, s->name);
+	E3_SVC_COUNTERS(E3_SVC_COUNTER_TEL)
+#undef E3_SVC_COUNTER_TEL
 }
 
 static int tel_service(const char *cmd, const char *params, struct rte_tel_data *d)

@@ -31,7 +31,8 @@ DPCTL = ROOT / "datapath" / "scripts" / "e3-dpctl"
 TAG = "dpB"
 _seq = itertools.count()
 
-DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_limit": 65536}
+DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_limit": 8192,
+                    "mac_move_limit": 5, "mac_move_window_s": 180}
 
 
 class Vswitchd:
