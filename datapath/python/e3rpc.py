@@ -87,12 +87,23 @@ class Client:
         return json.loads(line)
 
     def request(self, method, params=None):
-        """Send one request and return the whole response object."""
+        """Send one request and return the whole response object. A kept
+        connection that the switch closed meanwhile (idle timeout, restart)
+        is opened again once: calls are idempotent."""
         req = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
         self._next_id += 1
         if params is not None:
             req["params"] = params
-        self.send_raw(json.dumps(req).encode() + b"\n")
+        data = json.dumps(req).encode() + b"\n"
+        kept = self._sock is not None and not self._buf
+        try:
+            self.send_raw(data)
+            return self.recv_response()
+        except (RpcError, OSError) as e:
+            if not kept or (isinstance(e, RpcError) and "closed the connection" not in str(e)):
+                raise
+        self.close()
+        self.send_raw(data)
         return self.recv_response()
 
     def call(self, method, params=None, **kw):

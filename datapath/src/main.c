@@ -4,6 +4,7 @@
  *   --name NAME            this node's name (default "e3")
  *   --rpc-socket PATH      JSON-RPC socket (default /run/e3/NAME.sock)
  *   --rpc-mode OCTAL       socket file mode (default 0660)
+ *   --rpc-idle-s N         close RPC connections idle for N seconds (default 60, 0 = never)
  *   --poll-mode busy|adaptive
  *   --mac-table-size N     MAC table capacity (default 1048576)
  *   --mbufs N              mbuf pool size (default 16383)
@@ -38,7 +39,7 @@ static void on_signal(int sig)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL]\n"
+		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
 		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--config FILE]\n",
 		prog);
 }
@@ -62,6 +63,7 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "rpc-socket", required_argument, NULL, 's' },
 		{ "rpc-mode", required_argument, NULL, 'm' },
+		{ "rpc-idle-s", required_argument, NULL, 'i' },
 		{ "poll-mode", required_argument, NULL, 'p' },
 		{ "mac-table-size", required_argument, NULL, 't' },
 		{ "mbufs", required_argument, NULL, 'b' },
@@ -70,7 +72,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = "e3", *sock = NULL, *config = NULL;
-	uint32_t mode = 0660;
+	uint32_t mode = 0660, idle_s = 60;
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
 	char err[E3_ERRLEN] = "";
 	char sockbuf[256];
@@ -97,6 +99,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			bad = parse_u32(optarg, 0, 0777, 8, &mode);
+			break;
+		case 'i':
+			bad = parse_u32(optarg, 0, 86400, 10, &idle_s);
 			break;
 		case 'p':
 			if (strcmp(optarg, "busy") == 0)
@@ -144,6 +149,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e3-vswitchd: %s\n", err);
 		return 1;
 	}
+	e3_rpc_set_idle_timeout(idle_s);
 	if (e3_rpc_init(sock, (mode_t)mode) != 0) {
 		fprintf(stderr, "e3-vswitchd: cannot listen on %s\n", sock);
 		return 1;

@@ -16,9 +16,17 @@
  * accepts them (EPOLLOUT), so a slow reader of a 100 MB mac_list never
  * blocks the main loop; while a client has a lot queued we stop reading its
  * requests (back-pressure) rather than buffer without bound.
+ *
+ * Connection slots are guarded so that nobody can lock the node's own agent
+ * out: at most MAX_PER_UID connections per (non-root) user, the last
+ * ROOT_RESERVED of MAX_CLIENTS slots for root (the agent), and a connection
+ * that neither sends nor receives for the idle timeout is closed. Refusals
+ * and idle closes are counted (system_info "rpc") and logged at most once
+ * every LOG_EVERY_S, never per attempt.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +46,16 @@
 #define RPC_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, RTE_LOGTYPE_USER1, "e3-rpc: " __VA_ARGS__)
 
 #define MAX_CLIENTS 128
+#define ROOT_RESERVED 8
+#define MAX_PER_UID 16
+#define LOG_EVERY_S 10
 #define READ_CHUNK 65536
 #define OUT_HIGH (16u << 20) /* stop reading requests above this much queued output */
 
 struct conn {
 	int fd;
+	uid_t uid;
+	double last_active;   /* uptime of its last read or write */
 	struct e3_buf in;
 	struct e3_buf out;
 	size_t out_off;   /* bytes of out already written */
@@ -62,6 +75,9 @@ static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct conn *conns;
 static int n_conns;
 static struct timespec t_start;
+static unsigned idle_timeout_s = 60;
+static struct e3_rpc_counters ctr;
+static double last_log;
 
 __attribute__((constructor)) static void rpc_start_time(void)
 {
@@ -159,6 +175,17 @@ fail:
 	return -1;
 }
 
+void e3_rpc_set_idle_timeout(unsigned seconds)
+{
+	idle_timeout_s = seconds;
+}
+
+const struct e3_rpc_counters *e3_rpc_counters(void)
+{
+	ctr.connections = (uint64_t)n_conns;
+	return &ctr;
+}
+
 /* ---- connections ------------------------------------------ */
 static void conn_free(struct conn *c)
 {
@@ -190,14 +217,53 @@ static void conn_arm(struct conn *c)
 	c->events = ev;
 }
 
+/* Why a new connection from uid may not have a slot (and the counter
+ * to count it in), or NULL. */
+static const char *refusal(uid_t uid, uint64_t **counter)
+{
+	int mine = 0;
+
+	*counter = &ctr.refused_full;
+	if (n_conns >= MAX_CLIENTS)
+		return "all slots taken";
+	if (uid == 0)
+		return NULL;
+	if (n_conns >= MAX_CLIENTS - ROOT_RESERVED)
+		return "the remaining slots are kept for root";
+	for (const struct conn *c = conns; c != NULL; c = c->next)
+		mine += c->uid == uid;
+	*counter = &ctr.refused_per_user;
+	return mine >= MAX_PER_UID ? "too many connections from this user" : NULL;
+}
+
+static void log_refusals(const char *why, uid_t uid)
+{
+	double now = e3_rpc_uptime_s();
+
+	if (last_log != 0 && now - last_log < LOG_EVERY_S)
+		return;
+	last_log = now;
+	RPC_LOG(WARNING, "refused a connection from uid %u (%s); %" PRIu64 " refused, %" PRIu64
+		" closed idle so far\n", (unsigned)uid, why, ctr.refused_full + ctr.refused_per_user,
+		ctr.idle_closed);
+}
+
 static void accept_all(void)
 {
 	for (;;) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		if (n_conns >= MAX_CLIENTS) {
-			RPC_LOG(WARNING, "too many clients, refusing one\n");
+		struct ucred cred = { .uid = (uid_t)-1 };
+		socklen_t len = sizeof(cred);
+
+		(void)getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+		uint64_t *counter;
+		const char *why = refusal(cred.uid, &counter);
+
+		if (why != NULL) {
+			(*counter)++;
+			log_refusals(why, cred.uid);
 			close(fd);
 			continue;
 		}
@@ -207,6 +273,8 @@ static void accept_all(void)
 			continue;
 		}
 		c->fd = fd;
+		c->uid = cred.uid;
+		c->last_active = e3_rpc_uptime_s();
 		c->events = EPOLLIN;
 		struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
@@ -426,6 +494,7 @@ static bool flush(struct conn *c)
 
 static void conn_event(struct conn *c, uint32_t ev)
 {
+	c->last_active = e3_rpc_uptime_s();
 	if (ev & EPOLLIN) {
 		char tmp[READ_CHUNK];
 		for (int rounds = 0; rounds < 64 && !c->closing; rounds++) {
@@ -476,6 +545,24 @@ static void conn_event(struct conn *c, uint32_t ev)
 	conn_arm(c);
 }
 
+/* Close connections idle for the timeout, checked once a second. */
+static void close_idle(void)
+{
+	static double last_check;
+	double now = e3_rpc_uptime_s();
+
+	if (idle_timeout_s == 0 || now - last_check < 1)
+		return;
+	last_check = now;
+	for (struct conn *c = conns, *next; c != NULL; c = next) {
+		next = c->next;
+		if (now - c->last_active >= idle_timeout_s) {
+			ctr.idle_closed++;
+			conn_free(c);
+		}
+	}
+}
+
 void e3_rpc_poll(int timeout_ms)
 {
 	if (epfd < 0) {
@@ -495,6 +582,7 @@ void e3_rpc_poll(int timeout_ms)
 		if (evs[i].data.ptr != NULL)
 			conn_event(evs[i].data.ptr, evs[i].events);
 	}
+	close_idle();
 }
 
 void e3_rpc_fini(void)

@@ -5,6 +5,7 @@
 #ifndef E3_RPC_H
 #define E3_RPC_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Listen on a Unix socket at path (replacing a stale one) with the mode given. */
@@ -12,6 +13,16 @@ int e3_rpc_init(const char *path, mode_t mode);
 /* Wait up to timeout_ms for socket activity and serve what arrived. The
  * caller holds no lock; handlers take e3_ctl_lock() themselves. */
 void e3_rpc_poll(int timeout_ms);
+/* Close connections that neither send nor receive for seconds (0: never). */
+void e3_rpc_set_idle_timeout(unsigned seconds);
+
+struct e3_rpc_counters {
+	uint64_t connections;       /* open now */
+	uint64_t refused_full;      /* every slot (or every slot not kept for root) taken */
+	uint64_t refused_per_user;  /* the user's own limit */
+	uint64_t idle_closed;
+};
+const struct e3_rpc_counters *e3_rpc_counters(void);
 void e3_rpc_fini(void);
 
 /* Register the /e3/... commands with DPDK telemetry (after rte_eal_init). */

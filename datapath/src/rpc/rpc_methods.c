@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpc.h"
 #include "rpc_int.h"
 
 static const struct e3_obj_type no_params = { "params", NULL, 0, 0, NULL, NULL };
@@ -59,10 +60,16 @@ static int m_system_info(struct e3_rpc_call *c, void *p)
 		"circuits", E3_MAX_CIRCUITS, "remotes", E3_MAX_REMOTES, "branches",
 		E3_MAX_BRANCHES, "label_min", E3_LABEL_MIN, "label_max",
 		(int)E3_LABEL_SPACE - 1);
-	return result(c, json_pack("{s:s, s:s, s:i, s:s, s:f, s:o}", "version", E3_VERSION,
+	const struct e3_rpc_counters *rc = e3_rpc_counters();
+	json_t *rpc = json_pack("{s:I, s:I, s:I, s:I}", "connections", (json_int_t)rc->connections,
+				"refused_full", (json_int_t)rc->refused_full, "refused_per_user",
+				(json_int_t)rc->refused_per_user, "idle_closed",
+				(json_int_t)rc->idle_closed);
+
+	return result(c, json_pack("{s:s, s:s, s:i, s:s, s:f, s:o, s:o}", "version", E3_VERSION,
 				   "boot_id", e3_ctl_boot_id(), "workers",
 				   e3_ctl_worker_count(), "poll_mode", e3_rpc_poll_mode(),
-				   "uptime_s", e3_rpc_uptime_s(), "limits", limits));
+				   "uptime_s", e3_rpc_uptime_s(), "limits", limits, "rpc", rpc));
 }
 
 static int settings_result(struct e3_rpc_call *c)

@@ -108,6 +108,16 @@ class Vswitchd:
         return s
 
 
+def wait_for(fn, timeout=20):
+    """Poll fn until it returns something true (a safety net, not a timing test)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v or time.monotonic() > deadline:
+            return v
+        time.sleep(0.1)
+
+
 @pytest.fixture(scope="module")
 def dp():
     """One e3-vswitchd per test module."""

@@ -4,26 +4,15 @@ scapy, and the trace's pcap export is read back by scapy and tshark."""
 import base64
 import shutil
 import subprocess
-import time
 
 import pytest
 
 scapy = pytest.importorskip("scapy.all")
 from scapy.all import IP, UDP, Dot1Q, Ether, rdpcap, wrpcap  # noqa: E402
 
-from rpc_lab import null_port  # noqa: E402
+from rpc_lab import null_port, wait_for  # noqa: E402
 
 HOSTS = ["02:aa:00:00:00:01", "02:aa:00:00:00:02"]
-
-
-def wait_for(fn, timeout=20):
-    """Poll fn until it returns something true (a safety net, not a timing test)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(0.1)
 
 
 @pytest.fixture
