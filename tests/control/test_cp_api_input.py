@@ -1,13 +1,17 @@
 """Bad northbound input is refused with a clear message, and nothing changes:
+a change or a read without the right token, a wrong TLS certificate pin,
 the service list and the controller's generation (bumped by every change it
 commits) are the same before and after. e3ctl's exit code and message are
 what an operator sees; malformed JSON needs raw HTTP (e3ctl never sends it).
 """
 import json
+import subprocess
 import urllib.error
 import urllib.request
 
 import pytest
+
+from lab.control import binary
 
 
 @pytest.fixture
@@ -55,8 +59,32 @@ def test_change_without_the_token_refused(unchanged, token, why):
                         "--circuit", "leaf2:cust1:5", check=False, token=token)
     assert p.returncode != 0, f"{why} token accepted"
     assert "unauthorized" in (p.stderr + p.stdout).lower() or "token" in (p.stderr + p.stdout).lower(), p.stderr
-    # Reads need no token.
-    assert unchanged.e3ctl("service", "list", token=token).returncode == 0
+    # Reads need a token too: the read-only one will do.
+    p = unchanged.e3ctl("service", "list", check=False, token=token)
+    assert p.returncode != 0 and "Authorization: Bearer" in p.stderr, p.stderr
+    assert unchanged.e3ctl("service", "list", token=unchanged.read_token).returncode == 0
+
+
+def test_read_only_token_cannot_change(unchanged):
+    p = unchanged.e3ctl("service", "delete", "red", check=False, token=unchanged.read_token)
+    assert p.returncode != 0 and "admin token" in p.stderr, p.stderr
+
+
+def test_api_speaks_tls_with_the_pinned_certificate(unchanged):
+    """e3ctl pins the certificate by fingerprint as well as by CA file; a
+    wrong pin, or no trust at all, is refused."""
+    import hashlib
+    import ssl
+    der = ssl.PEM_cert_to_DER_cert(unchanged.ca_file.read_text())
+    pin = hashlib.sha256(der).hexdigest()
+    env = {k: v for k, v in unchanged.env().items() if k != "E3_CA"}
+    run = lambda *a: subprocess.run([str(binary("e3ctl")), *a, "status"], capture_output=True, text=True,
+                                    env=env, timeout=30)
+    assert run("--fingerprint", pin).returncode == 0
+    p = run("--fingerprint", "00" * 32)
+    assert p.returncode != 0 and "fingerprint" in p.stderr, p.stderr
+    p = run()
+    assert p.returncode != 0 and "certificate" in p.stderr, p.stderr
 
 
 def post(cp, path, body: bytes, token=None):
@@ -66,7 +94,7 @@ def post(cp, path, body: bytes, token=None):
     if token:
         req.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10, context=cp.ssl_context()) as r:
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")

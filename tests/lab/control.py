@@ -228,7 +228,8 @@ class ControlPlane:
         self.lab = lab
         self.state_dir = Path(state_dir)
         self.data_dir = Path(data_dir) if data_dir else self.state_dir / "controller"
-        self.server = f"http://127.0.0.1:{api_port}"
+        self.server = f"https://127.0.0.1:{api_port}"
+        self.ca_file = self.data_dir / "api.crt"       # the controller's self-signed certificate
         self.etcd_endpoints = etcd_endpoints or f"http://127.0.0.1:{etcd_port}"
         self.token_file = self.state_dir / "token"
         self.topology_file = self.state_dir / "topology.yaml"
@@ -283,6 +284,16 @@ class ControlPlane:
     def token(self) -> str:
         return self.token_file.read_text().strip()
 
+    @property
+    def read_token(self) -> str:
+        """The read-only token, made by the controller on its first start."""
+        return (self.data_dir / "token.read").read_text().strip()
+
+    def ssl_context(self):
+        """For raw HTTPS requests to the API: trusts the controller's certificate."""
+        import ssl
+        return ssl.create_default_context(cafile=str(self.ca_file))
+
     def start_controller(self, timeout: float = 60) -> int:
         """Start e3-controller and wait until it leads with the topology imported."""
         pid = self.controller.start()
@@ -307,8 +318,9 @@ class ControlPlane:
     # ---- API --------------------------------------------------------------------
     def env(self, token: str | None = None) -> dict:
         """Environment for e3ctl: E3_SERVER and E3_TOKEN (token=None: ours)."""
-        env = {k: v for k, v in os.environ.items() if k not in ("E3_SERVER", "E3_TOKEN")}
+        env = {k: v for k, v in os.environ.items() if k not in ("E3_SERVER", "E3_TOKEN", "E3_CA")}
         env["E3_SERVER"] = self.server
+        env["E3_CA"] = str(self.ca_file)
         tok = self.token if token is None else token
         if tok:
             env["E3_TOKEN"] = tok

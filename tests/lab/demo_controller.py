@@ -109,7 +109,9 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
     header("explore")
     first = t.services[0] if t.services else None
     explore = [
-        (f"export PATH=$PWD/build/bin:$PATH E3_SERVER={cp.server} E3_TOKEN=$(cat {cp.token_file})", "e3ctl's controller and token"),
+        (f"export PATH=$PWD/build/bin:$PATH E3_SERVER={cp.server} E3_CA={cp.ca_file} E3_TOKEN=$(cat {cp.token_file})",
+         "e3ctl's controller (HTTPS, its self-signed certificate as CA) and admin token"),
+        (f"E3_TOKEN=$(cat {cp.data_dir / 'token.read'}) e3ctl service list", "reads with the read-only token"),
         ("e3ctl status", "leader, generation, nodes and links up"),
         ("e3ctl service show red", "paths, labels per node, status"),
         ("e3ctl service create eline test --circuit leaf3:cust1:99 --circuit leaf1:cust1:99", "a new service"),

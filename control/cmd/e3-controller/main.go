@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -36,7 +37,12 @@ func run() error {
 		maxReq     = flag.Uint("etcd-max-request-bytes", 64<<20, "embedded etcd: largest transaction (desired configs of big fabrics are large)")
 		listen     = flag.String("listen", "127.0.0.1:8080", "northbound API address")
 		advertise  = flag.String("advertise", "", "this replica's API URL, shown to clients of followers (default http://<listen>)")
-		tokenFile  = flag.String("token-file", "", "file holding the API bearer token (default: <data-dir>/token, created if missing)")
+		tokenFile  = flag.String("token-file", "", "file holding the API's admin bearer token (default: <data-dir>/token, created if missing)")
+		readToken  = flag.String("read-token-file", "", "file holding the API's read-only bearer token (default: <data-dir>/token.read, created if missing)")
+		tlsCert    = flag.String("tls-cert", "", "API certificate, PEM (default: <data-dir>/api.crt, self-signed and created if missing)")
+		tlsKey     = flag.String("tls-key", "", "API private key, PEM (default: <data-dir>/api.key)")
+		plainHTTP  = flag.Bool("insecure-http", false, "serve the API without TLS (only behind a TLS-terminating proxy)")
+		maxConns   = flag.Int("max-conns", 1024, "most open API connections; idle ones are closed to make room")
 		topoFile   = flag.String("topology", "", "topology file to import when this replica leads (idempotent)")
 		linkCost   = flag.String("link-cost", controller.CostHops, "path cost: hops (declared link costs) or load (declared cost x utilisation)")
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
@@ -54,6 +60,10 @@ func run() error {
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		return err
 	}
+	if lim := raiseFileLimit(log); lim > 0 && uint64(*maxConns)+512 > lim {
+		*maxConns = max(int(lim)-512, 16)
+		log.Warn("--max-conns lowered to leave descriptors to etcd", "max_conns", *maxConns, "nofile", lim)
+	}
 	eps := *endpoints
 	if eps == "" {
 		e, err := store.StartEmbedded(store.EmbedOptions{DataDir: *dataDir + "/etcd", ClientURL: *etcdListen, PeerURL: *etcdPeer, MaxRequest: *maxReq})
@@ -70,19 +80,42 @@ func run() error {
 	}
 	defer cli.Close()
 
-	token, err := loadToken(*tokenFile, *dataDir+"/token", log)
-	if err != nil {
+	var tokens api.Tokens
+	if tokens.Admin, err = loadToken(*tokenFile, *dataDir+"/token", log); err != nil {
+		return err
+	}
+	if tokens.Read, err = loadToken(*readToken, *dataDir+"/token.read", log); err != nil {
+		return err
+	}
+	scheme := "https"
+	if *plainHTTP {
+		scheme = "http"
+	} else if *tlsCert, *tlsKey, err = apiCert(*tlsCert, *tlsKey, *dataDir, *listen, log); err != nil {
 		return err
 	}
 	if *advertise == "" {
-		*advertise = "http://" + *listen
+		*advertise = scheme + "://" + *listen
 	}
 	c := controller.New(controller.Options{Etcd: cli, LinkCost: *linkCost, IgnoreStatus: *ignore, Advertise: *advertise, Grace: *grace, RepairHold: *hold, Log: log})
 
-	srv := &http.Server{Addr: *listen, Handler: api.New(c, token, log), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("api: %w", err)
+	}
+	guard := api.NewConnGuard(*maxConns)
+	srv := &http.Server{Handler: api.New(c, tokens, guard, log), ConnState: guard.ConnState,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute,
+		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 2)
 	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if *plainHTTP {
+			err = srv.Serve(guard.Listener(ln))
+		} else {
+			err = srv.ServeTLS(guard.Listener(ln), *tlsCert, *tlsKey)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("api: %w", err)
 		}
 	}()
@@ -90,7 +123,7 @@ func run() error {
 	if *topoFile != "" {
 		go importWhenLeader(ctx, c, *topoFile, log)
 	}
-	log.Info("e3-controller started", "api", *listen)
+	log.Info("e3-controller started", "api", *advertise)
 	select {
 	case <-ctx.Done():
 	case err = <-errc:

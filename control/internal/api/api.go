@@ -1,7 +1,8 @@
 // Package api is the controller's northbound HTTP/JSON API, described by the
 // OpenAPI 3 document openapi.json (served at /openapi.json; a copy is kept in
-// docs/api/). Reads work on every replica; changes need a bearer token and
-// are done by the leader.
+// docs/api/). Every request but /healthz and /openapi.json needs a bearer
+// token: reads the read-only or the admin one, changes the admin one.
+// Reads work on every replica; changes are done by the leader.
 package api
 
 import (
@@ -27,40 +28,55 @@ var OpenAPI []byte
 // maxBody bounds a request body (a topology file is the largest).
 const maxBody = 8 << 20
 
-// Server serves the API for one controller replica.
-type Server struct {
-	c     *controller.Controller
-	token string
-	log   *slog.Logger
-	mux   *http.ServeMux
+// Tokens are the bearer tokens of the two roles.
+type Tokens struct {
+	Admin string // reads and changes
+	Read  string // reads only
 }
 
-// New returns the API handler. token is required on every change.
-func New(c *controller.Controller, token string, log *slog.Logger) *Server {
-	s := &Server{c: c, token: token, log: log, mux: http.NewServeMux()}
+// Roles a request may need.
+type role int
+
+const (
+	roleRead role = iota
+	roleAdmin
+)
+
+// Server serves the API for one controller replica.
+type Server struct {
+	c      *controller.Controller
+	tokens Tokens
+	log    *slog.Logger
+	mux    *http.ServeMux
+	guard  *ConnGuard // nil: not counted
+}
+
+// New returns the API handler.
+func New(c *controller.Controller, tokens Tokens, guard *ConnGuard, log *slog.Logger) *Server {
+	s := &Server{c: c, tokens: tokens, guard: guard, log: log, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(OpenAPI)
 	})
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
-	s.handle("GET /v1/status", false, s.status)
-	s.handle("GET /v1/nodes", false, s.nodes)
-	s.handle("GET /v1/links", false, s.links)
-	s.handle("PUT /v1/links/{link}/cost", true, s.setCost)
-	s.handle("GET /v1/events", false, func(r *http.Request) (int, any, error) {
+	s.handle("GET /v1/status", roleRead, s.status)
+	s.handle("GET /v1/nodes", roleRead, s.nodes)
+	s.handle("GET /v1/links", roleRead, s.links)
+	s.handle("PUT /v1/links/{link}/cost", roleAdmin, s.setCost)
+	s.handle("GET /v1/events", roleRead, func(r *http.Request) (int, any, error) {
 		ev := s.c.Events()
 		if ev == nil {
 			ev = []model.Event{}
 		}
 		return 200, ev, nil
 	})
-	s.handle("GET /v1/topology", false, s.getTopology)
-	s.handle("PUT /v1/topology", true, s.putTopology)
-	s.handle("GET /v1/services", false, s.listServices)
-	s.handle("POST /v1/services", true, s.createService)
-	s.handle("GET /v1/services/{name}", false, s.getService)
-	s.handle("PATCH /v1/services/{name}", true, s.updateService)
-	s.handle("DELETE /v1/services/{name}", true, s.deleteService)
+	s.handle("GET /v1/topology", roleRead, s.getTopology)
+	s.handle("PUT /v1/topology", roleAdmin, s.putTopology)
+	s.handle("GET /v1/services", roleRead, s.listServices)
+	s.handle("POST /v1/services", roleAdmin, s.createService)
+	s.handle("GET /v1/services/{name}", roleRead, s.getService)
+	s.handle("PATCH /v1/services/{name}", roleAdmin, s.updateService)
+	s.handle("DELETE /v1/services/{name}", roleAdmin, s.deleteService)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -85,11 +101,16 @@ func badRequest(format string, a ...any) error {
 	return &httpError{http.StatusBadRequest, "invalid", fmt.Sprintf(format, a...)}
 }
 
-func (s *Server) handle(pattern string, mutation bool, h handler) {
+func (s *Server) handle(pattern string, need role, h handler) {
+	mutation := need == roleAdmin
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if mutation && !s.authorized(r) {
+		switch has, ok := s.role(r); {
+		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "this request changes state: it needs the header Authorization: Bearer <token>")
+			writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
+			return
+		case has < need:
+			writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -113,10 +134,19 @@ func (s *Server) handle(pattern string, mutation bool, h handler) {
 	})
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	return ok && s.token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) == 1
+// role is what the request's bearer token allows, if it is one of ours.
+func (s *Server) role(r *http.Request) (role, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	match := func(want string) bool {
+		return ok && want != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
+	}
+	switch {
+	case match(s.tokens.Admin):
+		return roleAdmin, true
+	case match(s.tokens.Read):
+		return roleRead, true
+	}
+	return roleRead, false
 }
 
 func errorStatus(err error) (int, string) {
@@ -199,6 +229,9 @@ func (s *Server) status(r *http.Request) (int, any, error) {
 	}
 	for _, rec := range snap.Services {
 		v.Services[snap.ServiceStatus(rec).State]++
+	}
+	if s.guard != nil {
+		v.API = s.guard.Stats()
 	}
 	return 200, v, nil
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
 )
 
-const token = "t0k"
+const token, readToken = "t0k", "r34d"
 
 func setup(t *testing.T) (*httptest.Server, *clientv3.Client) {
 	t.Helper()
@@ -36,7 +36,7 @@ func setup(t *testing.T) (*httptest.Server, *clientv3.Client) {
 	if err := c.WaitLeader(wctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(c, token, log))
+	srv := httptest.NewServer(New(c, Tokens{Admin: token, Read: readToken}, nil, log))
 	t.Cleanup(srv.Close)
 	topo, err := os.ReadFile("../testdata/fabric.yaml")
 	if err != nil {
@@ -92,6 +92,10 @@ func TestRefusedRequestsChangeNothing(t *testing.T) {
 		code, msg                     string
 	}{
 		{"no token", "POST", "/v1/services", "", red, 401, "unauthorized", "Bearer"},
+		{"read without token", "GET", "/v1/services", "", "", 401, "unauthorized", "read-only"},
+		{"read with a wrong token", "GET", "/v1/topology", "nope", "", 401, "unauthorized", "Bearer"},
+		{"change with the read-only token", "POST", "/v1/services", readToken, red, 403, "forbidden", "admin token"},
+		{"delete with the read-only token", "DELETE", "/v1/services/red", readToken, "", 403, "forbidden", "admin token"},
 		{"wrong token", "DELETE", "/v1/services/red", "nope", "", 401, "unauthorized", "Bearer"},
 		{"malformed json", "POST", "/v1/services", token, `{"name": "x", `, 400, "invalid", "malformed JSON"},
 		{"unknown field", "POST", "/v1/services", token, `{"name":"x","type":"eline","circutis":[]}`, 400, "invalid", "unknown field"},
@@ -152,8 +156,14 @@ func TestServiceLifecycle(t *testing.T) {
 	if code, body := call(t, srv, "DELETE", "/v1/services/blue", token, ""); code != 204 {
 		t.Fatalf("delete: %d %s", code, body)
 	}
-	if code, _ := call(t, srv, "GET", "/v1/services/blue", "", ""); code != 404 {
+	if code, _ := call(t, srv, "GET", "/v1/services/blue", readToken, ""); code != 404 {
 		t.Fatalf("deleted service still there: %d", code)
+	}
+	if code, _ := call(t, srv, "GET", "/v1/services", readToken, ""); code != 200 {
+		t.Fatalf("read with the read-only token: %d", code)
+	}
+	if code, _ := call(t, srv, "GET", "/healthz", "", ""); code != 200 {
+		t.Fatalf("healthz needs no token: %d", code)
 	}
 	code, body = call(t, srv, "GET", "/openapi.json", "", "")
 	var doc map[string]any

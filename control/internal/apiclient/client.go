@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/secrets"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
@@ -26,6 +27,20 @@ type Client struct {
 // New returns a client.
 func New(server, token string) *Client {
 	return &Client{Server: strings.TrimRight(server, "/"), Token: token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// NewTLS returns a client that checks the controller's certificate against
+// caFile, or pins it by its SHA-256 fingerprint (secrets.ClientTLS).
+func NewTLS(server, token, caFile, pin string) (*Client, error) {
+	c := New(server, token)
+	cfg, err := secrets.ClientTLS(caFile, pin)
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		c.HTTP.Transport = &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment}
+	}
+	return c, nil
 }
 
 // Error is an error the API returned.

@@ -18,7 +18,7 @@ import (
 )
 
 // Usage is e3ctl's help.
-const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--json] COMMAND
+const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --fingerprint SHA256] [--json] COMMAND
 
   status                                   fabric summary
   node list                                nodes (forwarding, per OAM), agents, label use
@@ -35,12 +35,17 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--json] COMMAND
   service delete NAME
 
 VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged).
---server defaults to $E3_SERVER or http://127.0.0.1:8080; --token to $E3_TOKEN.
+--server defaults to $E3_SERVER or https://127.0.0.1:8080; --token to $E3_TOKEN
+(the admin token, or the read-only one for reads). The controller's TLS
+certificate is checked against --ca ($E3_CA, e.g. the controller's
+<data-dir>/api.crt) or pinned by its SHA-256 --fingerprint ($E3_FINGERPRINT);
+with neither, against the system's CAs.
 `
 
 // opts are the parsed command line.
 type opts struct {
 	server, token string
+	ca, pin       string
 	json          bool
 	circuits      []string
 	macLimit      int
@@ -49,9 +54,9 @@ type opts struct {
 }
 
 func parse(args []string, getenv func(string) string) (*opts, error) {
-	o := &opts{server: getenv("E3_SERVER"), token: getenv("E3_TOKEN")}
+	o := &opts{server: getenv("E3_SERVER"), token: getenv("E3_TOKEN"), ca: getenv("E3_CA"), pin: getenv("E3_FINGERPRINT")}
 	if o.server == "" {
-		o.server = "http://127.0.0.1:8080"
+		o.server = "https://127.0.0.1:8080"
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -72,6 +77,10 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			o.server, err = value()
 		case "--token":
 			o.token, err = value()
+		case "--ca":
+			o.ca, err = value()
+		case "--fingerprint":
+			o.pin, err = value()
 		case "--json":
 			o.json = true
 		case "--circuit":
@@ -118,8 +127,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err == nil && len(o.args) == 0 {
 		err = fmt.Errorf("no command")
 	}
+	var c *apiclient.Client
 	if err == nil {
-		err = run(ctx, o, apiclient.New(o.server, o.token), stdout)
+		c, err = apiclient.NewTLS(o.server, o.token, o.ca, o.pin)
+	}
+	if err == nil {
+		err = run(ctx, o, c, stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "e3ctl:", err)

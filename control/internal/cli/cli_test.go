@@ -21,13 +21,13 @@ func TestParse(t *testing.T) {
 		rest    []string
 		wantErr string
 	}{
-		{name: "defaults", args: []string{"status"}, server: "http://127.0.0.1:8080", rest: []string{"status"}},
+		{name: "defaults", args: []string{"status"}, server: "https://127.0.0.1:8080", rest: []string{"status"}},
 		{name: "env", args: []string{"node", "list"}, env: map[string]string{"E3_SERVER": "http://x:1", "E3_TOKEN": "t"},
 			server: "http://x:1", token: "t", rest: []string{"node", "list"}},
 		{name: "flags win and go anywhere", args: []string{"service", "--json", "list", "--server=http://y:2", "--token", "u"},
 			env: map[string]string{"E3_SERVER": "http://x:1"}, server: "http://y:2", token: "u", json: true, rest: []string{"service", "list"}},
 		{name: "circuits", args: []string{"service", "create", "eline", "red", "--circuit", "leaf1:cust1:1000", "--circuit=leaf3:cust1"},
-			server: "http://127.0.0.1:8080", circ: []string{"leaf1:cust1:1000", "leaf3:cust1"}, rest: []string{"service", "create", "eline", "red"}},
+			server: "https://127.0.0.1:8080", circ: []string{"leaf1:cust1:1000", "leaf3:cust1"}, rest: []string{"service", "create", "eline", "red"}},
 		{name: "missing value", args: []string{"status", "--server"}, wantErr: "needs a value"},
 		{name: "unknown option", args: []string{"status", "--frobnicate"}, wantErr: "unknown option"},
 		{name: "bad mac limit", args: []string{"status", "--mac-limit", "x"}, wantErr: "want a number"},

@@ -15,9 +15,9 @@ import (
 // fabric is the configs of every node, with a tiny forwarding simulator that
 // follows labels the way DESIGN.md says the datapath does.
 type fabric struct {
-	t    *testing.T
-	topo *topology.Topology
-	cfg  map[string]dpconfig.Config
+	t       *testing.T
+	topo    *topology.Topology
+	cfg     map[string]dpconfig.Config
 	used    map[string]map[uint32]bool // labels a simulation went through
 	arrived map[string]map[string]bool // "label port" pairs it went through
 }

@@ -314,10 +314,10 @@ type Status struct {
 // ServiceView is a service as the API shows it.
 type ServiceView struct {
 	ServiceSpec
-	ID         uint32  `json:"id"`
-	Status     Status  `json:"status"`
-	Protection string  `json:"protection,omitempty"` // Protected, OnBackup or Unprotected; "" for a hairpin
-	Generation int64   `json:"generation"`
+	ID         uint32      `json:"id"`
+	Status     Status      `json:"status"`
+	Protection string      `json:"protection,omitempty"` // Protected, OnBackup or Unprotected; "" for a hairpin
+	Generation int64       `json:"generation"`
 	Route      *Route      `json:"route,omitempty"`
 	Allocs     []Alloc     `json:"allocations,omitempty"`
 	Checks     []CheckView `json:"checks,omitempty"`
@@ -401,6 +401,17 @@ type StatusView struct {
 	Links      int            `json:"links"`
 	LinksUp    int            `json:"links_up"`
 	Services   map[string]int `json:"services"` // state -> count
+	// API is this replica's connection guard: open connections, its cap,
+	// idle ones closed to make room, new ones refused while all were busy.
+	API *APIConns `json:"api,omitempty"`
+}
+
+// APIConns are the API's connection counters.
+type APIConns struct {
+	Open    int    `json:"connections"`
+	Max     int    `json:"max_connections"`
+	Evicted uint64 `json:"evicted_idle"`
+	Refused uint64 `json:"refused_busy"`
 }
 
 // APIError is the body of every error response.
