@@ -230,7 +230,10 @@ class ControlPlane:
         self.data_dir = Path(data_dir) if data_dir else self.state_dir / "controller"
         self.server = f"https://127.0.0.1:{api_port}"
         self.ca_file = self.data_dir / "api.crt"       # the controller's self-signed certificate
-        self.etcd_endpoints = etcd_endpoints or f"http://127.0.0.1:{etcd_port}"
+        # The embedded etcd speaks TLS and wants a user (docs/security.md);
+        # each agent gets its own, issued by e3ctl node credentials.
+        self.etcd_endpoints = etcd_endpoints or f"https://127.0.0.1:{etcd_port}"
+        self.embedded_etcd = etcd_endpoints is None
         self.token_file = self.state_dir / "token"
         self.topology_file = self.state_dir / "topology.yaml"
         cmd = [str(binary("e3-controller")), "--data-dir", str(self.data_dir), "--listen", f"127.0.0.1:{api_port}",
@@ -241,12 +244,29 @@ class ControlPlane:
             cmd += ["--etcd-listen", self.etcd_endpoints, "--etcd-peer-listen", f"http://127.0.0.1:{etcd_port + 1}"]
         self.controller = Proc("e3-controller", self.state_dir, cmd, marker=str(self.token_file))
         self.agents = {n.name: Proc(f"e3-agent-{n.name}", self.state_dir, [
-            str(binary("e3-agent")), "--node", n.name, "--etcd-endpoints", self.etcd_endpoints,
+            str(binary("e3-agent")), "--node", n.name, *self._etcd_args(n.name),
             "--dp-socket", lab.node_socket(n.name)], marker=lab.node_socket(n.name))
             for n in lab.topo.nodes}
         self.safety_net = safety_net
         self.fabric = fabric or {}   # overrides of the topology's fabric settings
         self._armed = False
+
+    def credentials_file(self, node: str) -> Path:
+        return self.state_dir / f"{node}.etcd.json"
+
+    def _etcd_args(self, node: str) -> list:
+        if self.embedded_etcd:
+            return ["--etcd-credentials", str(self.credentials_file(node))]
+        return ["--etcd-endpoints", self.etcd_endpoints]
+
+    def issue_credentials(self, node: str) -> dict:
+        """New etcd credentials for node's agent (e3ctl node credentials), in
+        the file its agent reads."""
+        out = self.e3ctl("node", "credentials", node).stdout
+        f = self.credentials_file(node)
+        f.touch(mode=0o600)
+        f.write_text(out)
+        return json.loads(out)
 
     # ---- processes ------------------------------------------------------------
     def start(self, timeout: float = 60) -> "ControlPlane":
@@ -267,6 +287,8 @@ class ControlPlane:
             self.topology_file.write_text(yaml.safe_dump(topo, sort_keys=False))
             self.start_controller(timeout)
             for n in self.agents:
+                if self.embedded_etcd:
+                    self.issue_credentials(n)
                 self.start_agent(n)
             self.wait_converged(timeout)
         except BaseException:

@@ -10,15 +10,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/e3fabric/e3fabric/control/internal/agent"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
+	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 )
 
 func main() {
@@ -31,7 +31,8 @@ func main() {
 func run() error {
 	var (
 		node      = flag.String("node", "", "this node's name (keys /e3/v1/desired/NAME, /e3/v1/status/NAME)")
-		endpoints = flag.String("etcd-endpoints", "http://127.0.0.1:2379", "etcd endpoints, comma-separated")
+		endpoints = flag.String("etcd-endpoints", "http://127.0.0.1:2379", "etcd endpoints, comma-separated (an etcd without authentication)")
+		credsFile = flag.String("etcd-credentials", "", "this node's etcd credentials file, from e3ctl node credentials NODE (endpoints, user, password, CA)")
 		socket    = flag.String("dp-socket", "", "e3-vswitchd control socket (default /run/e3/NODE.sock)")
 		statusInt = flag.Duration("status-interval", 2*time.Second, "write the status at least this often")
 		pollInt   = flag.Duration("poll-interval", 100*time.Millisecond, "poll the datapath's ports and BFD sessions this often")
@@ -60,13 +61,16 @@ func run() error {
 
 	// The client connects lazily and keeps retrying, so the agent starts
 	// (and leaves the datapath alone) while etcd is down.
-	etcd, err := clientv3.New(clientv3.Config{
-		Endpoints:   strings.Split(*endpoints, ","),
-		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
-	})
+	creds := etcdauth.Credentials{Endpoints: *endpoints}
+	if *credsFile != "" {
+		var err error
+		if creds, err = etcdauth.Load(*credsFile); err != nil {
+			return err
+		}
+	}
+	etcd, err := dialEtcd(ctx, creds, log)
 	if err != nil {
-		return fmt.Errorf("etcd client: %w", err)
+		return err
 	}
 	defer etcd.Close()
 	dp := dprpc.New(*socket, *rpcTO)
@@ -83,4 +87,25 @@ func run() error {
 	err = a.Run(ctx)
 	log.Info("e3-agent stopped")
 	return err
+}
+
+// dialEtcd opens the agent's etcd client. With a user, clientv3.New
+// authenticates at once, so it is retried until etcd answers: the agent
+// starts (and leaves the datapath alone) while etcd is down.
+func dialEtcd(ctx context.Context, creds etcdauth.Credentials, log *slog.Logger) (*clientv3.Client, error) {
+	for {
+		cli, err := creds.Client()
+		if err == nil {
+			return cli, nil
+		}
+		if errors.Is(err, rpctypes.ErrAuthFailed) {
+			return nil, err // wrong credentials: retrying will not help
+		}
+		log.Warn("etcd not reachable yet", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/api"
 	"github.com/e3fabric/e3fabric/control/internal/controller"
-	"github.com/e3fabric/e3fabric/control/internal/store"
+	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 )
 
 func main() {
@@ -31,9 +31,11 @@ func main() {
 func run() error {
 	var (
 		dataDir    = flag.String("data-dir", "/var/lib/e3/controller", "directory of the embedded etcd (persistent)")
-		etcdListen = flag.String("etcd-listen", "http://127.0.0.1:2379", "client URL of the embedded etcd")
+		etcdListen = flag.String("etcd-listen", "https://127.0.0.1:2379", "client URL of the embedded etcd (https: TLS with a certificate made in the data dir)")
 		etcdPeer   = flag.String("etcd-peer-listen", "http://127.0.0.1:2380", "peer URL of the embedded etcd")
 		endpoints  = flag.String("etcd-endpoints", "", "use this external etcd cluster (comma-separated URLs) instead of the embedded one")
+		etcdCreds  = flag.String("etcd-credentials", "", "external etcd: the controller's credentials file (JSON: endpoints, user, password, ca)")
+		etcdRoot   = flag.String("etcd-root-credentials", "", "external etcd: root's credentials file, to issue nodes' credentials (e3ctl node credentials)")
 		maxReq     = flag.Uint("etcd-max-request-bytes", 64<<20, "embedded etcd: largest transaction (desired configs of big fabrics are large)")
 		listen     = flag.String("listen", "127.0.0.1:8080", "northbound API address")
 		advertise  = flag.String("advertise", "", "this replica's API URL, shown to clients of followers (default http://<listen>)")
@@ -64,17 +66,19 @@ func run() error {
 		*maxConns = max(int(lim)-512, 16)
 		log.Warn("--max-conns lowered to leave descriptors to etcd", "max_conns", *maxConns, "nofile", lim)
 	}
-	eps := *endpoints
-	if eps == "" {
-		e, err := store.StartEmbedded(store.EmbedOptions{DataDir: *dataDir + "/etcd", ClientURL: *etcdListen, PeerURL: *etcdPeer, MaxRequest: *maxReq})
+	var ctrl, root etcdauth.Credentials
+	var err error
+	if *endpoints == "" {
+		e, c, r, err := embeddedEtcd(ctx, *dataDir, *etcdListen, *etcdPeer, *maxReq, log)
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		eps = *etcdListen
-		log.Info("embedded etcd ready", "client_url", eps, "data_dir", *dataDir)
+		ctrl, root = c, r
+	} else if ctrl, root, err = externalEtcd(*endpoints, *etcdCreds, *etcdRoot); err != nil {
+		return err
 	}
-	cli, err := store.Connect(eps)
+	cli, err := ctrl.Client()
 	if err != nil {
 		return err
 	}
@@ -103,7 +107,11 @@ func run() error {
 		return fmt.Errorf("api: %w", err)
 	}
 	guard := api.NewConnGuard(*maxConns)
-	srv := &http.Server{Handler: api.New(c, tokens, guard, log), ConnState: guard.ConnState,
+	issue := func(ctx context.Context, node string) (etcdauth.Credentials, error) {
+		return issueNode(ctx, root, node)
+	}
+	srv := &http.Server{Handler: api.New(c, api.Config{Tokens: tokens, Guard: guard, Credentials: issue}, log),
+		ConnState:         guard.ConnState,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute,
 		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
+	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -42,18 +43,25 @@ const (
 	roleAdmin
 )
 
+// Config is what the API needs besides the controller.
+type Config struct {
+	Tokens Tokens
+	Guard  *ConnGuard // the connection guard whose counters status shows; nil: none
+	// Credentials issues a node's etcd credentials (nil: not offered).
+	Credentials func(ctx context.Context, node string) (etcdauth.Credentials, error)
+}
+
 // Server serves the API for one controller replica.
 type Server struct {
-	c      *controller.Controller
-	tokens Tokens
-	log    *slog.Logger
-	mux    *http.ServeMux
-	guard  *ConnGuard // nil: not counted
+	Config
+	c   *controller.Controller
+	log *slog.Logger
+	mux *http.ServeMux
 }
 
 // New returns the API handler.
-func New(c *controller.Controller, tokens Tokens, guard *ConnGuard, log *slog.Logger) *Server {
-	s := &Server{c: c, tokens: tokens, guard: guard, log: log, mux: http.NewServeMux()}
+func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
+	s := &Server{Config: cfg, c: c, log: log, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(OpenAPI)
@@ -62,6 +70,7 @@ func New(c *controller.Controller, tokens Tokens, guard *ConnGuard, log *slog.Lo
 	s.handle("GET /v1/status", roleRead, s.status)
 	s.handle("GET /v1/nodes", roleRead, s.nodes)
 	s.handle("GET /v1/links", roleRead, s.links)
+	s.handle("POST /v1/nodes/{node}/credentials", roleAdmin, s.nodeCredentials)
 	s.handle("PUT /v1/links/{link}/cost", roleAdmin, s.setCost)
 	s.handle("GET /v1/events", roleRead, func(r *http.Request) (int, any, error) {
 		ev := s.c.Events()
@@ -141,9 +150,9 @@ func (s *Server) role(r *http.Request) (role, bool) {
 		return ok && want != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
 	}
 	switch {
-	case match(s.tokens.Admin):
+	case match(s.Tokens.Admin):
 		return roleAdmin, true
-	case match(s.tokens.Read):
+	case match(s.Tokens.Read):
 		return roleRead, true
 	}
 	return roleRead, false
@@ -230,10 +239,32 @@ func (s *Server) status(r *http.Request) (int, any, error) {
 	for _, rec := range snap.Services {
 		v.Services[snap.ServiceStatus(rec).State]++
 	}
-	if s.guard != nil {
-		v.API = s.guard.Stats()
+	if s.Guard != nil {
+		v.API = s.Guard.Stats()
 	}
 	return 200, v, nil
+}
+
+// nodeCredentials issues the node's agent new etcd credentials: its own
+// user, which reads only the node's desired state and writes only its
+// status (docs/security.md). The previous password stops working.
+func (s *Server) nodeCredentials(r *http.Request) (int, any, error) {
+	node := r.PathValue("node")
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	if !snap.Topology.HasNode(node) {
+		return 0, nil, &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("unknown node %q", node)}
+	}
+	if s.Credentials == nil {
+		return 0, nil, &httpError{http.StatusNotImplemented, "not_configured", "this controller does not issue etcd credentials"}
+	}
+	cred, err := s.Credentials(r.Context(), node)
+	if err != nil {
+		return 0, nil, err
+	}
+	return 200, cred, nil
 }
 
 func (s *Server) nodes(r *http.Request) (int, any, error) {

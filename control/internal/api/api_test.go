@@ -36,7 +36,7 @@ func setup(t *testing.T) (*httptest.Server, *clientv3.Client) {
 	if err := c.WaitLeader(wctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(c, Tokens{Admin: token, Read: readToken}, nil, log))
+	srv := httptest.NewServer(New(c, Config{Tokens: Tokens{Admin: token, Read: readToken}}, log))
 	t.Cleanup(srv.Close)
 	topo, err := os.ReadFile("../testdata/fabric.yaml")
 	if err != nil {

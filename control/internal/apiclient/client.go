@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -108,6 +109,11 @@ func (c *Client) Status(ctx context.Context) (v model.StatusView, err error) {
 // Nodes lists the nodes.
 func (c *Client) Nodes(ctx context.Context) (v []model.NodeView, err error) {
 	return v, c.doJSON(ctx, "GET", "/v1/nodes", nil, &v)
+}
+
+// NodeCredentials issues node's agent new etcd credentials.
+func (c *Client) NodeCredentials(ctx context.Context, node string) (v etcdauth.Credentials, err error) {
+	return v, c.doJSON(ctx, "POST", "/v1/nodes/"+url.PathEscape(node)+"/credentials", nil, &v)
 }
 
 // Links lists the fabric links.

@@ -22,6 +22,7 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
 
   status                                   fabric summary
   node list                                nodes (forwarding, per OAM), agents, label use
+  node credentials NODE                    new etcd credentials for NODE's agent (JSON for e3-agent --etcd-credentials)
   link list                                fabric links, cost, state, BFD per end
   events                                   failures, local and global repairs, and what they took
   link set-cost LINK COST                  LINK is an id or a name from link list
@@ -196,6 +197,16 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 					n.AppliedGeneration, n.LabelsUsed, dash(strings.Join(down, ",")), dash(n.Error))
 			}
 		})
+	case len(a) >= 2 && a[0] == "node" && a[1] == "credentials":
+		if err := want(a, 3, "node credentials NODE"); err != nil {
+			return err
+		}
+		v, err := c.NodeCredentials(ctx, a[2])
+		if err != nil {
+			return err
+		}
+		// The agent's --etcd-credentials file, whatever the output format.
+		return json.NewEncoder(w).Encode(v)
 	case cmd == "link list":
 		v, err := c.Links(ctx)
 		if err != nil {

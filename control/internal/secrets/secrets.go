@@ -116,6 +116,15 @@ func FileFingerprint(certFile string) (string, error) {
 	return Fingerprint(blk.Bytes), nil
 }
 
+// TrustPEM returns a client configuration that trusts the PEM certificates.
+func TrustPEM(pemCerts []byte) (*tls.Config, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemCerts) {
+		return nil, errors.New("no PEM certificate")
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
 // ClientTLS returns a client configuration that trusts the certificates of
 // caFile, or (caFile empty) exactly the certificate whose fingerprint is
 // pin. With neither it returns nil: the system's roots.
@@ -126,11 +135,11 @@ func ClientTLS(caFile, pin string) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("CA file: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate", caFile)
+		cfg, err := TrustPEM(b)
+		if err != nil {
+			return nil, fmt.Errorf("CA file %s: %w", caFile, err)
 		}
-		return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+		return cfg, nil
 	case pin != "":
 		pin = strings.ToLower(strings.ReplaceAll(pin, ":", ""))
 		return &tls.Config{

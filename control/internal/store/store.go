@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap/zapcore"
@@ -55,6 +56,8 @@ type EmbedOptions struct {
 	PeerURL    string // e.g. http://127.0.0.1:2380
 	MaxRequest uint   // bytes; large desired configs need more than etcd's 1.5 MiB
 	Quota      int64  // backend quota bytes; 0 = etcd's default
+	// An https ClientURL serves clients over TLS with this pair.
+	CertFile, KeyFile string
 }
 
 // StartEmbedded starts a single-member etcd and waits until it serves.
@@ -71,6 +74,12 @@ func StartEmbedded(o EmbedOptions) (*embed.Etcd, error) {
 		return nil, fmt.Errorf("etcd peer url %q: %w", o.PeerURL, err)
 	}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	if cu.Scheme == "https" {
+		if o.CertFile == "" {
+			return nil, fmt.Errorf("etcd client url %s: https needs a certificate", o.ClientURL)
+		}
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile}
+	}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
 	cfg.InitialCluster = cfg.Name + "=" + pu.String()
 	cfg.LogLevel = zapcore.ErrorLevel.String()

@@ -1,0 +1,182 @@
+// Package etcdauth is the least-privilege layout of the fabric's etcd
+// (docs/security.md): TLS to the clients, and authentication with one user
+// per party.
+//
+//   - root: made at bootstrap; used only to manage users (the bootstrap and
+//     issuing a node's credentials), never for the fabric's own reads and
+//     writes.
+//   - e3-controller: read and write everything under /e3/.
+//   - node-NAME (one per node, for its agent): read /e3/v1/desired/NAME,
+//     read and write /e3/v1/status/NAME; nothing else.
+package etcdauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/authpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
+	"github.com/e3fabric/e3fabric/control/internal/secrets"
+)
+
+// Users and roles.
+const (
+	RootUser       = "root"
+	ControllerUser = "e3-controller"
+	controllerRole = "e3-controller"
+)
+
+// NodeUser is the etcd user (and role) of node's agent.
+func NodeUser(node string) string { return "node-" + node }
+
+// Credentials are what a client needs to reach etcd as one user. An
+// agent's credentials file holds them as JSON.
+type Credentials struct {
+	Endpoints string `json:"endpoints"` // comma-separated URLs
+	User      string `json:"user,omitempty"`
+	Password  string `json:"password,omitempty"`
+	CA        string `json:"ca,omitempty"` // PEM: the certificate(s) to trust
+}
+
+// Load reads a credentials file.
+func Load(file string) (Credentials, error) {
+	var c Credentials
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return c, fmt.Errorf("etcd credentials: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("etcd credentials %s: %w", file, err)
+	}
+	if c.Endpoints == "" {
+		return c, fmt.Errorf("etcd credentials %s: no endpoints", file)
+	}
+	return c, nil
+}
+
+// Config is the client configuration of c. The client connects lazily and
+// keeps retrying, so a client made while etcd is down works once it is up.
+func (c Credentials) Config() (clientv3.Config, error) {
+	cfg := clientv3.Config{Endpoints: strings.Split(c.Endpoints, ","), DialTimeout: 5 * time.Second,
+		Username: c.User, Password: c.Password, Logger: zap.NewNop(),
+		MaxCallSendMsgSize: 256 << 20, MaxCallRecvMsgSize: 256 << 20}
+	if c.CA != "" {
+		t, err := secrets.TrustPEM([]byte(c.CA))
+		if err != nil {
+			return cfg, fmt.Errorf("etcd credentials: ca: %w", err)
+		}
+		cfg.TLS = t
+	} else if strings.HasPrefix(c.Endpoints, "https://") {
+		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return cfg, nil
+}
+
+// Client opens a client with c.
+func (c Credentials) Client() (*clientv3.Client, error) {
+	cfg, err := c.Config()
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd %s as %q: %w", c.Endpoints, c.User, err)
+	}
+	return cli, nil
+}
+
+// Password is a new random password.
+func Password() string {
+	b := make([]byte, 18)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Bootstrap turns authentication on in a store that has none yet, through
+// admin (a client without a user): root with rootPass, and the controller's
+// user and role with ctrlPass. A store that already has it is left alone.
+func Bootstrap(ctx context.Context, admin *clientv3.Client, rootPass, ctrlPass string) error {
+	st, err := admin.AuthStatus(ctx)
+	switch {
+	case errors.Is(err, rpctypes.ErrUserEmpty): // only with authentication on
+		return nil
+	case err != nil:
+		return fmt.Errorf("etcd auth status: %w", err)
+	case st.Enabled:
+		return nil
+	}
+	steps := []func() error{
+		func() error { return ensureUser(ctx, admin, RootUser, rootPass) },
+		func() error { _, err := admin.UserGrantRole(ctx, RootUser, "root"); return err },
+		func() error { return ensureRole(ctx, admin, controllerRole) },
+		func() error {
+			_, err := admin.RoleGrantPermission(ctx, controllerRole, nodestate.Prefix,
+				clientv3.GetPrefixRangeEnd(nodestate.Prefix), clientv3.PermissionType(authpb.READWRITE))
+			return err
+		},
+		func() error { return ensureUser(ctx, admin, ControllerUser, ctrlPass) },
+		func() error { _, err := admin.UserGrantRole(ctx, ControllerUser, controllerRole); return err },
+		func() error { _, err := admin.AuthEnable(ctx); return err },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return fmt.Errorf("etcd auth bootstrap: %w", err)
+		}
+	}
+	return nil
+}
+
+// IssueNode gives node's agent its user and role, with a new password (an
+// older one stops working), through root.
+func IssueNode(ctx context.Context, root *clientv3.Client, node string) (string, error) {
+	user := NodeUser(node)
+	pass := Password()
+	steps := []func() error{
+		func() error { return ensureRole(ctx, root, user) },
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, user, nodestate.DesiredKey(node), "", clientv3.PermissionType(authpb.READ))
+			return err
+		},
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, user, nodestate.StatusKey(node), "", clientv3.PermissionType(authpb.READWRITE))
+			return err
+		},
+		func() error { return ensureUser(ctx, root, user, pass) },
+		func() error { _, err := root.UserChangePassword(ctx, user, pass); return err },
+		func() error { _, err := root.UserGrantRole(ctx, user, user); return err },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return "", fmt.Errorf("etcd credentials of %s: %w", node, err)
+		}
+	}
+	return pass, nil
+}
+
+func ensureUser(ctx context.Context, c *clientv3.Client, user, pass string) error {
+	_, err := c.UserAdd(ctx, user, pass)
+	if errors.Is(err, rpctypes.ErrUserAlreadyExist) {
+		_, err = c.UserChangePassword(ctx, user, pass)
+	}
+	return err
+}
+
+func ensureRole(ctx context.Context, c *clientv3.Client, role string) error {
+	_, err := c.RoleAdd(ctx, role)
+	if errors.Is(err, rpctypes.ErrRoleAlreadyExist) {
+		return nil
+	}
+	return err
+}
