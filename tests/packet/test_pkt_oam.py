@@ -87,16 +87,21 @@ def test_three_way_handshake_and_timeout(sw, peer):
     assert not b["usable"] and b["downs"] == 1 and b["remote_disc"] == 0
 
 
-def eline_protected(sw, wtr_s=1):
-    """E-Line 1 from c1 on a protected nhlfe: primary out f1 (label 100),
-    backup out f2 (label 101), watched by the BFD session on f1."""
-    session(sw, 1, "f1", wtr_s=wtr_s)
+def protected_eline(sw, watch):
+    """E-Line 1 from c1 on a protected nhlfe: primary over nexthop 1 (label
+    100), backup out f2 (label 101), watched by BFD session `watch`."""
     sw.nexthop(2, "f2")
     sw.rpc("nhlfe_add", id=11, nexthop=1, label=100)
     sw.rpc("nhlfe_add", id=12, nexthop=2, label=101)
-    sw.rpc("nhlfe_add", id=10, primary=11, backup=12, watch=1)
+    sw.rpc("nhlfe_add", id=10, primary=11, backup=12, watch=watch)
     sw.rpc("service_add", id=1, type="eline", name="pk-protected", nhlfe=10)
     sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
+
+
+def eline_protected(sw, wtr_s=1):
+    """protected_eline, watched by the link session on f1."""
+    session(sw, 1, "f1", wtr_s=wtr_s)
+    protected_eline(sw, 1)
 
 
 def send_one(sw, wire):
@@ -222,12 +227,7 @@ def test_protected_nhlfe_watching_a_path_check(sw, wire, peer):
     """A failure beyond the first hop: the link is fine, the path check
     times out, and the protected nhlfe moves to its backup by itself."""
     path_session(sw, 7, "f1", wtr_s=600)
-    sw.nexthop(2, "f2")
-    sw.rpc("nhlfe_add", id=11, nexthop=1, label=100)
-    sw.rpc("nhlfe_add", id=12, nexthop=2, label=101)
-    sw.rpc("nhlfe_add", id=10, primary=11, backup=12, watch=7)
-    sw.rpc("service_add", id=1, type="eline", name="pk-path", nhlfe=10)
-    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
+    protected_eline(sw, 7)
     p = peer(path=(PATH_IN, PATH_OUT))
     wait_for(lambda: bfd(sw, 7)["state"] == "up", what="path session up")
     _, got = send_one(sw, wire)

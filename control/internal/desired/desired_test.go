@@ -98,14 +98,20 @@ func (c *checkSet) watch(node, from, to string, p model.Path) (uint32, error) {
 	return c.sessions[k.Key()][node], nil
 }
 
-func (f *fabric) bfd(node string, id uint32) dpconfig.BFD {
-	for _, b := range f.cfg[node].BFD {
-		if b.ID == id {
-			return b
+// byID is node's object of kind what with id in xs.
+func byID[T any](f *fabric, node, what string, id uint32, xs []T, idOf func(T) uint32) T {
+	for _, x := range xs {
+		if idOf(x) == id {
+			return x
 		}
 	}
-	f.t.Fatalf("node %s: no bfd session %d", node, id)
-	return dpconfig.BFD{}
+	f.t.Fatalf("node %s: no %s %d", node, what, id)
+	var zero T
+	return zero
+}
+
+func (f *fabric) bfd(node string, id uint32) dpconfig.BFD {
+	return byID(f, node, "bfd session", id, f.cfg[node].BFD, func(b dpconfig.BFD) uint32 { return b.ID })
 }
 
 // check follows path session id from node along its LSP to the OAM entry
@@ -145,13 +151,7 @@ func (f *fabric) check(node string, id uint32) (far string, links []int) {
 }
 
 func (f *fabric) nhlfe(node string, id uint32) dpconfig.NHLFE {
-	for _, n := range f.cfg[node].NHLFEs {
-		if n.ID == id {
-			return n
-		}
-	}
-	f.t.Fatalf("node %s: no nhlfe %d", node, id)
-	return dpconfig.NHLFE{}
+	return byID(f, node, "nhlfe", id, f.cfg[node].NHLFEs, func(n dpconfig.NHLFE) uint32 { return n.ID })
 }
 
 // label is node's entry for l, which a frame reached on port: the entry
@@ -172,13 +172,7 @@ func (f *fabric) label(node, port string, l uint32) dpconfig.Label {
 }
 
 func (f *fabric) service(node string, id uint32) dpconfig.Service {
-	for _, s := range f.cfg[node].Services {
-		if s.ID == id {
-			return s
-		}
-	}
-	f.t.Fatalf("node %s: no service %d", node, id)
-	return dpconfig.Service{}
+	return byID(f, node, "service", id, f.cfg[node].Services, func(s dpconfig.Service) uint32 { return s.ID })
 }
 
 // send follows an NHLFE: the node at the other end of its nexthop's link
