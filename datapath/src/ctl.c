@@ -705,7 +705,8 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	struct e3_circuit old = e3_circuit_get(c->id);
 	bool existed = old.port != E3_CIRCUIT_NOPORT;
 
-	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service)
+	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
+	    e3_mac_circ_stats(c->id)->limit == c->mac_limit)
 		return ok(false);
 	bool joins = !existed || old.service != c->service;
 
@@ -713,6 +714,7 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		return E3_ERR(err, E3_ENOSPC, "service %u already has its %u circuits", c->service, s->n_circuits);
 	if (joins && service_set_circuit(c->service, c->id, true) != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
+	e3_mac_circuit_limit(c->id, c->mac_limit);
 	e3_circuit_set(c->id, (struct e3_circuit){ p->port_id, c->vlan, c->service });
 	port_refs[p->port_id]++;
 	if (existed) {
@@ -736,6 +738,7 @@ int e3_ctl_circuit_del(uint32_t id, char *err)
 	e3_circuit_clear(id);
 	service_set_circuit(c.service, id, false);
 	e3_mac_flush(c.service, id);
+	e3_mac_circuit_limit(id, 0);
 	port_refs[c.port]--;
 	return ok(true);
 }
@@ -748,8 +751,10 @@ void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg)
 		if (c.port == E3_CIRCUIT_NOPORT)
 			continue;
 		struct e3_circ_ctr ctr;
+		const struct e3_mac_circ_stats *ms = e3_mac_circ_stats(id);
 		struct e3_circuit_info info = {
-			.conf = { .id = id, .vlan = c.vlan, .service = c.service },
+			.conf = { .id = id, .vlan = c.vlan, .service = c.service, .mac_limit = ms->limit },
+			.macs = ms->n_macs, .limit_hits = ms->limit_hits,
 		};
 		const struct e3_port *p = e3_port_tbl[c.port];
 

@@ -282,12 +282,15 @@ struct e3_circuit_conf {
 	char port[32];           /* a customer port's name */
 	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
 	uint32_t service;
+	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
 };
 int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err); /* EEXIST if (port,vlan) taken by another id */
 int e3_ctl_circuit_del(uint32_t id, char *err);              /* also forgets MACs learned on it */
 struct e3_circuit_info {
 	struct e3_circuit_conf conf;
+	uint32_t macs;           /* learned on it now */
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t limit_hits;     /* MACs refused at its mac_limit */
 };
 typedef void (*e3_circuit_walk_fn)(const struct e3_circuit_info *c, void *arg);
 void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg);

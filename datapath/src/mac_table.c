@@ -38,6 +38,12 @@ struct damp {
 	uint16_t frozen;
 };
 static struct damp *damp;
+static struct e3_mac_circ_stats *circ;   /* [E3_MAX_CIRCUITS] */
+
+static bool is_local(uint32_t dest)
+{
+	return !(dest & E3_MAC_REMOTE) && dest < E3_MAX_CIRCUITS;
+}
 
 static inline struct e3_mac_slot *slot_at(uint32_t pos)
 {
@@ -53,7 +59,8 @@ int e3_mac_table_init(uint32_t cap, unsigned n_workers)
 	e3_mac_buckets = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
 	e3_mac_svc = calloc(E3_MAX_SERVICES, sizeof(*e3_mac_svc));
 	damp = calloc((size_t)n_buckets * E3_MAC_WAYS, sizeof(*damp));
-	if (e3_mac_buckets == NULL || e3_mac_svc == NULL || damp == NULL)
+	circ = calloc(E3_MAX_CIRCUITS, sizeof(*circ));
+	if (e3_mac_buckets == NULL || e3_mac_svc == NULL || damp == NULL || circ == NULL)
 		return -1;
 	memset(e3_mac_buckets, 0xff, bytes);   /* every key E3_MAC_EMPTY, every dest NODEST */
 	e3_mac_bucket_mask = n_buckets - 1;
@@ -158,6 +165,22 @@ static bool move_allowed(uint32_t pos, uint32_t service, const uint8_t *mac, uin
 	return false;
 }
 
+/* May a MAC (new, or moving) be learned on dest? Counts a refusal. */
+static bool circuit_has_room(uint32_t dest, struct e3_mac_svc_stats *st)
+{
+	if (!is_local(dest) || circ[dest].limit == 0 || circ[dest].n_macs < circ[dest].limit)
+		return true;
+	circ[dest].limit_hits++;
+	st->limit_hits++;
+	return false;
+}
+
+static void circuit_count(uint32_t dest, int d)
+{
+	if (is_local(dest))
+		circ[dest].n_macs += d;
+}
+
 static void apply(const struct e3_learn_ev *ev)
 {
 	const struct e3_service *s = e3_service_get(ev->service);
@@ -172,8 +195,11 @@ static void apply(const struct e3_learn_ev *ev)
 		struct e3_mac_val *v = &slot_at((uint32_t)pos)->v;
 
 		if (v->dest != ev->dest) {
-			if (!move_allowed((uint32_t)pos, ev->service, ev->mac, e3_now()))
+			if (!circuit_has_room(ev->dest, st) ||
+			    !move_allowed((uint32_t)pos, ev->service, ev->mac, e3_now()))
 				return;
+			circuit_count(v->dest, -1);
+			circuit_count(ev->dest, +1);
 			__atomic_store_n(&v->dest, ev->dest, __ATOMIC_RELEASE);
 			st->moves++;
 		}
@@ -186,6 +212,8 @@ static void apply(const struct e3_learn_ev *ev)
 		st->limit_hits++;
 		return;
 	}
+	if (!circuit_has_room(ev->dest, st))
+		return;
 	pos = n_total < capacity ? free_slot_for(k) : -1;
 	if (pos < 0) {
 		n_table_full++;
@@ -201,6 +229,7 @@ static void apply(const struct e3_learn_ev *ev)
 	__atomic_store_n(&sl->key, k, __ATOMIC_RELEASE);
 	st->n_macs++;
 	st->learned++;
+	circuit_count(ev->dest, +1);
 	n_total++;
 }
 
@@ -243,6 +272,7 @@ static void delete_at(uint32_t pos)
 		return;
 	uint32_t service = service_of_key(sl->key);
 
+	circuit_count(sl->v.dest, -1);
 	/* Absent for readers first, then unfindable; reused after a grace period. */
 	__atomic_store_n(&sl->v.dest, E3_MAC_NODEST, __ATOMIC_RELEASE);
 	__atomic_store_n(&sl->key, E3_MAC_TOMB, __ATOMIC_RELEASE);
@@ -315,6 +345,16 @@ void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg)
 const struct e3_mac_svc_stats *e3_mac_svc_stats(uint32_t service)
 {
 	return &e3_mac_svc[service];
+}
+
+void e3_mac_circuit_limit(uint32_t circuit, uint32_t limit)
+{
+	circ[circuit % E3_MAX_CIRCUITS].limit = limit;
+}
+
+const struct e3_mac_circ_stats *e3_mac_circ_stats(uint32_t circuit)
+{
+	return &circ[circuit % E3_MAX_CIRCUITS];
 }
 
 void e3_mac_svc_reset(uint32_t service)

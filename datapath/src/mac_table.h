@@ -199,6 +199,14 @@ struct e3_mac_svc_stats {
 extern struct e3_mac_svc_stats *e3_mac_svc;   /* [E3_MAX_SERVICES] */
 const struct e3_mac_svc_stats *e3_mac_svc_stats(uint32_t service);
 
+/* Per local circuit (main lcore): its limit (0 = none), MACs and refusals. */
+struct e3_mac_circ_stats {
+	uint32_t limit, n_macs;
+	uint64_t limit_hits;
+};
+void e3_mac_circuit_limit(uint32_t circuit, uint32_t limit);
+const struct e3_mac_circ_stats *e3_mac_circ_stats(uint32_t circuit);
+
 /* Worker: is the service at its MAC limit? Then a new MAC is refused
  * before it takes a place in the learn queue, so one service flooding
  * MACs never crowds out another's learning. */

@@ -411,3 +411,25 @@ def test_flapping_mac_is_frozen(sw, wire):
     wire.exchange([("c1p", from_customer("c1", BCAST, A, tok))], expect=4, match=tok)
     wait_for(lambda: sw.service(SVC)["stats"]["moves_refused"] == 2, what="fifth move refused")
     assert sw.macs(SVC)[A]["circuit"] == CIRCUIT["c2"]
+
+
+def test_circuit_mac_limit(sw, wire):
+    """c1 may hold 2 MACs: a third is refused and counted on the circuit and
+    the service, while c2 keeps learning."""
+    elan(sw)
+    sw.rpc("circuit_add", id=CIRCUIT["c1"], port="c1", vlan=VLAN["c1"], service=SVC, mac_limit=2)
+    macs = ["02:00:0a:00:02:%02x" % i for i in range(3)]
+    for m in macs[:2]:
+        learn(sw, wire, "c1", m)
+    tok = token()
+    wire.exchange([("c1p", from_customer("c1", BCAST, macs[2], tok))], expect=4, match=tok)
+
+    def c1():
+        (c,) = [c for c in sw.rpc("circuit_list") if c["id"] == CIRCUIT["c1"]]
+        return c
+    wait_for(lambda: c1()["stats"]["limit_hits"] == 1, what="c1 refused one")
+    c1 = c1()
+    assert c1["mac_limit"] == 2 and c1["stats"]["macs"] == 2, c1
+    assert macs[2] not in sw.macs(SVC)
+    assert sw.service(SVC)["stats"]["limit_hits"] == 1
+    learn(sw, wire, "c2", macs[2])          # the same MAC, on another circuit: room there

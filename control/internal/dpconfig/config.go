@@ -170,6 +170,8 @@ type Circuit struct {
 	Port    string `json:"port"`
 	VLAN    VLAN   `json:"vlan"`
 	Service uint32 `json:"service"`
+	// MACLimit caps the MACs an E-LAN learns on the circuit; 0: none of its own.
+	MACLimit int `json:"mac_limit,omitempty"`
 }
 
 // Label entry types.

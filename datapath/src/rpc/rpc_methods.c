@@ -373,10 +373,12 @@ static void circuit_list_cb(const struct e3_circuit_info *ci, void *arg)
 {
 	json_t *o = e3_circuit_conf_json(&ci->conf);
 	json_object_set_new(o, "stats",
-			    json_pack("{s:I, s:I, s:I, s:I}", "rx_pkts", (json_int_t)ci->rx_pkts,
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "macs", (json_int_t)ci->macs,
+				      "rx_pkts", (json_int_t)ci->rx_pkts,
 				      "rx_bytes", (json_int_t)ci->rx_bytes, "tx_pkts",
 				      (json_int_t)ci->tx_pkts, "tx_bytes",
-				      (json_int_t)ci->tx_bytes));
+				      (json_int_t)ci->tx_bytes, "limit_hits",
+				      (json_int_t)ci->limit_hits));
 	e3_jw_json(arg, NULL, o);
 }
 

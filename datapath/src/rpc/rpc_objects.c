@@ -317,6 +317,7 @@ static const struct e3_param circuit_params[] = {
 	E3_P_STR(struct e3_circuit_conf, port, "port", true, 1),
 	E3_P(struct e3_circuit_conf, vlan, "vlan", E3_PT_VLAN, true),
 	E3_P_INT(struct e3_circuit_conf, service, "service", E3_PT_U32, true, 0, E3_MAX_SERVICES - 1),
+	E3_P_INT(struct e3_circuit_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, 16777216),
 };
 const struct e3_obj_type e3_circuit_type = {
 	"circuit", circuit_params, E3_NPARAMS(circuit_params),
@@ -325,8 +326,12 @@ const struct e3_obj_type e3_circuit_type = {
 
 json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c)
 {
-	return json_pack("{s:I, s:s, s:o, s:I}", "id", (json_int_t)c->id, "port", c->port,
-			 "vlan", e3_vlan_json(c->vlan), "service", (json_int_t)c->service);
+	json_t *o = json_pack("{s:I, s:s, s:o, s:I}", "id", (json_int_t)c->id, "port", c->port,
+			      "vlan", e3_vlan_json(c->vlan), "service", (json_int_t)c->service);
+
+	if (o != NULL && c->mac_limit)
+		json_object_set_new(o, "mac_limit", json_integer(c->mac_limit));
+	return o;
 }
 
 /* ---- labels ------------------------------------------ */
