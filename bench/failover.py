@@ -52,7 +52,8 @@ FLOWS = {"eline": ("h2", "10.10.0.2", 5601), "elan": ("h3", "10.30.0.3", 5602),
 KINDS = (("eline", "E-Line red (h1 -> h2)", 50), ("elan", "E-LAN green unicast (h1 -> h3)", 50),
          ("elan-bum", "E-LAN green BUM (h1 -> broadcast, at h3)", 1000))
 EXTRA_PORTS = ["pic1", "pic2", "pic3"]     # null customer ports for the extra services
-FAULTS = ["link-down", "spine-hang", "spine-kill", "agent-kill", "controller-restart"]
+FAULTS = ["link-down", "far-link-down", "transit-lost", "spine-hang", "spine-kill", "agent-kill",
+          "controller-restart"]
 
 
 class Bench:
@@ -160,6 +161,16 @@ class Bench:
         if fault == "link-down":
             lab.link_down("leaf1", spine)
             return lambda: lab.link_up("leaf1", spine)
+        if fault == "far-link-down":
+            # Two hops from leaf1: only its check of the path sees it.
+            lab.link_down(spine, "leaf2")
+            return lambda: lab.link_up(spine, "leaf2")
+        if fault == "transit-lost":
+            # The spine stops switching toward leaf2 while its BFD stays up
+            # (its agent gone, nothing puts the entries back).
+            cp.stop_agent(spine, signal.SIGKILL)
+            drop_transit_toward(lab, spine, "leaf2")
+            return lambda: cp.start_agent(spine)
         if fault == "spine-hang":
             pid = lab.pid(spine)
             os.kill(pid, signal.SIGSTOP)
@@ -184,6 +195,18 @@ class Bench:
             cp.start_controller()
             return None
         raise ValueError(fault)
+
+
+def drop_transit_toward(lab, node, peer):
+    """node forgets its swap entries that send toward peer."""
+    c = lab.client(node)
+    port = next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
+                if e.node == node and o.node == peer)
+    nexthops = {n["id"] for n in c.call("nexthop_list") if n["port"] == port}
+    nhlfes = {n["id"] for n in c.call("nhlfe_list") if n.get("nexthop") in nexthops}
+    for e in c.call("label_list"):
+        if e["type"] == "swap" and e["nhlfe"] in nhlfes:
+            c.call("label_del", label=e["label"])
 
 
 def stats(xs):
@@ -228,13 +251,15 @@ Run took {elapsed / 60:.0f} min.
 Faults, each {args.fault_at:.0f} s into a {args.seconds} s stream, on the spine that
 carries every primary (its links are the cheapest):
 - `link-down`: leaf1's link to it loses carrier (`ip link set DEV down`), until the stream ends.
+- `far-link-down`: its link to leaf2 (red's far end) loses carrier: two hops from leaf1, seen there only by its check of the path.
+- `transit-lost`: it forgets its transit entries toward leaf2 (its agent killed, so nothing puts them back); its BFD stays up.
 - `spine-hang`: its e3-vswitchd is SIGSTOPped for 3 s (carrier stays up).
 - `spine-kill`: its e3-vswitchd is SIGKILLed; restarted after the stream and reprogrammed by its agent.
 - `agent-kill`: leaf1's e3-agent is SIGKILLed for 3 s (its datapath is healthy).
 - `controller-restart`: e3-controller (and its embedded etcd) is SIGKILLed, down {args.controller_down} s, restarted.
 
 How the figures come about (docs/ha.md): the failure is found by BFD on the
-adjacency (30 ms) or by carrier loss (the 20 ms link poll); the worker that
+adjacency or the path's check (30 ms) or by carrier loss (the 20 ms link poll); the worker that
 sees it clears the session's protection byte, and every protected NHLFE
 watching it sends on its backup from the next frame, however many there are.
 The controller then recomputes from the agents' reports (global repair);
