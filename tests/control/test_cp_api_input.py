@@ -60,14 +60,18 @@ def test_change_without_the_token_refused(unchanged, token, why):
     assert p.returncode != 0, f"{why} token accepted"
     assert "unauthorized" in (p.stderr + p.stdout).lower() or "token" in (p.stderr + p.stdout).lower(), p.stderr
     # Reads need a token too: the read-only one will do.
+    before = unchanged.status()["api"]["unauthorized"]
     p = unchanged.e3ctl("service", "list", check=False, token=token)
     assert p.returncode != 0 and "Authorization: Bearer" in p.stderr, p.stderr
+    assert unchanged.status()["api"]["unauthorized"] == before + 1
     assert unchanged.e3ctl("service", "list", token=unchanged.read_token).returncode == 0
 
 
 def test_read_only_token_cannot_change(unchanged):
+    before = unchanged.status()["api"]
     p = unchanged.e3ctl("service", "delete", "red", check=False, token=unchanged.read_token)
     assert p.returncode != 0 and "admin token" in p.stderr, p.stderr
+    assert unchanged.status()["api"]["forbidden"] == before["forbidden"] + 1
 
 
 def test_api_speaks_tls_with_the_pinned_certificate(unchanged):

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
@@ -57,6 +58,8 @@ type Server struct {
 	c   *controller.Controller
 	log *slog.Logger
 	mux *http.ServeMux
+	// Requests refused for their token (401, 403).
+	unauthorized, forbidden atomic.Uint64
 }
 
 // New returns the API handler.
@@ -115,10 +118,12 @@ func (s *Server) handle(pattern string, need role, h handler) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		switch has, ok := s.role(r); {
 		case !ok:
+			s.unauthorized.Add(1)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
 			return
 		case has < need:
+			s.forbidden.Add(1)
 			writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
 			return
 		}
@@ -239,9 +244,11 @@ func (s *Server) status(r *http.Request) (int, any, error) {
 	for _, rec := range snap.Services {
 		v.Services[snap.ServiceStatus(rec).State]++
 	}
+	v.API = &model.APIStats{}
 	if s.Guard != nil {
 		v.API = s.Guard.Stats()
 	}
+	v.API.Unauthorized, v.API.Forbidden = s.unauthorized.Load(), s.forbidden.Load()
 	return 200, v, nil
 }
 

@@ -59,10 +59,10 @@ func (g *ConnGuard) ConnState(c net.Conn, st http.ConnState) {
 }
 
 // Stats returns the open connections and what was evicted and refused.
-func (g *ConnGuard) Stats() *model.APIConns {
+func (g *ConnGuard) Stats() *model.APIStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return &model.APIConns{Open: len(g.conns), Max: g.max, Evicted: g.evicted.Load(), Refused: g.refused.Load()}
+	return &model.APIStats{Open: len(g.conns), Max: g.max, Evicted: g.evicted.Load(), Refused: g.refused.Load()}
 }
 
 // admit registers c, evicting the longest-idle connection if full.

@@ -401,17 +401,20 @@ type StatusView struct {
 	Links      int            `json:"links"`
 	LinksUp    int            `json:"links_up"`
 	Services   map[string]int `json:"services"` // state -> count
-	// API is this replica's connection guard: open connections, its cap,
-	// idle ones closed to make room, new ones refused while all were busy.
-	API *APIConns `json:"api,omitempty"`
+	// API is this replica's API: open connections, its cap, idle ones
+	// closed to make room, new ones refused while all were busy, requests
+	// refused for their token.
+	API *APIStats `json:"api,omitempty"`
 }
 
-// APIConns are the API's connection counters.
-type APIConns struct {
-	Open    int    `json:"connections"`
-	Max     int    `json:"max_connections"`
-	Evicted uint64 `json:"evicted_idle"`
-	Refused uint64 `json:"refused_busy"`
+// APIStats are the API's refusal and connection counters.
+type APIStats struct {
+	Open         int    `json:"connections"`
+	Max          int    `json:"max_connections"`
+	Evicted      uint64 `json:"evicted_idle"`
+	Refused      uint64 `json:"refused_busy"`
+	Unauthorized uint64 `json:"unauthorized"` // no token, or a wrong one (401)
+	Forbidden    uint64 `json:"forbidden"`    // the read-only token for a change (403)
 }
 
 // APIError is the body of every error response.
