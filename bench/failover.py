@@ -169,7 +169,7 @@ class Bench:
             # The spine stops switching toward leaf2 while its BFD stays up
             # (its agent gone, nothing puts the entries back).
             cp.stop_agent(spine, signal.SIGKILL)
-            drop_transit_toward(lab, spine, "leaf2")
+            lab.forget_transit(spine, "leaf2")
             return lambda: cp.start_agent(spine)
         if fault == "spine-hang":
             pid = lab.pid(spine)
@@ -195,18 +195,6 @@ class Bench:
             cp.start_controller()
             return None
         raise ValueError(fault)
-
-
-def drop_transit_toward(lab, node, peer):
-    """node forgets its swap entries that send toward peer."""
-    c = lab.client(node)
-    port = next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
-                if e.node == node and o.node == peer)
-    nexthops = {n["id"] for n in c.call("nexthop_list") if n["port"] == port}
-    nhlfes = {n["id"] for n in c.call("nhlfe_list") if n.get("nexthop") in nexthops}
-    for e in c.call("label_list"):
-        if e["type"] == "swap" and e["nhlfe"] in nhlfes:
-            c.call("label_del", label=e["label"])
 
 
 def stats(xs):

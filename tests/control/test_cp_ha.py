@@ -59,14 +59,9 @@ def repaired_without_controller(lab, cp, tmp_path, fault):
     assert_repaired(stream(lab, tmp_path, fault))
 
 
-def port_to(lab, node, peer):
-    return next(e.port for l in lab.topo.links for e, o in ((l.a, l.b), (l.b, l.a))
-                if e.node == node and o.node == peer)
-
-
 def session_to(lab, node, peer):
     """node's BFD session on its link toward peer (not a path check)."""
-    port = port_to(lab, node, peer)
+    port = lab.port_toward(node, peer)
     (s,) = [b for b in lab.client(node).call("bfd_list") if b["port"] == port and "label" not in b]
     return s
 
@@ -163,23 +158,11 @@ def test_link_down_is_repaired_locally(lab, ha, tmp_path):
         (port,) = [p for p in lab.client("leaf1").call("port_list") if p["name"] == s["port"]]
         assert port["link"] == "down", port
         assert session_to(lab, "leaf2", spine)["usable"]
-        assert any(not b["usable"] and b["port"] == port_to(lab, "leaf2", spine)
+        assert any(not b["usable"] and b["port"] == lab.port_toward("leaf2", spine)
                    for b in path_checks(lab, "leaf2")), path_checks(lab, "leaf2")
         clean_ping(lab, "h1", RED_H2)       # the echo replies take leaf2's backup
     finally:
         lab.link_up("leaf1", spine)
-
-
-def drop_transit_toward(lab, node, peer):
-    """node forgets every transit (swap) entry that sends toward peer, as a
-    node whose tables were lost would: its links and their BFD stay up."""
-    c = lab.client(node)
-    port = port_to(lab, node, peer)
-    nexthops = {n["id"] for n in c.call("nexthop_list") if n["port"] == port}
-    nhlfes = {n["id"] for n in c.call("nhlfe_list") if n.get("nexthop") in nexthops}
-    for e in c.call("label_list"):
-        if e["type"] == "swap" and e["nhlfe"] in nhlfes:
-            c.call("label_del", label=e["label"])
 
 
 def test_lost_transit_entries_are_repaired_locally(lab, ha, tmp_path):
@@ -190,12 +173,12 @@ def test_lost_transit_entries_are_repaired_locally(lab, ha, tmp_path):
     cp = ha
     spine = red_spine(cp)
     cp.stop_agent(spine, signal.SIGKILL)
-    repaired_without_controller(lab, cp, tmp_path, lambda: drop_transit_toward(lab, spine, "leaf2"))
+    repaired_without_controller(lab, cp, tmp_path, lambda: lab.forget_transit(spine, "leaf2"))
     for leaf in ("leaf1", "leaf2"):
         s = session_to(lab, leaf, spine)
         assert s["state"] == "up" and s["usable"], s
     failed = [b for b in path_checks(lab, "leaf1") if not b["usable"]]
-    assert failed and all(b["port"] == port_to(lab, "leaf1", spine) for b in failed), failed
+    assert failed and all(b["port"] == lab.port_toward("leaf1", spine) for b in failed), failed
 
 
 def test_global_repair_follows_and_is_logged(lab, ha, tmp_path):

@@ -273,6 +273,23 @@ class Lab:
             for e in (l.a, l.b):
                 run(["ip", "-n", self.ns(e.node), "link", "set", e.port, "up"])
 
+    def port_toward(self, node: str, peer: str) -> str:
+        """node's fabric port on its (first) link to peer."""
+        l = self._link(node, peer)[0]
+        return l.a.port if l.a.node == node else l.b.port
+
+    def forget_transit(self, node: str, peer: str) -> None:
+        """node forgets every transit (swap) entry that sends toward peer, as
+        a node whose tables were lost would; its links and their BFD stay up.
+        (Its agent puts them back unless it is stopped.)"""
+        c = self.client(node)
+        port = self.port_toward(node, peer)
+        nexthops = {n["id"] for n in c.call("nexthop_list") if n["port"] == port}
+        nhlfes = {n["id"] for n in c.call("nhlfe_list") if n.get("nexthop") in nexthops}
+        for e in c.call("label_list"):
+            if e["type"] == "swap" and e["nhlfe"] in nhlfes:
+                c.call("label_del", label=e["label"])
+
     # ---- running things in namespaces ---------------------------------------------
     def host_exec(self, host: str, cmd, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
         """Run a command (list, or string for the shell) in a host's namespace."""
