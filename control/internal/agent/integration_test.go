@@ -193,13 +193,15 @@ func gen1() dpconfig.Config {
 		},
 		Circuits: []dpconfig.Circuit{
 			{ID: 1, Port: "cust0", VLAN: 100, Service: 1},
-			{ID: 2, Port: "cust0", VLAN: dpconfig.Untagged, Service: 2},
+			{ID: 2, Port: "cust0", VLAN: dpconfig.Untagged, Service: 2, MACLimit: 64},
 		},
 		Labels: []dpconfig.Label{
 			{Label: 500, Type: dpconfig.LabelELine, Service: u32(1)},
-			{Label: 501, Type: dpconfig.LabelELAN, Service: u32(2), Source: u16(1)},
+			{Label: 501, Type: dpconfig.LabelELAN, Service: u32(2), Source: u16(1), InPorts: []string{"fab1", "fab0"}},
 			{Label: 502, Type: dpconfig.LabelSwap, NHLFE: u32(10)},
 			{Label: 503, Type: dpconfig.LabelReplicate, RPFPort: "fab0", Branches: []uint32{11}, Service: u32(2), Source: u16(1)},
+			// The end of a path check's LSP (docs/ha.md); its session may come later.
+			{Label: 504, Type: dpconfig.LabelOAM, Session: u32(2048), InPorts: []string{"fab0"}},
 		},
 	}
 }
@@ -375,9 +377,9 @@ func TestAgentIntegration(t *testing.T) {
 		if r.BootID != boot1 {
 			t.Errorf("programmed boot id %s, want %s", r.BootID, boot1)
 		}
-		// Settings, then 3 ports, 1 nexthop, 2 nhlfes, 2 services, 2 circuits, 4 labels.
-		if r.Calls != 15 {
-			t.Errorf("first apply made %d calls (%q), want 15", r.Calls, opStrings(r.Plan))
+		// Settings, then 3 ports, 1 nexthop, 2 nhlfes, 2 services, 2 circuits, 5 labels.
+		if r.Calls != 16 {
+			t.Errorf("first apply made %d calls (%q), want 16", r.Calls, opStrings(r.Plan))
 		}
 		got := dump(t, probe)
 		if !gen1().Equal(withoutDeviceMACs(got, gen1())) {

@@ -30,7 +30,7 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
   topology show
   service list
   service show NAME                        paths, labels per node, status
-  service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--bandwidth-mbps N]
+  service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--circuit-mac-limit N] [--bandwidth-mbps N]
   service add-circuit NAME --circuit NODE:PORT:VLAN ...
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
   service delete NAME
@@ -50,6 +50,7 @@ type opts struct {
 	json          bool
 	circuits      []string
 	macLimit      int
+	circMACLimit  int
 	bandwidth     int
 	args          []string
 }
@@ -88,16 +89,19 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			var v string
 			v, err = value()
 			o.circuits = append(o.circuits, v)
-		case "--mac-limit", "--bandwidth-mbps":
+		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps":
 			var v string
 			if v, err = value(); err == nil {
 				var n int
 				if n, err = strconv.Atoi(v); err != nil || n < 0 {
 					return nil, fmt.Errorf("%s %q: want a number >= 0", name, v)
 				}
-				if name == "--mac-limit" {
+				switch name {
+				case "--mac-limit":
 					o.macLimit = n
-				} else {
+				case "--circuit-mac-limit":
+					o.circMACLimit = n
+				default:
 					o.bandwidth = n
 				}
 			}
@@ -292,7 +296,8 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		v, err := c.CreateService(ctx, model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit, BandwidthMbps: o.bandwidth})
+		v, err := c.CreateService(ctx, model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit,
+			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth})
 		if err != nil {
 			return err
 		}
@@ -372,6 +377,9 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nid\t%d\n", v.Name, v.Type, v.ID)
 	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
 	fmt.Fprintf(tw, "protection\t%s\n", dash(v.Protection))
+	if v.MACLimit > 0 || v.CircuitMACLimit > 0 {
+		fmt.Fprintf(tw, "mac limits\tservice %s, per circuit %s\n", limit(v.MACLimit), limit(v.CircuitMACLimit))
+	}
 	fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
 	for _, c := range v.Checks {
 		var ends []string
@@ -451,4 +459,12 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// limit shows a MAC limit, 0 meaning the default.
+func limit(n int) string {
+	if n == 0 {
+		return "default"
+	}
+	return strconv.Itoa(n)
 }

@@ -95,7 +95,8 @@ func (b *builder) circuits(node string, reachable bool) error {
 			vlan = dpconfig.VLAN(c.VLAN)
 		}
 		f := b.frag(node)
-		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: vlan, Service: b.rec.ID})
+		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: vlan, Service: b.rec.ID,
+			MACLimit: b.rec.Spec.CircuitMACLimit})
 	}
 	return nil
 }

@@ -505,3 +505,25 @@ func TestLabelsStableAcrossRecompute(t *testing.T) {
 		t.Fatalf("source ids changed: %v -> %v", r1.Route.Sources, r3.Route.Sources)
 	}
 }
+
+// An E-LAN's per-circuit MAC limit reaches every circuit of it; an E-Line
+// cannot have one.
+func TestCircuitMACLimit(t *testing.T) {
+	topo := load(t)
+	rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN, CircuitMACLimit: 100,
+		Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 5}, {Node: "leaf2", Port: "cust1", VLAN: 5}}}}
+	if err := rec.Spec.ValidateShape(); err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, topo, []*model.ServiceRecord{rec}, paths.Options{})
+	for _, n := range []string{"leaf1", "leaf2"} {
+		if cs := f.cfg[n].Circuits; len(cs) != 1 || cs[0].MACLimit != 100 {
+			t.Fatalf("%s circuits %+v", n, cs)
+		}
+	}
+	line := model.ServiceSpec{Name: "red", Type: model.ELine, CircuitMACLimit: 5,
+		Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 6}, {Node: "leaf2", Port: "cust1", VLAN: 6}}}
+	if err := line.ValidateShape(); err == nil {
+		t.Fatal("an eline with circuit_mac_limit accepted")
+	}
+}

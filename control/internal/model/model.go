@@ -128,6 +128,9 @@ type ServiceSpec struct {
 	Type     string    `json:"type"`
 	Circuits []Circuit `json:"circuits"`
 	MACLimit int       `json:"mac_limit,omitempty"`
+	// CircuitMACLimit caps the MACs an E-LAN learns on each of its
+	// circuits (0: only MACLimit), so one site cannot take the whole share.
+	CircuitMACLimit int `json:"circuit_mac_limit,omitempty"`
 	// BandwidthMbps is the declared load the service puts on each link of
 	// its paths, used by the "load" link cost. 0 = the default.
 	BandwidthMbps int `json:"bandwidth_mbps,omitempty"`
@@ -152,8 +155,11 @@ func (s *ServiceSpec) ValidateShape() error {
 	default:
 		return fmt.Errorf("service %s: type %q: want %q or %q", s.Name, s.Type, ELine, ELAN)
 	}
-	if s.MACLimit < 0 || s.BandwidthMbps < 0 {
-		return fmt.Errorf("service %s: mac_limit and bandwidth_mbps must not be negative", s.Name)
+	if s.MACLimit < 0 || s.CircuitMACLimit < 0 || s.BandwidthMbps < 0 {
+		return fmt.Errorf("service %s: mac_limit, circuit_mac_limit and bandwidth_mbps must not be negative", s.Name)
+	}
+	if s.CircuitMACLimit > 0 && s.Type != ELAN {
+		return fmt.Errorf("service %s: circuit_mac_limit applies to an elan only", s.Name)
 	}
 	seen := map[Circuit]bool{}
 	for _, c := range s.Circuits {
