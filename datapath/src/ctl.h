@@ -328,6 +328,7 @@ struct e3_mac_info {
 	uint32_t circuit;        /* when !remote */
 	uint16_t source;         /* when remote */
 	uint32_t age_s;          /* seconds since last seen */
+	uint32_t frozen_s;       /* frozen for flapping: seconds left; 0 = not frozen */
 };
 typedef void (*e3_mac_walk_fn)(const struct e3_mac_info *m, void *arg);
 /* service == E3_NONE walks all services. */

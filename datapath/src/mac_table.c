@@ -337,6 +337,10 @@ void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg)
 			.source = (v.dest & E3_MAC_REMOTE) ? (uint16_t)v.dest : 0,
 			.age_s = now - v.last_seen,
 		};
+		uint32_t window = e3.settings.mac_move_window_s;
+
+		if (damp[pos].frozen && now - damp[pos].since < window)
+			mi.frozen_s = window - (now - damp[pos].since);
 		memcpy(mi.mac, (const uint8_t *)&mac + 2, 6);
 		fn(&mi, arg);
 	}

@@ -406,7 +406,8 @@ def test_flapping_mac_is_frozen(sw, wire):
     wait_for(lambda: sw.service(SVC)["stats"]["moves_refused"] == 1, what="fourth move refused")
     st = sw.service(SVC)["stats"]
     assert st["frozen"] == 1 and st["moves"] == 3, st
-    assert sw.macs(SVC)[A]["circuit"] == CIRCUIT["c2"]
+    a = sw.macs(SVC)[A]
+    assert a["circuit"] == CIRCUIT["c2"] and 0 < a["frozen_s"] <= 600, a
     tok = token()
     wire.exchange([("c1p", from_customer("c1", BCAST, A, tok))], expect=4, match=tok)
     wait_for(lambda: sw.service(SVC)["stats"]["moves_refused"] == 2, what="fifth move refused")

@@ -454,6 +454,8 @@ static void mac_list_cb(const struct e3_mac_info *m, void *arg)
 	else
 		json_object_set_new(o, "circuit", json_integer(m->circuit));
 	json_object_set_new(o, "age_s", json_integer(m->age_s));
+	if (m->frozen_s)
+		json_object_set_new(o, "frozen_s", json_integer(m->frozen_s));
 	e3_jw_json(l->w, NULL, o);
 }
 
