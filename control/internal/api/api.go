@@ -27,8 +27,12 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-// maxBody bounds a request body (a topology file is the largest).
-const maxBody = 8 << 20
+// maxBody bounds a request body (a topology file is the largest), but for
+// a fabric snapshot's restore, which holds every service's allocations.
+const (
+	maxBody         = 8 << 20
+	maxSnapshotBody = 1 << 30
+)
 
 // Tokens are the bearer tokens of the two roles.
 type Tokens struct {
@@ -82,6 +86,20 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		}
 		return 200, ev, nil
 	})
+	s.handle("GET /v1/snapshot", roleRead, func(r *http.Request) (int, any, error) {
+		snap, err := s.c.SaveSnapshot(r.Context())
+		return 200, snap, err
+	})
+	s.handle("PUT /v1/snapshot", roleAdmin, func(r *http.Request) (int, any, error) {
+		var snap model.FabricSnapshot
+		if err := decode(r, &snap); err != nil {
+			return 0, nil, err
+		}
+		if err := s.c.RestoreSnapshot(r.Context(), &snap); err != nil {
+			return 0, nil, err
+		}
+		return s.status(r)
+	})
 	s.handle("GET /v1/topology", roleRead, s.getTopology)
 	s.handle("PUT /v1/topology", roleAdmin, s.putTopology)
 	s.handle("GET /v1/services", roleRead, s.listServices)
@@ -127,7 +145,11 @@ func (s *Server) handle(pattern string, need role, h handler) {
 			writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		limit := int64(maxBody)
+		if pattern == "PUT /v1/snapshot" {
+			limit = maxSnapshotBody
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		status, body, err := h(r)
 		if err != nil {
 			st, code := errorStatus(err)

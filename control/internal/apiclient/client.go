@@ -111,6 +111,17 @@ func (c *Client) Nodes(ctx context.Context) (v []model.NodeView, err error) {
 	return v, c.doJSON(ctx, "GET", "/v1/nodes", nil, &v)
 }
 
+// SaveSnapshot returns the fabric's snapshot as the API sends it (JSON).
+func (c *Client) SaveSnapshot(ctx context.Context) (json.RawMessage, error) {
+	var v json.RawMessage
+	return v, c.doJSON(ctx, "GET", "/v1/snapshot", nil, &v)
+}
+
+// RestoreSnapshot makes the fabric what the snapshot (JSON) describes.
+func (c *Client) RestoreSnapshot(ctx context.Context, snap json.RawMessage) (v model.StatusView, err error) {
+	return v, c.doJSON(ctx, "PUT", "/v1/snapshot", snap, &v)
+}
+
 // NodeCredentials issues node's agent new etcd credentials.
 func (c *Client) NodeCredentials(ctx context.Context, node string) (v etcdauth.Credentials, err error) {
 	return v, c.doJSON(ctx, "POST", "/v1/nodes/"+url.PathEscape(node)+"/credentials", nil, &v)

@@ -23,6 +23,8 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
   status                                   fabric summary
   node list                                nodes (forwarding, per OAM), agents, label use
   node credentials NODE                    new etcd credentials for NODE's agent (JSON for e3-agent --etcd-credentials)
+  snapshot save FILE                       the fabric's whole intent and allocations, as one versioned document
+  snapshot restore FILE                    make the fabric what FILE describes, with the same labels
   link list                                fabric links, cost, state, BFD per end
   events                                   failures, local and global repairs, and what they took
   link set-cost LINK COST                  LINK is an id or a name from link list
@@ -211,6 +213,37 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		}
 		// The agent's --etcd-credentials file, whatever the output format.
 		return json.NewEncoder(w).Encode(v)
+	case cmd == "snapshot save":
+		if err := want(a, 3, "snapshot save FILE"); err != nil {
+			return err
+		}
+		v, err := c.SaveSnapshot(ctx)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(a[2], append(v, '\n'), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "saved %s\n", a[2])
+		return nil
+	case cmd == "snapshot restore":
+		if err := want(a, 3, "snapshot restore FILE"); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(a[2])
+		if err != nil {
+			return err
+		}
+		if !json.Valid(b) {
+			return fmt.Errorf("%s: not JSON", a[2])
+		}
+		v, err := c.RestoreSnapshot(ctx, b)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintf(tw, "restored\t%s\ngeneration\t%d\n", a[2], v.Generation)
+		})
 	case cmd == "link list":
 		v, err := c.Links(ctx)
 		if err != nil {

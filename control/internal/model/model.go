@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
 // Service types (same strings as the datapath's).
@@ -300,6 +302,16 @@ type CheckRecord struct {
 	Z      string  `json:"z"`
 	Path   Path    `json:"path"`
 	Allocs []Alloc `json:"allocs"`
+}
+
+// FabricSnapshot is the whole intent of a fabric and what was allocated for
+// it (e3ctl snapshot save / restore): restoring it rebuilds the same
+// datapath state, labels included.
+type FabricSnapshot struct {
+	Version  int                `json:"version"`
+	Topology *topology.Topology `json:"topology"`
+	Services []ServiceRecord    `json:"services"`
+	Checks   []CheckRecord      `json:"checks,omitempty"`
 }
 
 // Protection states of a service (docs/ha.md).
