@@ -78,8 +78,8 @@ def test_dpctl_objects(dp, rpc, tmp_path):
     assert "untagged" in dpctl(dp, "circuit", "list").stdout
     assert "1:5" in dpctl(dp, "service", "list").stdout
     assert "ports:" in dpctl(dp, "stats").stdout
-    assert dpctl(dp, "mac", "list", "--service", "20").stdout.split() == ["SERVICE", "MAC",
-                                                                          "WHERE", "AGE"]
+    assert dpctl(dp, "mac", "list", "--service", "20").stdout.split() == ["SERVICE", "MAC", "WHERE",
+                                                                          "AGE", "FROZEN_S"]
     # raw call
     r = json.loads(dpctl(dp, "call", "nhlfe_list").stdout)
     assert r == [{"id": 5, "nexthop": 1, "label": 1000}]
