@@ -79,7 +79,11 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	rte_spinlock_init(&s->lock);
 	s->conf = *c;
-	s->usable = true;
+	/* A link session starts usable, so a fresh fabric uses its primaries
+	 * while sessions come up. A path check starts unusable: traffic takes
+	 * its path only once the check has seen it work end to end, transit
+	 * entries included (its first Up makes it usable at once). */
+	s->usable = c->label == 0;
 	s->created_us = s->changed_us = now;
 	e3_bfd_init(&s->bfd, new_disc(c->id), c->tx_ms * 1000, c->rx_ms * 1000, c->multiplier, now);
 	e3_ctl_nexthop_ref(c->nexthop, 1);

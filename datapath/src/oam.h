@@ -17,9 +17,10 @@
  *
  * Each session owns a protection byte (watch.h): cleared the moment the
  * session leaves Up (timeout, neighbour signalled down, carrier lost), set
- * again only after wtr_s seconds Up. A new session's byte starts set, so a
- * fresh fabric uses its primaries while sessions come up, and is cleared if
- * the session is not Up within E3_OAM_BRINGUP_S.
+ * again only after wtr_s seconds Up. A new link session's byte starts set,
+ * so a fresh fabric uses its primaries while sessions come up, and is
+ * cleared if the session is not Up within E3_OAM_BRINGUP_S. A new path
+ * session's byte starts clear and is set at its first Up.
  */
 #ifndef E3_OAM_H
 #define E3_OAM_H
