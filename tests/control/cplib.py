@@ -10,12 +10,12 @@ PREFIX = "cp"
 API_PORT, ETCD_PORT = 23810, 23811          # embedded etcd: 23811 client, 23812 peer
 EXT_API_PORT, EXT_ETCD_BASE = 23815, 23820  # external cluster: 23820-23825
 
-# BFD timers of the test fabric: 10 ms, but a detection time of 100 ms, so
-# that a datapath descheduled for a few tens of ms on a busy 2-CPU machine is
-# not taken for a failed one (the defaults, 10 ms x 3, are what
-# bench/failover.py measures). Tests assert what a failure does, never how
-# fast.
-FABRIC = {"bfd": {"tx_ms": 10, "rx_ms": 10, "multiplier": 10}}
+# BFD timers of the test fabric: 20 ms x 10, a detection time of 200 ms, so
+# that datapaths descheduled for tens of ms on a busy 2-CPU machine are not
+# taken for failed ones; a path check crosses two of them (the defaults,
+# 10 ms x 3, are what bench/failover.py measures). Tests assert what a
+# failure does, never how fast.
+FABRIC = {"bfd": {"tx_ms": 20, "rx_ms": 20, "multiplier": 10}}
 
 # The services the tests create with e3ctl (the hosts of examples/demo.yaml).
 RED = ("red", "eline", ["leaf1:cust1:1000", "leaf2:cust1:2000"])               # h1 <-> h2
