@@ -27,6 +27,7 @@ struct e3_dp e3 = {
 
 #define LINK_POLL_MS 20      /* a link that comes up forwards within 20 ms */
 #define AGE_TICK_MS 10
+#define KERNEL_POLL_MS 1000  /* kernel ring drops: a counter, not a state */
 
 int e3_dp_init(const struct e3_dp_opts *o, char *err)
 {
@@ -68,7 +69,7 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 
 void e3_dp_housekeeping(void)
 {
-	static uint64_t last_link, last_age;
+	static uint64_t last_link, last_age, last_kernel;
 	uint64_t now = rte_get_tsc_cycles();
 	uint64_t ms = (now - e3.start_tsc) / (rte_get_tsc_hz() / 1000);
 
@@ -82,6 +83,9 @@ void e3_dp_housekeeping(void)
 	if (ms - last_link >= LINK_POLL_MS) {
 		last_link = ms;
 		e3_port_poll_links();
+	}
+	if (ms - last_kernel >= KERNEL_POLL_MS) {
+		last_kernel = ms;
 		e3_port_poll_kernel();
 	}
 	e3_rcu_reclaim();
