@@ -36,7 +36,7 @@ def refused(p):
 def test_unprivileged_process_cannot_touch_the_store(services, tmp_path):
     cp = services
     before = {n["name"]: n["desired_generation"] for n in cp.nodes()}
-    p = etcdctl(cp, "put", "/e3/v1/desired/leaf3", "{}", uid=65534)
+    p = etcdctl(cp, "put", "/e3/v1/desired/leaf3/node", "{}", uid=65534)
     assert refused(p), p
     p = etcdctl(cp, "get", "--prefix", "/e3/", uid=65534)
     assert refused(p), p
@@ -50,10 +50,10 @@ def test_an_agents_credentials_reach_only_its_node(services, tmp_path):
     cp = services
     creds = json.loads(cp.credentials_file("leaf1").read_text())
     assert creds["user"] == "node-leaf1"
-    ok = etcdctl(cp, "get", "/e3/v1/desired/leaf1", creds=creds, tmp_path=tmp_path)
-    assert ok.returncode == 0 and "/e3/v1/desired/leaf1" in ok.stdout, ok
-    for args in (["get", "/e3/v1/desired/leaf2"], ["put", "/e3/v1/desired/leaf2", "{}"],
-                 ["put", "/e3/v1/desired/leaf1", "{}"], ["put", "/e3/v1/status/leaf2", "{}"],
+    ok = etcdctl(cp, "get", "--prefix", "/e3/v1/desired/leaf1/", creds=creds, tmp_path=tmp_path)
+    assert ok.returncode == 0 and "/e3/v1/desired/leaf1/node" in ok.stdout, ok
+    for args in (["get", "--prefix", "/e3/v1/desired/leaf2/"], ["put", "/e3/v1/desired/leaf2/node", "{}"],
+                 ["put", "/e3/v1/desired/leaf1/node", "{}"], ["put", "/e3/v1/status/leaf2", "{}"],
                  ["get", "--prefix", "/e3/v1/services/"]):
         p = etcdctl(cp, *args, creds=creds, tmp_path=tmp_path)
         assert refused(p), (args, p)

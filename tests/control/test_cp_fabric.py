@@ -133,7 +133,7 @@ def test_agent_killed_and_restarted_loses_no_frame(lab, services):
     assert not unanswered(out, FLOOD), f"echoes lost: {unanswered(out, FLOOD)}\n{summary(out)}"
     # The new agent found the datapath converged: it read it and changed nothing.
     new_log = agent.log_file.read_text(errors="replace")[log_size:]
-    assert "applying desired config" not in new_log, new_log
+    assert "applying desired state" not in new_log, new_log
 
 
 def test_datapath_killed_and_restarted_is_reprogrammed(lab, services):

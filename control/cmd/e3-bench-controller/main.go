@@ -12,14 +12,18 @@ import (
 	"log/slog"
 	"math/rand"
 	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/model"
-	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -40,6 +44,8 @@ func run() error {
 		batch    = flag.Int("batch", 500, "services per transaction")
 		port     = flag.Int("etcd-port", 23798, "embedded etcd client port (peer = port+1)")
 		dir      = flag.String("data-dir", "", "etcd data directory (default: a temporary one, removed)")
+		changes  = flag.Int("changes", 9, "single-service creates and deletes timed on the full fabric")
+		profile  = flag.String("cpuprofile", "", "write a CPU profile of the service creation to this file")
 	)
 	flag.Parse()
 	if *circuits > *leaves {
@@ -79,6 +85,16 @@ func run() error {
 	specs := workload(*services, *circuits, *leaves)
 	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction\n",
 		*spines, *leaves, *services, *circuits, *batch)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	var slowest time.Duration
 	for i := 0; i < len(specs); i += *batch {
@@ -113,20 +129,24 @@ func run() error {
 	}
 	fmt.Printf("labels per leaf:  %s\n", stats(leafUse))
 	fmt.Printf("labels per spine: %s\n", stats(spineUse))
-	var biggest int
-	var biggestNode string
-	for _, n := range topo.Nodes {
-		r, err := cli.Get(ctx, nodestate.DesiredKey(n.Name))
-		if err == nil && len(r.Kvs) == 1 && len(r.Kvs[0].Value) > biggest {
-			biggest, biggestNode = len(r.Kvs[0].Value), n.Name
-		}
+	biggest, biggestKey, err := largestValue(ctx, cli)
+	if err != nil {
+		return err
 	}
-	fmt.Printf("largest desired config: %s, %.1f MiB\n", biggestNode, float64(biggest)/(1<<20))
+	fmt.Printf("largest etcd value: %s, %.1f KiB\n", biggestKey, float64(biggest)/1024)
 	var recBytes int
 	if _, err := store.ListJSON(ctx, cli, store.ServicePrefix, func(_ string, v []byte) error { recBytes += len(v); return nil }); err != nil {
 		return err
 	}
 	fmt.Printf("service records: %.1f MiB (%.1f KiB per service)\n", float64(recBytes)/(1<<20), float64(recBytes)/1024/float64(len(specs)))
+	if err := oneChange(ctx, c, cli, *circuits, *leaves, *changes); err != nil {
+		return err
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("resident memory: %.0f MiB (controller and embedded etcd in one process), Go heap in use %.0f MiB\n",
+		float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20))
 	// Old revisions of the desired configs are history: compact and
 	// defragment to see what the live data takes.
 	if _, err := cli.Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
@@ -140,6 +160,99 @@ func run() error {
 	}
 	fmt.Printf("etcd db size after compaction and defragmentation: %.1f MiB\n", float64(st.DbSize)/(1<<20))
 	return nil
+}
+
+// oneChange times n single-service changes on the loaded fabric, as the
+// API makes them (one service created, then deleted, each in its own
+// transaction), and the bytes each wrote to etcd, from etcd's history.
+func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Client, circuits, leaves, n int) error {
+	var times []time.Duration
+	var written []int
+	for i := 0; i < n; i++ {
+		spec := workload(1, circuits, leaves)[0]
+		spec.Name = fmt.Sprintf("change%02d", i)
+		for j := range spec.Circuits {
+			spec.Circuits[j].Port, spec.Circuits[j].VLAN = "cust3", model.VLAN(1+i)
+		}
+		for _, op := range []func() error{
+			func() error { return c.CreateService(ctx, spec) },
+			func() error { return c.DeleteService(ctx, spec.Name) },
+		} {
+			r, err := cli.Get(ctx, store.GenerationKey)
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			if err := op(); err != nil {
+				return fmt.Errorf("one change: %w", err)
+			}
+			times = append(times, time.Since(t0))
+			b, err := bytesSince(ctx, cli, r.Header.Revision)
+			if err != nil {
+				return err
+			}
+			written = append(written, b)
+		}
+	}
+	slices.Sort(times)
+	slices.Sort(written)
+	fmt.Printf("one service created or deleted (%d changes): commit min %.1f ms, median %.1f ms, max %.1f ms; etcd written min %.1f KiB, median %.1f KiB, max %.1f KiB\n",
+		len(times), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]),
+		float64(written[0])/1024, float64(written[len(written)/2])/1024, float64(written[len(written)-1])/1024)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// bytesSince sums the keys and values that revisions after rev wrote.
+func bytesSince(ctx context.Context, cli *clientv3.Client, rev int64) (int, error) {
+	cur, err := cli.Get(ctx, store.GenerationKey)
+	if err != nil {
+		return 0, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	total := 0
+	wch := cli.Watch(wctx, "/", clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+	for seen := rev; seen < cur.Header.Revision; {
+		wr := <-wch
+		if err := wr.Err(); err != nil {
+			return 0, err
+		}
+		for _, ev := range wr.Events {
+			total += len(ev.Kv.Key) + len(ev.Kv.Value)
+			seen = max(seen, ev.Kv.ModRevision)
+		}
+	}
+	return total, nil
+}
+
+// largestValue finds the largest value in the store.
+func largestValue(ctx context.Context, cli *clientv3.Client) (int, string, error) {
+	var size int
+	var key string
+	_, err := store.ListJSON(ctx, cli, "/", func(k string, v []byte) error {
+		if len(v) > size {
+			size, key = len(v), "/"+k
+		}
+		return nil
+	})
+	return size, key, err
+}
+
+// rss is this process's resident set, in bytes.
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 func stats(xs []int) string {
@@ -160,7 +273,9 @@ func fabric(spines, leaves int) *topology.Topology {
 	for l := 1; l <= leaves; l++ {
 		leaf := fmt.Sprintf("leaf%d", l)
 		t.Nodes = append(t.Nodes, topology.Node{Name: leaf, Role: "leaf"})
-		t.CustomerPorts = append(t.CustomerPorts, topology.CustomerPort{Node: leaf, Port: "cust1"}, topology.CustomerPort{Node: leaf, Port: "cust2"})
+		// cust3 is kept for the single changes timed on the full fabric.
+		t.CustomerPorts = append(t.CustomerPorts, topology.CustomerPort{Node: leaf, Port: "cust1"},
+			topology.CustomerPort{Node: leaf, Port: "cust2"}, topology.CustomerPort{Node: leaf, Port: "cust3"})
 		for s := 1; s <= spines; s++ {
 			t.Links = append(t.Links, topology.Link{
 				A: topology.Endpoint{Node: leaf, Port: fmt.Sprintf("fab%d", s)},

@@ -83,6 +83,9 @@ func run() error {
 		return err
 	}
 	defer cli.Close()
+	if err := upgradeNodeRoles(ctx, root); err != nil {
+		return err
+	}
 
 	var tokens api.Tokens
 	if tokens.Admin, err = loadToken(*tokenFile, *dataDir+"/token", log); err != nil {

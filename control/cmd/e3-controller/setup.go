@@ -112,6 +112,20 @@ func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint
 	return e, ctrl, root, nil
 }
 
+// upgradeNodeRoles brings agents' etcd roles to this build's key layout,
+// when this replica holds the root credentials.
+func upgradeNodeRoles(ctx context.Context, root etcdauth.Credentials) error {
+	if root.User == "" {
+		return nil
+	}
+	cli, err := root.Client()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	return etcdauth.UpgradeNodeRoles(ctx, cli)
+}
+
 // credentialsFile returns the credentials of user in file, creating file
 // (mode 0600) with a new password for that user if it does not exist. The
 // endpoints and CA are always base's.

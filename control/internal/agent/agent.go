@@ -1,9 +1,15 @@
 // Package agent is e3-agent's logic: keep one e3-vswitchd programmed with
 // the node's desired config from etcd, and report the node's status back.
 //
-// It is level-triggered: every reconcile reads the whole desired config
-// and the datapath's whole config_dump and applies the difference, so it
-// does not matter which event (or how many) caused it. See docs/agent.md.
+// The node's desired state is a set of etcd keys, one per fragment
+// (nodestate.DesiredNode). The agent follows them with a watch and
+// reconciles per key: a changed key is compared with what the agent knows
+// the datapath holds (its realised state) and only the difference is
+// applied. It stays level-triggered: a pass compares states, not events, so
+// it does not matter which event (or how many) caused it. A full pass
+// (config_dump and a diff of everything) runs when the datapath restarts
+// or reconnects, when etcd comes back, after a failed pass, and every
+// ResyncInterval. See docs/agent.md.
 package agent
 
 import (
@@ -12,12 +18,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 )
@@ -25,7 +35,8 @@ import (
 // Report describes one reconcile pass, for logs and tests.
 type Report struct {
 	Generation int64  // of the desired config it worked toward
-	BootID     string // of the datapath it programmed
+	Full       bool   // a full pass: the datapath dumped and diffed whole
+	BootID     string // of the datapath it programmed (full passes)
 	Plan       []Op   // what differed
 	Calls      int    // datapath calls made to apply the plan
 	Err        error
@@ -40,7 +51,7 @@ type Config struct {
 	StatusInterval time.Duration // status written at least this often; default 2s
 	PollInterval   time.Duration // datapath polled (ports, BFD) this often; default 100ms
 	LeaseTTL       time.Duration // status lease; default 5s
-	ResyncInterval time.Duration // safety-net reconcile and re-read of desired; default 30s
+	ResyncInterval time.Duration // full pass and re-read of the desired keys; default 30s
 	RetryMin       time.Duration // first retry after a failed reconcile; default 200ms
 	RetryMax       time.Duration // longest retry backoff; default 10s
 	EtcdTimeout    time.Duration // one etcd request; default 3s
@@ -52,25 +63,31 @@ type Config struct {
 
 // Agent runs the reconcile and status loops of one node.
 type Agent struct {
-	cfg        Config
-	log        *slog.Logger
-	desiredKey string
-	statusKey  string
+	cfg       Config
+	log       *slog.Logger
+	prefix    string // the node's desired keys
+	statusKey string
 
 	reconcileNow chan struct{} // cap 1: a reconcile is wanted
 	pollNow      chan struct{} // cap 1: poll the datapath now
 	statusNow    chan struct{} // cap 1: status changed, write it now
 	etcdBack     chan struct{} // cap 1: etcd became reachable again
 
-	mu         sync.Mutex
-	desired    *nodestate.Desired // last desired config read; nil: none yet or key absent
-	desiredErr error              // the desired value could not be used
-	applied    int64              // generation of the last complete, successful reconcile
-	reconErr   error              // error of the last reconcile
-	dpErr      error              // error of the last datapath poll
-	bootID     string
-	ports      []nodestate.PortStatus
-	bfd        []nodestate.BFDStatus
+	mu       sync.Mutex
+	keys     *desiredKeys    // the node's desired keys, as last read
+	dirty    map[string]bool // keys changed since the last pass took them
+	full     bool            // the next pass is a full one
+	applied  int64           // generation of the last complete, successful reconcile
+	reconErr error           // error of the last reconcile
+	dpErr    error           // error of the last datapath poll
+	bootID   string
+	ports    []nodestate.PortStatus
+	bfd      []nodestate.BFDStatus
+
+	// Owned by the reconcile loop: what the datapath holds as of the last
+	// successful pass (nil: unknown), and the fragments that pass realised.
+	realised  *objects
+	realFrags map[string]*dpconfig.Fragment
 }
 
 // New checks cfg and fills its defaults.
@@ -96,7 +113,9 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{
 		cfg:          cfg,
 		log:          cfg.Log.With("node", cfg.Node),
-		desiredKey:   nodestate.DesiredKey(cfg.Node),
+		prefix:       nodestate.DesiredNode(cfg.Node),
+		keys:         newDesiredKeys(),
+		dirty:        map[string]bool{},
 		statusKey:    nodestate.StatusKey(cfg.Node),
 		reconcileNow: make(chan struct{}, 1),
 		pollNow:      make(chan struct{}, 1),
@@ -126,122 +145,145 @@ func poke(ch chan struct{}) {
 	}
 }
 
-// ---- desired config: read, then watch from the revision read -------------
+// ---- desired keys: read, then watch from the revision read ----------------
 
-// ErrDesiredInvalid marks a desired config that does not decode or
-// validate: nothing is applied, and only a new desired config can help.
-var ErrDesiredInvalid = errors.New("desired config refused")
-
-// watchLoop keeps a.desired current. It reads the key, watches it from the
-// next revision, and starts over (a fresh read) when the watch fails, when
-// etcd comes back after an outage, and every ResyncInterval, so a missed
-// event cannot leave it stale for long.
+// watchLoop keeps a.keys current. It reads the node's keys, watches them
+// from the next revision, and starts over (a fresh read) when the watch
+// fails, when etcd comes back after an outage, and every ResyncInterval, so
+// a missed event cannot leave them stale for long.
 func (a *Agent) watchLoop(ctx context.Context) {
 	backoff := newBackoff(a.cfg.RetryMin, a.cfg.RetryMax)
-	lastMod := int64(-1) // mod revision of the value last read; 0: no key
 	for ctx.Err() == nil {
-		rev, mod, err := a.readDesired(ctx)
+		rev, err := a.readDesired(ctx)
 		if err != nil {
-			a.log.Warn("read desired config", "key", a.desiredKey, "err", err)
+			a.log.Warn("read desired keys", "prefix", a.prefix, "err", err)
 			sleep(ctx, backoff.next())
 			continue
 		}
 		backoff.reset()
-		if mod != lastMod {
-			// New to us (first read, or changed while not watched). The
-			// periodic re-read of an unchanged key needs no reconcile:
-			// reconcileLoop has its own safety-net timer.
-			lastMod = mod
-			poke(a.reconcileNow)
+		a.watch(ctx, rev)
+	}
+}
+
+// readDesired reads every key of the node, in pages at one revision, and
+// takes in those that changed since they were last seen. It returns the
+// revision read.
+func (a *Agent) readDesired(ctx context.Context) (int64, error) {
+	const page = 1000
+	seen := map[string]bool{}
+	var rev int64
+	key, end := a.prefix, clientv3.GetPrefixRangeEnd(a.prefix)
+	for {
+		rctx, cancel := context.WithTimeout(ctx, a.cfg.EtcdTimeout)
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(page)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
 		}
-		lastMod = a.watch(ctx, rev, lastMod)
+		resp, err := a.cfg.Etcd.Get(rctx, key, opts...)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		a.mu.Lock()
+		for _, kv := range resp.Kvs {
+			k := strings.TrimPrefix(string(kv.Key), a.prefix)
+			seen[k] = true
+			if a.keys.mods[k] != kv.ModRevision {
+				a.setKey(k, kv.Value, kv.ModRevision)
+			}
+		}
+		a.mu.Unlock()
+		if !resp.More || len(resp.Kvs) == 0 {
+			break
+		}
+		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+	a.mu.Lock()
+	for k := range a.keys.mods {
+		if !seen[k] {
+			a.deleteKey(k)
+		}
+	}
+	changed := len(a.dirty) > 0
+	a.mu.Unlock()
+	if changed {
+		poke(a.reconcileNow)
+	}
+	return rev, nil
 }
 
-// readDesired reads the key: the store's revision, and the value's mod
-// revision (0 when the key does not exist).
-func (a *Agent) readDesired(ctx context.Context) (rev, mod int64, err error) {
-	rctx, cancel := context.WithTimeout(ctx, a.cfg.EtcdTimeout)
-	defer cancel()
-	resp, err := a.cfg.Etcd.Get(rctx, a.desiredKey)
-	if err != nil {
-		return 0, 0, err
-	}
-	if len(resp.Kvs) == 0 {
-		a.setDesired(nil)
-	} else {
-		a.setDesired(resp.Kvs[0].Value)
-		mod = resp.Kvs[0].ModRevision
-	}
-	return resp.Header.Revision, mod, nil
-}
-
-// watch follows the key from rev+1 until the watch ends or a restart is
-// due; it returns the mod revision of the last value seen.
-func (a *Agent) watch(ctx context.Context, rev, mod int64) int64 {
+// watch follows the node's keys from rev+1 until the watch ends or a
+// re-read is due.
+func (a *Agent) watch(ctx context.Context, rev int64) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	resync := time.NewTimer(a.cfg.ResyncInterval)
 	defer resync.Stop()
-	wch := a.cfg.Etcd.Watch(wctx, a.desiredKey, clientv3.WithRev(rev+1))
+	wch := a.cfg.Etcd.Watch(wctx, a.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 	for {
 		select {
 		case <-ctx.Done():
-			return mod
+			return
 		case <-resync.C:
-			return mod
+			return
 		case <-a.etcdBack:
-			a.log.Info("etcd reachable again: re-reading desired config")
-			return mod
+			a.log.Info("etcd reachable again: re-reading desired keys")
+			a.requestFull()
+			return
 		case wr, ok := <-wch:
 			if !ok {
-				return mod
+				return
 			}
 			if err := wr.Err(); err != nil {
-				a.log.Warn("watch desired config", "err", err)
-				return mod
+				a.log.Warn("watch desired keys", "err", err)
+				return
 			}
+			// A transaction's events arrive in one response: the pass
+			// that follows sees the change whole.
+			a.mu.Lock()
 			for _, ev := range wr.Events {
+				k := strings.TrimPrefix(string(ev.Kv.Key), a.prefix)
 				if ev.Type == clientv3.EventTypeDelete {
-					a.setDesired(nil)
-					mod = 0
+					a.deleteKey(k)
 				} else {
-					a.setDesired(ev.Kv.Value)
-					mod = ev.Kv.ModRevision
+					a.setKey(k, ev.Kv.Value, ev.Kv.ModRevision)
 				}
 			}
+			a.mu.Unlock()
 			poke(a.reconcileNow)
 		}
 	}
 }
 
-// setDesired stores a desired value (nil: the key does not exist). A value
-// that does not decode or validate is kept as an error: the datapath keeps
-// its state, and the status says why.
-func (a *Agent) setDesired(raw []byte) {
-	var d *nodestate.Desired
-	var err error
-	if raw != nil {
-		d = new(nodestate.Desired)
-		if err = json.Unmarshal(raw, d); err != nil {
-			d, err = nil, fmt.Errorf("%w: %s: %w", ErrDesiredInvalid, a.desiredKey, err)
-		} else if err = d.Config.Validate(); err != nil {
-			d, err = nil, fmt.Errorf("%w: generation %d: %w", ErrDesiredInvalid, d.Generation, err)
-		}
+// setKey takes in a key's new value; a.mu held.
+func (a *Agent) setKey(k string, v []byte, mod int64) {
+	if a.keys.set(k, v, mod) {
+		a.dirty[k] = true
 	}
+}
+
+// deleteKey takes in a key's deletion; a.mu held.
+func (a *Agent) deleteKey(k string) {
+	if a.keys.remove(k) {
+		a.dirty[k] = true
+	}
+}
+
+// requestFull makes the next pass a full one.
+func (a *Agent) requestFull() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err != nil {
-		a.desiredErr = err // keep the last good desired config for a restarted datapath
-		return
-	}
-	a.desired, a.desiredErr = d, nil
+	a.full = true
+	a.mu.Unlock()
+	poke(a.reconcileNow)
 }
 
 // ---- reconcile ----------------------------------------------------------
 
-// reconcileLoop runs a reconcile whenever one is wanted, every
-// ResyncInterval, and after a failure with exponential backoff.
+// reconcileLoop runs a pass whenever one is wanted, a full pass every
+// ResyncInterval, and after a failure a full pass with exponential backoff.
 func (a *Agent) reconcileLoop(ctx context.Context) {
 	backoff := newBackoff(a.cfg.RetryMin, a.cfg.RetryMax)
 	resync := time.NewTicker(a.cfg.ResyncInterval)
@@ -254,6 +296,7 @@ func (a *Agent) reconcileLoop(ctx context.Context) {
 			return
 		case <-a.reconcileNow:
 		case <-resync.C:
+			a.requestFull()
 		case <-retry.C:
 		}
 		rep := a.reconcile(ctx)
@@ -263,7 +306,7 @@ func (a *Agent) reconcileLoop(ctx context.Context) {
 		switch {
 		case errors.Is(rep.Err, ErrDesiredInvalid):
 			// Retrying cannot help; the next desired value triggers a pass.
-			a.log.Warn("reconcile skipped", "err", rep.Err)
+			a.log.Warn("desired state refused", "err", rep.Err)
 			retry.Stop()
 		case rep.Err != nil:
 			d := backoff.next()
@@ -282,38 +325,57 @@ func (a *Agent) reconcileLoop(ctx context.Context) {
 	}
 }
 
-// reconcile makes one pass: dump the datapath, diff against the desired
-// config, apply the plan.
+// reconcile makes one pass: a full one when asked for or when the realised
+// state is unknown, else over the keys changed since the last pass.
 func (a *Agent) reconcile(ctx context.Context) Report {
 	a.mu.Lock()
-	d, derr := a.desired, a.desiredErr
+	gen, derr := a.keys.gen, a.keys.err()
+	if gen == 0 {
+		// No desired state (not yet read, or the node has none): leave the
+		// datapath as it is rather than empty a forwarding node.
+		a.mu.Unlock()
+		return Report{Err: derr}
+	}
+	full := a.full || a.realised == nil
+	frags := map[string]*dpconfig.Fragment{}
+	if full {
+		maps.Copy(frags, a.keys.frags)
+	} else {
+		for k := range a.dirty {
+			frags[k] = a.keys.frags[k] // nil: deleted
+		}
+	}
+	a.full, a.dirty = false, map[string]bool{}
 	a.mu.Unlock()
-	rep := a.reconcileWith(ctx, d, derr)
+
+	var rep Report
+	if full {
+		rep = a.fullPass(ctx, frags)
+	} else {
+		rep = a.incremental(ctx, frags)
+	}
+	rep.Generation, rep.Full = gen, full
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if rep.Err != nil {
+		a.realised, a.full = nil, true // what the datapath holds is unknown now
+	}
+	if rep.Err == nil {
+		rep.Err = derr
+	}
 	a.reconErr = rep.Err
-	if rep.Err == nil && d != nil {
-		a.applied = d.Generation
+	if rep.Err == nil {
+		a.applied = gen
 	}
 	return rep
 }
 
-// reconcileWith makes the datapath equal to d, the last good desired
-// config. When the latest value was refused (derr), d is the one before it:
-// a converged datapath then gets no calls, and a restarted one is
-// re-programmed rather than left empty; the refusal is still reported.
-func (a *Agent) reconcileWith(ctx context.Context, d *nodestate.Desired, derr error) (rep Report) {
-	if d == nil {
-		// No desired config (not yet read, or the key is absent): leave
-		// the datapath as it is rather than empty a forwarding node.
-		return Report{Err: derr}
-	}
-	defer func() {
-		if rep.Err == nil {
-			rep.Err = derr
-		}
-	}()
-	rep.Generation = d.Generation
+// fullPass makes the datapath equal to the whole desired state: dump,
+// diff, apply. A desired state that does not validate is reported, and
+// applied all the same: the datapath refuses what is wrong in it, call by
+// call, and everything else converges.
+func (a *Agent) fullPass(ctx context.Context, frags map[string]*dpconfig.Fragment) (rep Report) {
+	want := dpconfig.Assemble(slices.Collect(maps.Values(frags)))
 	info, err := a.cfg.DP.SystemInfo(ctx)
 	if err != nil {
 		rep.Err = fmt.Errorf("datapath: %w", err)
@@ -325,25 +387,69 @@ func (a *Agent) reconcileWith(ctx context.Context, d *nodestate.Desired, derr er
 		rep.Err = fmt.Errorf("datapath: %w", err)
 		return rep
 	}
-	rep.Plan = Diff(d.Config, actual)
-	if len(rep.Plan) == 0 {
+	rep.Plan = Diff(want, actual)
+	if rep.Err = a.apply(ctx, rep.Plan, &rep); rep.Err != nil {
+		if verr := want.Validate(); verr != nil {
+			rep.Err = fmt.Errorf("%w: %w", ErrDesiredInvalid, verr)
+		}
 		return rep
 	}
-	a.log.Info("applying desired config", "generation", d.Generation, "boot_id", info.BootID, "calls", len(rep.Plan))
-	for _, op := range rep.Plan {
+	a.realised = newObjects()
+	a.realised.add(want.Fragment())
+	a.realFrags = frags
+	return rep
+}
+
+// incremental applies the keys that changed: their objects before and
+// after are the only ones compared, against the realised state.
+func (a *Agent) incremental(ctx context.Context, frags map[string]*dpconfig.Fragment) (rep Report) {
+	touched, next := newObjects(), newObjects()
+	for k, f := range frags {
+		touched.add(a.realFrags[k])
+		touched.add(f)
+		next.add(f)
+	}
+	have := a.realised.pick(touched)
+	want := next.pick(touched)
+	if next.settings == nil {
+		want.Settings = have.Settings
+	}
+	rep.Plan = Diff(want, have)
+	if rep.Err = a.apply(ctx, rep.Plan, &rep); rep.Err != nil {
+		return rep
+	}
+	a.realised.remove(touched)
+	a.realised.add(want.Fragment())
+	for k, f := range frags {
+		if f == nil {
+			delete(a.realFrags, k)
+		} else {
+			a.realFrags[k] = f
+		}
+	}
+	return rep
+}
+
+// apply runs a plan and counts its calls into rep.
+func (a *Agent) apply(ctx context.Context, plan []Op, rep *Report) error {
+	if len(plan) == 0 {
+		return nil
+	}
+	a.log.Info("applying desired state", "calls", len(plan), "boot_id", rep.BootID)
+	for _, op := range plan {
 		a.log.Debug("plan", "op", op.String())
 	}
-	res, err := Apply(ctx, a.cfg.DP, rep.Plan)
+	res, err := Apply(ctx, a.cfg.DP, plan)
 	rep.Calls = res.Calls
 	for _, op := range res.Unchanged {
-		// Every pass would repeat this call: the dump and the desired
-		// config differ in a way that changes nothing in the datapath.
+		// Every pass would repeat this call: the realised state and the
+		// desired one differ in a way that changes nothing in the datapath.
 		a.log.Warn("datapath reports no change for a planned call", "op", op.String())
 	}
 	if err != nil {
-		rep.Err = fmt.Errorf("apply generation %d: %w", d.Generation, err)
+		return fmt.Errorf("apply: %w", err)
 	}
-	return rep
+	return nil
 }
 
 // ---- status --------------------------------------------------------------
@@ -361,7 +467,7 @@ func (a *Agent) pollLoop(ctx context.Context) {
 	last := a.status()
 	for {
 		if a.pollDatapath(ctx, &conns) {
-			poke(a.reconcileNow)
+			a.requestFull()
 		}
 		if st := a.status(); !sameStatus(st, last) {
 			last = st
@@ -461,8 +567,8 @@ func (a *Agent) status() nodestate.NodeStatus {
 	switch {
 	case a.dpErr != nil:
 		st.Error = a.dpErr.Error()
-	case a.desiredErr != nil:
-		st.Error = a.desiredErr.Error()
+	case a.keys.err() != nil:
+		st.Error = a.keys.err().Error()
 	case a.reconErr != nil:
 		st.Error = a.reconErr.Error()
 	}

@@ -2,30 +2,20 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/dprpc"
 )
 
-// Datapath is the part of e3-vswitchd's control API that Apply uses;
-// *dprpc.Client implements it. Deletes of missing objects succeed.
+// Datapath is what Apply needs of e3-vswitchd's control API;
+// *dprpc.Client implements it. The calls of one Pipeline are served in
+// order.
 type Datapath interface {
-	SettingsSet(ctx context.Context, s dpconfig.Settings) error
-	PortAdd(ctx context.Context, p dpconfig.Port) (bool, error)
-	PortDel(ctx context.Context, name string) error
-	NexthopAdd(ctx context.Context, n dpconfig.Nexthop) (bool, error)
-	NexthopDel(ctx context.Context, id uint32) error
-	BFDAdd(ctx context.Context, b dpconfig.BFD) (bool, error)
-	BFDDel(ctx context.Context, id uint32) error
-	NHLFEAdd(ctx context.Context, n dpconfig.NHLFE) (bool, error)
-	NHLFEDel(ctx context.Context, id uint32) error
-	ServiceAdd(ctx context.Context, s dpconfig.Service) (bool, error)
-	ServiceDel(ctx context.Context, id uint32) error
-	CircuitAdd(ctx context.Context, c dpconfig.Circuit) (bool, error)
-	CircuitDel(ctx context.Context, id uint32) error
-	LabelAdd(ctx context.Context, l dpconfig.Label) (bool, error)
-	LabelDel(ctx context.Context, label uint32) error
+	Pipeline(ctx context.Context, reqs []dprpc.Request) []dprpc.Reply
 }
 
 // ApplyResult says what Apply did.
@@ -38,26 +28,26 @@ type ApplyResult struct {
 }
 
 // Apply runs a plan from Diff in its order: additions and replacements,
-// then deletions. A failed call does not stop the pass: the datapath
-// checks references itself (it refuses to delete what is still in use and
-// to add what points at something missing) so carrying on is safe, and it
-// lets independent services converge while one is broken. Calls that failed
-// are tried once more at the end, because a deletion may have cleared the
-// way: a circuit whose (port, VLAN) moves to another circuit id conflicts
-// until the old circuit is gone. What still fails is returned, joined; the
-// caller retries the whole reconcile later.
+// then deletions. The calls go out as one pipeline (one round trip, served
+// in order). A failed call does not stop the pass: the datapath checks
+// references itself (it refuses to delete what is still in use and to add
+// what points at something missing) so carrying on is safe, and it lets
+// independent services converge while one is broken. Calls that failed are
+// tried once more at the end, because a deletion may have cleared the way:
+// a circuit whose (port, VLAN) moves to another circuit id conflicts until
+// the old circuit is gone. What still fails is returned, joined; the caller
+// retries the whole reconcile later.
 func Apply(ctx context.Context, dp Datapath, plan []Op) (ApplyResult, error) {
 	var res ApplyResult
-	var failed []Op
-	run := func(ops []Op) []error {
-		var errs []error
-		failed = failed[:0:0]
-		for _, op := range ops {
-			if ctx.Err() != nil {
-				return append(errs, ctx.Err())
-			}
-			res.Calls++
-			changed, err := call(ctx, dp, op)
+	run := func(ops []Op) (failed []Op, errs []error) {
+		reqs := make([]dprpc.Request, len(ops))
+		for i, op := range ops {
+			reqs[i] = op.request()
+		}
+		res.Calls += len(ops)
+		for i, r := range dp.Pipeline(ctx, reqs) {
+			op := ops[i]
+			changed, err := outcome(op, r)
 			if err != nil {
 				failed = append(failed, op)
 				errs = append(errs, fmt.Errorf("%s: %w", op, err))
@@ -67,52 +57,56 @@ func Apply(ctx context.Context, dp Datapath, plan []Op) (ApplyResult, error) {
 				res.Unchanged = append(res.Unchanged, op)
 			}
 		}
-		return errs
+		return failed, errs
 	}
-	if errs := run(plan); len(errs) == 0 || ctx.Err() != nil {
+	failed, errs := run(plan)
+	if len(errs) == 0 || ctx.Err() != nil {
 		return res, errors.Join(errs...)
 	}
-	return res, errors.Join(run(failed)...)
+	_, errs = run(failed)
+	return res, errors.Join(errs...)
 }
 
-// call makes the one datapath call an Op stands for.
-func call(ctx context.Context, dp Datapath, op Op) (changed bool, err error) {
-	if op.Action == Delete {
-		switch o := op.Obj.(type) {
-		case dpconfig.Port:
-			return true, dp.PortDel(ctx, o.Name)
-		case dpconfig.Nexthop:
-			return true, dp.NexthopDel(ctx, o.ID)
-		case dpconfig.BFD:
-			return true, dp.BFDDel(ctx, o.ID)
-		case dpconfig.NHLFE:
-			return true, dp.NHLFEDel(ctx, o.ID)
-		case dpconfig.Service:
-			return true, dp.ServiceDel(ctx, o.ID)
-		case dpconfig.Circuit:
-			return true, dp.CircuitDel(ctx, o.ID)
-		case dpconfig.Label:
-			return true, dp.LabelDel(ctx, o.Label)
-		}
-	} else {
-		switch o := op.Obj.(type) {
-		case dpconfig.Settings:
-			return true, dp.SettingsSet(ctx, o)
-		case dpconfig.Port:
-			return dp.PortAdd(ctx, o)
-		case dpconfig.Nexthop:
-			return dp.NexthopAdd(ctx, o)
-		case dpconfig.BFD:
-			return dp.BFDAdd(ctx, o)
-		case dpconfig.NHLFE:
-			return dp.NHLFEAdd(ctx, o)
-		case dpconfig.Service:
-			return dp.ServiceAdd(ctx, o)
-		case dpconfig.Circuit:
-			return dp.CircuitAdd(ctx, o)
-		case dpconfig.Label:
-			return dp.LabelAdd(ctx, o)
-		}
+// request is the datapath call an Op stands for: the object itself is the
+// params of its _add (config_dump is a list of _add params); a _del names
+// the object by its key.
+func (op Op) request() dprpc.Request {
+	method := map[Kind]string{KindSettings: "settings_set", KindPort: "port", KindNexthop: "nexthop", KindBFD: "bfd",
+		KindNHLFE: "nhlfe", KindProtected: "nhlfe", KindService: "service", KindCircuit: "circuit", KindLabel: "label"}[op.Kind]
+	switch {
+	case op.Kind == KindSettings:
+		return dprpc.Request{Method: method, Params: op.Obj}
+	case op.Action != Delete:
+		return dprpc.Request{Method: method + "_add", Params: op.Obj}
 	}
-	return false, fmt.Errorf("no datapath call for %T", op.Obj)
+	var key any
+	switch o := op.Obj.(type) {
+	case dpconfig.Port:
+		key = map[string]string{"name": o.Name}
+	case dpconfig.Label:
+		key = map[string]uint32{"label": o.Label}
+	default:
+		id, _ := strconv.ParseUint(op.Key, 10, 32)
+		key = map[string]uint32{"id": uint32(id)}
+	}
+	return dprpc.Request{Method: method + "_del", Params: key}
+}
+
+// outcome reads a call's reply: whether an _add changed anything. A _del
+// of an object already gone succeeds: the caller wants it gone.
+func outcome(op Op, r dprpc.Reply) (changed bool, err error) {
+	if r.Err != nil {
+		if op.Action == Delete && dprpc.IsNotFound(r.Err) {
+			return true, nil
+		}
+		return false, r.Err
+	}
+	if op.Action == Delete || op.Kind == KindSettings {
+		return true, nil
+	}
+	var a dprpc.AddResult
+	if err := json.Unmarshal(r.Result, &a); err != nil {
+		return false, fmt.Errorf("decode result: %w", err)
+	}
+	return a.Changed, nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -168,6 +169,86 @@ func (d *tableDP) LabelDel(_ context.Context, label uint32) error {
 		func() { remove(&d.cfg.Labels, func(x dpconfig.Label) bool { return x.Label == label }) })
 }
 
+// typedDP is the datapath's API one call at a time, as the fakes here
+// implement it.
+type typedDP interface {
+	SettingsSet(ctx context.Context, s dpconfig.Settings) error
+	PortAdd(ctx context.Context, p dpconfig.Port) (bool, error)
+	PortDel(ctx context.Context, name string) error
+	NexthopAdd(ctx context.Context, n dpconfig.Nexthop) (bool, error)
+	NexthopDel(ctx context.Context, id uint32) error
+	BFDAdd(ctx context.Context, b dpconfig.BFD) (bool, error)
+	BFDDel(ctx context.Context, id uint32) error
+	NHLFEAdd(ctx context.Context, n dpconfig.NHLFE) (bool, error)
+	NHLFEDel(ctx context.Context, id uint32) error
+	ServiceAdd(ctx context.Context, s dpconfig.Service) (bool, error)
+	ServiceDel(ctx context.Context, id uint32) error
+	CircuitAdd(ctx context.Context, c dpconfig.Circuit) (bool, error)
+	CircuitDel(ctx context.Context, id uint32) error
+	LabelAdd(ctx context.Context, l dpconfig.Label) (bool, error)
+	LabelDel(ctx context.Context, label uint32) error
+}
+
+// pipe serves a pipeline on a typed fake, in order, as the datapath does.
+func pipe(ctx context.Context, d typedDP, reqs []dprpc.Request) []dprpc.Reply {
+	out := make([]dprpc.Reply, len(reqs))
+	for i, r := range reqs {
+		if ctx.Err() != nil {
+			out[i].Err = ctx.Err()
+			continue
+		}
+		var changed bool
+		var err error
+		id := func() uint32 {
+			m := r.Params.(map[string]uint32)
+			return m["id"] + m["label"]
+		}
+		switch r.Method {
+		case "settings_set":
+			err = d.SettingsSet(ctx, r.Params.(dpconfig.Settings))
+		case "port_add":
+			changed, err = d.PortAdd(ctx, r.Params.(dpconfig.Port))
+		case "port_del":
+			err = d.PortDel(ctx, r.Params.(map[string]string)["name"])
+		case "nexthop_add":
+			changed, err = d.NexthopAdd(ctx, r.Params.(dpconfig.Nexthop))
+		case "nexthop_del":
+			err = d.NexthopDel(ctx, id())
+		case "bfd_add":
+			changed, err = d.BFDAdd(ctx, r.Params.(dpconfig.BFD))
+		case "bfd_del":
+			err = d.BFDDel(ctx, id())
+		case "nhlfe_add":
+			changed, err = d.NHLFEAdd(ctx, r.Params.(dpconfig.NHLFE))
+		case "nhlfe_del":
+			err = d.NHLFEDel(ctx, id())
+		case "service_add":
+			changed, err = d.ServiceAdd(ctx, r.Params.(dpconfig.Service))
+		case "service_del":
+			err = d.ServiceDel(ctx, id())
+		case "circuit_add":
+			changed, err = d.CircuitAdd(ctx, r.Params.(dpconfig.Circuit))
+		case "circuit_del":
+			err = d.CircuitDel(ctx, id())
+		case "label_add":
+			changed, err = d.LabelAdd(ctx, r.Params.(dpconfig.Label))
+		case "label_del":
+			err = d.LabelDel(ctx, id())
+		default:
+			err = rpcErr(dprpc.CodeMethodNotFound, "%s", r.Method)
+		}
+		out[i].Err = err
+		if err == nil {
+			out[i].Result, _ = json.Marshal(dprpc.AddResult{Changed: changed})
+		}
+	}
+	return out
+}
+
+func (d *tableDP) Pipeline(ctx context.Context, reqs []dprpc.Request) []dprpc.Reply {
+	return pipe(ctx, d, reqs)
+}
+
 // reconcileOnce is what the agent does in one pass.
 func reconcileOnce(t *testing.T, dp *tableDP, desired dpconfig.Config) (ApplyResult, error) {
 	t.Helper()
@@ -274,6 +355,10 @@ type failingAdds struct {
 	*tableDP
 	call string
 	err  error
+}
+
+func (f *failingAdds) Pipeline(ctx context.Context, reqs []dprpc.Request) []dprpc.Reply {
+	return pipe(ctx, f, reqs)
 }
 
 func (f *failingAdds) NHLFEAdd(ctx context.Context, n dpconfig.NHLFE) (bool, error) {

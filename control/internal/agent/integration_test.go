@@ -217,15 +217,32 @@ func gen2() dpconfig.Config {
 	return c
 }
 
+// putDesired writes cfg as the node's own fragment, and the generation,
+// in one transaction.
 func putDesired(t *testing.T, cli *clientv3.Client, node string, gen int64, cfg dpconfig.Config) {
 	t.Helper()
-	b, err := json.Marshal(nodestate.Desired{Generation: gen, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
+	putKeys(t, cli, node, gen, map[string]*dpconfig.Fragment{nodestate.BaseKey(node): cfg.Fragment()})
+}
+
+// putKeys writes (or, for nil, deletes) desired keys and sets the
+// generation, in one transaction.
+func putKeys(t *testing.T, cli *clientv3.Client, node string, gen int64, keys map[string]*dpconfig.Fragment) {
+	t.Helper()
+	ops := []clientv3.Op{clientv3.OpPut(nodestate.GenerationKey(node), fmt.Sprint(gen))}
+	for k, f := range keys {
+		if f == nil {
+			ops = append(ops, clientv3.OpDelete(k))
+			continue
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, clientv3.OpPut(k, string(b)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := cli.Put(ctx, nodestate.DesiredKey(node), string(b)); err != nil {
+	if _, err := cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -393,16 +410,41 @@ func TestAgentIntegration(t *testing.T) {
 	t.Run("same config again makes no calls", func(t *testing.T) {
 		putDesired(t, cli, node, 1, gen1()) // a watch event: a real reconcile trigger
 		r := nextReport(t, reports, "re-apply", func(r agent.Report) bool { return r.Generation == 1 })
-		if r.Err != nil || r.Calls != 0 || len(r.Plan) != 0 {
-			t.Errorf("re-apply: calls %d plan %q err %v, want nothing", r.Calls, opStrings(r.Plan), r.Err)
+		if r.Err != nil || r.Calls != 0 || len(r.Plan) != 0 || r.Full {
+			t.Errorf("re-apply: full %v calls %d plan %q err %v, want an incremental pass with nothing to do",
+				r.Full, r.Calls, opStrings(r.Plan), r.Err)
+		}
+	})
+
+	t.Run("a single key's change makes only its calls", func(t *testing.T) {
+		svc := nodestate.ServiceKey(node, "blue")
+		blue := &dpconfig.Fragment{
+			Services: []dpconfig.Service{{ID: 3, Type: dpconfig.ServiceELine, Name: "blue", NHLFE: u32(10)}},
+			Circuits: []dpconfig.Circuit{{ID: 3, Port: "cust0", VLAN: 300, Service: 3}},
+			Labels:   []dpconfig.Label{{Label: 600, Type: dpconfig.LabelELine, Service: u32(3)}},
+		}
+		putKeys(t, cli, node, 2, map[string]*dpconfig.Fragment{svc: blue})
+		r := nextReport(t, reports, "blue added", func(r agent.Report) bool { return r.Generation == 2 })
+		want := []string{"add service 3", "add circuit 3", "add label 600"}
+		if got := opStrings(r.Plan); r.Err != nil || r.Full || !slices.Equal(got, want) || r.Calls != len(want) {
+			t.Errorf("add key: full %v plan %q calls %d err %v, want %q", r.Full, got, r.Calls, r.Err, want)
+		}
+		putKeys(t, cli, node, 3, map[string]*dpconfig.Fragment{svc: nil})
+		r = nextReport(t, reports, "blue deleted", func(r agent.Report) bool { return r.Generation == 3 })
+		want = []string{"delete label 600", "delete circuit 3", "delete service 3"}
+		if got := opStrings(r.Plan); r.Err != nil || r.Full || !slices.Equal(got, want) {
+			t.Errorf("delete key: full %v plan %q err %v, want %q", r.Full, got, r.Err, want)
+		}
+		if got := dump(t, probe); !gen1().Equal(withoutDeviceMACs(got, gen1())) {
+			t.Errorf("datapath not back at gen 1: %+v", got.Normalize())
 		}
 	})
 
 	t.Run("re-point is make-before-break", func(t *testing.T) {
-		putDesired(t, cli, node, 2, gen2())
-		r := nextReport(t, reports, "gen 2", func(r agent.Report) bool { return r.Generation == 2 })
+		putDesired(t, cli, node, 4, gen2())
+		r := nextReport(t, reports, "gen 4", func(r agent.Report) bool { return r.Generation == 4 })
 		if r.Err != nil {
-			t.Fatalf("gen 2: %v", r.Err)
+			t.Fatalf("gen 4: %v", r.Err)
 		}
 		want := []string{
 			"add nexthop 2",
@@ -431,7 +473,7 @@ func TestAgentIntegration(t *testing.T) {
 		wantPorts := []nodestate.PortStatus{{Name: "cust0", LinkUp: true}, {Name: "fab0", LinkUp: true}, {Name: "fab1", LinkUp: true}}
 		eventually(t, "status at generation 2 with the ports up", func() error {
 			st, lease = readStatus(t, cli, node)
-			if st == nil || st.AppliedGeneration != 2 {
+			if st == nil || st.AppliedGeneration != 4 {
 				return fmt.Errorf("status %+v", st)
 			}
 			ports := slices.Clone(st.Ports)
@@ -476,8 +518,8 @@ func TestAgentIntegration(t *testing.T) {
 		r := nextReport(t, reports, "re-program", func(r agent.Report) bool {
 			return r.BootID == boot2 && r.Err == nil && r.Calls > 0
 		})
-		if r.Generation != 2 {
-			t.Errorf("re-programmed generation %d, want 2", r.Generation)
+		if r.Generation != 4 || !r.Full {
+			t.Errorf("re-programmed generation %d in a full pass %v, want 4 in a full pass (dump and diff)", r.Generation, r.Full)
 		}
 		eventually(t, "datapath at gen 2 again", func() error {
 			if got := dump(t, probe); !gen2().Equal(withoutDeviceMACs(got, gen2())) {
@@ -486,7 +528,7 @@ func TestAgentIntegration(t *testing.T) {
 			return nil
 		})
 		eventually(t, "status shows the new boot id", func() error {
-			if st, _ := readStatus(t, cli, node); st == nil || st.BootID != boot2 || st.AppliedGeneration != 2 {
+			if st, _ := readStatus(t, cli, node); st == nil || st.BootID != boot2 || st.AppliedGeneration != 4 {
 				return fmt.Errorf("status %+v", st)
 			}
 			return nil
@@ -496,14 +538,14 @@ func TestAgentIntegration(t *testing.T) {
 	t.Run("bad desired config leaves the datapath alone", func(t *testing.T) {
 		bad := gen2()
 		bad.Services[0].NHLFE = u32(99) // no such nhlfe
-		putDesired(t, cli, node, 3, bad)
-		r := nextReport(t, reports, "bad gen 3", func(r agent.Report) bool { return r.Err != nil })
-		if !strings.Contains(r.Err.Error(), "nhlfe 99 does not exist") {
+		putDesired(t, cli, node, 5, bad)
+		r := nextReport(t, reports, "bad gen 5", func(r agent.Report) bool { return r.Err != nil })
+		if !strings.Contains(r.Err.Error(), "nhlfe 99") {
 			t.Errorf("error %v, want it to name nhlfe 99", r.Err)
 		}
 		eventually(t, "status reports the error", func() error {
 			st, _ := readStatus(t, cli, node)
-			if st == nil || !strings.Contains(st.Error, "nhlfe 99") || st.AppliedGeneration != 2 {
+			if st == nil || !strings.Contains(st.Error, "nhlfe 99") || st.AppliedGeneration != 4 {
 				return fmt.Errorf("status %+v", st)
 			}
 			return nil
@@ -511,8 +553,8 @@ func TestAgentIntegration(t *testing.T) {
 		if got := dump(t, probe); !gen2().Equal(withoutDeviceMACs(got, gen2())) {
 			t.Errorf("datapath changed by a refused config: %+v", got.Normalize())
 		}
-		putDesired(t, cli, node, 4, gen2())
-		nextReport(t, reports, "good gen 4", func(r agent.Report) bool { return r.Generation == 4 && r.Err == nil })
+		putDesired(t, cli, node, 6, gen2())
+		nextReport(t, reports, "good gen 6", func(r agent.Report) bool { return r.Generation == 6 && r.Err == nil })
 	})
 
 	t.Run("etcd outage: datapath kept, restarted datapath re-programmed", func(t *testing.T) {
@@ -530,8 +572,8 @@ func TestAgentIntegration(t *testing.T) {
 		r := nextReport(t, reports, "re-program without etcd", func(r agent.Report) bool {
 			return r.BootID == boot3 && r.Err == nil && r.Calls > 0
 		})
-		if r.Generation != 4 {
-			t.Errorf("re-programmed generation %d, want 4", r.Generation)
+		if r.Generation != 6 {
+			t.Errorf("re-programmed generation %d, want 6", r.Generation)
 		}
 		if got := dump(t, probe); !gen2().Equal(withoutDeviceMACs(got, gen2())) {
 			t.Errorf("datapath not at the last desired config: %+v", got.Normalize())
@@ -540,7 +582,7 @@ func TestAgentIntegration(t *testing.T) {
 		etcdProc = startEtcd(top, etcdDir) // outlives this subtest
 		eventually(t, "status after etcd is back", func() error {
 			st, _ := readStatus(t, cli, node)
-			if st == nil || st.BootID != boot3 || st.AppliedGeneration != 4 || st.Error != "" {
+			if st == nil || st.BootID != boot3 || st.AppliedGeneration != 6 || st.Error != "" {
 				return fmt.Errorf("status %+v", st)
 			}
 			return nil

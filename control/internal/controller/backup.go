@@ -70,11 +70,11 @@ func (c *Controller) RestoreSnapshot(ctx context.Context, s *model.FabricSnapsho
 	if err := c.ImportTopology(ctx, cloneTopo(s.Topology), nil); err != nil {
 		return err
 	}
-	st, err := c.leaderState()
-	if err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
+	return c.withLeader(func(st *state) error { return c.restore(ctx, st, s) })
+}
+
+// restore makes the services s's, on a topology already s's.
+func (c *Controller) restore(ctx context.Context, st *state, s *model.FabricSnapshot) error {
 	want := map[string]*model.ServiceRecord{}
 	for i := range s.Services {
 		want[s.Services[i].Spec.Name] = &s.Services[i]

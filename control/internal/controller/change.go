@@ -2,11 +2,14 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
+	"strconv"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -50,6 +53,12 @@ func build(rec *model.ServiceRecord, as *labels.Assigner, watch desired.Watcher)
 
 func (st *state) put(s *svcState) {
 	st.services[s.rec.Spec.Name] = s
+	for _, e := range s.deps {
+		if st.deps[e] == nil {
+			st.deps[e] = map[string]bool{}
+		}
+		st.deps[e][s.rec.Spec.Name] = true
+	}
 	for n := range s.frags {
 		if st.byNode[n] == nil {
 			st.byNode[n] = map[string]bool{}
@@ -68,6 +77,9 @@ func (st *state) remove(name string) {
 	}
 	for n := range s.frags {
 		delete(st.byNode[n], name)
+	}
+	for _, e := range s.deps {
+		delete(st.deps[e], name)
 	}
 	for _, ci := range s.rec.Spec.Circuits {
 		if st.circuits[ci] == name {
@@ -157,14 +169,96 @@ func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, 
 	}
 	ch.assigners = append(ch.assigners, as)
 	rec.Allocs = as.Allocs()
-	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks}
+	values, roles := as.Sequence()
+	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, st.down), values: values, roles: roles}
 	return nil
 }
 
-// recomputeAll recomputes every service (after a topology or status
-// change) and commits those whose route changed. With ch non-nil (a
-// topology change), the change is committed even if no route moved.
+// deps lists the inputs of a service's route, as element keys (nodeElem,
+// linkElem): its members, every node and link its paths and tree use, and
+// what was down when the route was computed, since the route avoided it and
+// may want it back. When none of these changes, recomputing the route
+// gives the same route.
+func deps(rec *model.ServiceRecord, down downView) []string {
+	set := map[string]bool{}
+	for _, m := range rec.Spec.Members() {
+		set[nodeElem(m)] = true
+	}
+	r := &rec.Route
+	paths := []model.Path{r.Primary, r.Backup, r.Fallback, model.Path(r.Tree)}
+	for _, u := range r.Unicast {
+		paths = append(paths, u.Path, u.Backup)
+	}
+	for _, p := range paths {
+		for _, h := range p {
+			set[linkElem(h.Link)], set[nodeElem(h.From)], set[nodeElem(h.To)] = true, true, true
+		}
+	}
+	for n := range down.nodes {
+		set[nodeElem(n)] = true
+	}
+	for l := range down.links {
+		set[linkElem(l)] = true
+	}
+	return keys(set)
+}
+
+func nodeElem(n string) string { return "node " + n }
+func linkElem(l int) string    { return "link " + strconv.Itoa(l) }
+
+// changed lists the elements whose state differs between two views.
+func (v downView) changed(o downView) []string {
+	var out []string
+	for _, n := range symDiff(v.nodes, o.nodes) {
+		out = append(out, nodeElem(n))
+	}
+	for _, l := range symDiff(v.links, o.links) {
+		out = append(out, linkElem(l))
+	}
+	return out
+}
+
+func symDiff[K comparable](a, b map[K]bool) []K {
+	var out []K
+	for k := range a {
+		if !b[k] {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if !a[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// affected lists the services that depend on any of elems, and those
+// loaded to be rewritten.
+func (st *state) affected(elems []string) []string {
+	set := map[string]bool{}
+	for _, e := range elems {
+		for n := range st.deps[e] {
+			set[n] = true
+		}
+	}
+	for n := range st.rebuilt {
+		set[n] = true
+	}
+	return keys(set)
+}
+
+// recomputeAll recomputes every service (after a topology change, at the
+// start of leadership, and in the periodic full pass) and commits those
+// whose route changed. With ch non-nil (a topology change), the change is
+// committed even if no route moved.
 func (c *Controller) recomputeAll(ctx context.Context, st *state, ch *change) error {
+	return c.recompute(ctx, st, ch, keys(st.services))
+}
+
+// recompute recomputes the named services and commits those whose route
+// changed (all of them with a topology change, ch.topo).
+func (c *Controller) recompute(ctx context.Context, st *state, ch *change, names []string) error {
 	topo := st.topo
 	force := ch != nil
 	if ch == nil {
@@ -173,13 +267,11 @@ func (c *Controller) recomputeAll(ctx context.Context, st *state, ch *change) er
 		topo = ch.topo
 	}
 	full, live := c.graphs(st, topo, nil)
-	names := make([]string, 0, len(st.services))
-	for n := range st.services {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	for _, name := range names {
 		old := st.services[name]
+		if old == nil {
+			continue
+		}
 		route, err := desired.Route(&old.rec.Spec, full, live, &old.rec.Route)
 		if err == nil && reflect.DeepEqual(route, old.rec.Route) && ch.topo == nil && !st.rebuilt[name] {
 			continue
@@ -202,73 +294,54 @@ func (c *Controller) recomputeAll(ctx context.Context, st *state, ch *change) er
 	return c.commit(ctx, st, ch)
 }
 
-// commit writes ch in one etcd transaction, fenced on leadership: service
-// records, the desired config of every node whose config changed (all with
-// the new generation), the generation counter and the topology.
+// commit writes ch in one etcd transaction, fenced on leadership: the
+// service and check records it changes, the desired keys whose value
+// changes and the generation of every node that has one, the generation
+// counter and the topology. Nothing else is written.
 func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	topo := st.topo
 	if ch.topo != nil {
 		topo = ch.topo
 	}
 	gen := st.gen + 1
-	affected := map[string]bool{}
-	for name := range ch.del {
-		for n := range st.services[name].frags {
-			affected[n] = true
-		}
-	}
-	for name, s := range ch.put {
-		if old := st.services[name]; old != nil {
-			for n := range old.frags {
-				affected[n] = true
-			}
-		}
-		for n := range s.frags {
-			affected[n] = true
-		}
-	}
-	if ch.topo != nil {
-		for _, n := range st.topo.Nodes {
-			affected[n.Name] = true
-		}
-		for _, n := range topo.Nodes {
-			affected[n.Name] = true
-		}
-	}
 	cp, err := c.planChecks(st, ch, topo)
 	if err != nil {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)
 	}
-	cp.nodes(st, affected)
+	w := newKeyWrites(st)
+	for name := range ch.del {
+		w.service(name, st.services[name].frags, nil)
+	}
+	for name, s := range ch.put {
+		var old map[string]*desired.Fragment
+		if o := st.services[name]; o != nil {
+			old = o.frags
+		}
+		w.service(name, old, s.frags)
+	}
+	cp.writes(st, w)
+	var gone []string // nodes the new topology no longer has
+	if ch.topo != nil {
+		for _, n := range topo.Nodes {
+			w.set(n.Name, nodestate.BaseKey(n.Name), desired.Base(topo, n.Name))
+		}
+		for _, n := range st.topo.Nodes {
+			if !topo.HasNode(n.Name) {
+				gone = append(gone, n.Name)
+			}
+		}
+	}
+	if w.err != nil {
+		ch.abort()
+		return errorf(KindInternal, "%v", w.err)
+	}
 	ops, err := cp.ops()
 	if err != nil {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)
 	}
-	newGen := map[string]int64{}
-	newWritten := map[string][]byte{}
-	for node := range affected {
-		if !topo.HasNode(node) {
-			ops = append(ops, clientv3.OpDelete(nodestate.DesiredKey(node)))
-			continue
-		}
-		cfg := desired.Assemble(topo, node, append(c.fragsAt(st, ch, node), cp.fragsAt(st, node)...))
-		b, err := json.Marshal(cfg)
-		if err != nil {
-			ch.abort()
-			return errorf(KindInternal, "node %s config: %v", node, err)
-		}
-		if string(b) == string(st.written[node]) {
-			continue
-		}
-		d, _ := json.Marshal(struct {
-			Generation int64           `json:"generation"`
-			Config     json.RawMessage `json:"config"`
-		}{gen, b})
-		ops = append(ops, clientv3.OpPut(nodestate.DesiredKey(node), string(d)))
-		newGen[node], newWritten[node] = gen, b
-	}
+	ops = append(ops, w.ops(gen, gone)...)
 	for name := range ch.del {
 		ops = append(ops, clientv3.OpDelete(store.ServiceKey(name)))
 	}
@@ -276,16 +349,16 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		s.rec.Generation = gen
 		s.rec.NodeGenerations = map[string]int64{}
 		for n := range s.frags {
-			if g, ok := newGen[n]; ok {
-				s.rec.NodeGenerations[n] = g
+			if w.nodes[n] {
+				s.rec.NodeGenerations[n] = gen
 			} else {
 				s.rec.NodeGenerations[n] = st.nodeGen[n]
 			}
 		}
-		b, err := json.Marshal(s.rec)
+		b, err := encodeRecord(s, topo)
 		if err != nil {
 			ch.abort()
-			return errorf(KindInternal, "service %s: %v", name, err)
+			return errorf(KindInternal, "%v", err)
 		}
 		ops = append(ops, clientv3.OpPut(store.ServiceKey(name), string(b)))
 	}
@@ -322,45 +395,104 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 			}
 		}
 	}
+	w.apply(gen, gone)
 	if ch.topo != nil {
 		st.topo = ch.topo
-		for node := range affected {
-			if !topo.HasNode(node) {
-				delete(st.nodeGen, node)
-				delete(st.written, node)
-			}
-		}
-	}
-	for n, g := range newGen {
-		st.nodeGen[n], st.written[n] = g, newWritten[n]
 	}
 	st.gen = gen
-	c.log.Info("committed", "generation", gen, "services", len(ch.put), "deleted", len(ch.del), "nodes", len(newGen))
+	c.log.Info("committed", "generation", gen, "services", len(ch.put), "deleted", len(ch.del),
+		"nodes", len(w.nodes), "keys", len(w.vals))
 	return nil
 }
 
-// fragsAt lists the fragments node will hold once ch is applied, in service
-// name order.
-func (c *Controller) fragsAt(st *state, ch *change, node string) []*desired.Fragment {
-	names := map[string]bool{}
-	for n := range st.byNode[node] {
-		if !ch.del[n] && ch.put[n] == nil {
-			names[n] = true
+// keyWrites collects a commit's writes of desired keys: only the keys whose
+// value changes (st.written holds a digest of every stored value), and the
+// nodes they belong to, whose generation the commit moves on.
+type keyWrites struct {
+	st    *state
+	vals  map[string][]byte // key -> new value; nil deletes
+	nodes map[string]bool
+	err   error
+}
+
+func newKeyWrites(st *state) *keyWrites {
+	return &keyWrites{st: st, vals: map[string][]byte{}, nodes: map[string]bool{}}
+}
+
+// set makes key (of node) hold f, or not exist when f is nil.
+func (w *keyWrites) set(node, key string, f *desired.Fragment) {
+	old, stored := w.st.written[key]
+	if f == nil {
+		if stored {
+			w.vals[key], w.nodes[node] = nil, true
+		}
+		return
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		w.err = errors.Join(w.err, fmt.Errorf("%s: %w", key, err))
+		return
+	}
+	if stored && old == sha256.Sum256(b) {
+		delete(w.vals, key)
+		return
+	}
+	w.vals[key], w.nodes[node] = b, true
+}
+
+// service writes a service's fragments: old as stored, cur as they become.
+func (w *keyWrites) service(name string, old, cur map[string]*desired.Fragment) {
+	for n := range old {
+		if _, ok := cur[n]; !ok {
+			w.set(n, nodestate.ServiceKey(n, name), nil)
 		}
 	}
-	for n, s := range ch.put {
-		if _, ok := s.frags[node]; ok {
-			names[n] = true
+	for n, f := range cur {
+		w.set(n, nodestate.ServiceKey(n, name), f)
+	}
+}
+
+// ops returns the etcd operations: the keys, each changed node's
+// generation, and the removal of every key of the nodes gone.
+func (w *keyWrites) ops(gen int64, gone []string) []clientv3.Op {
+	ops := make([]clientv3.Op, 0, len(w.vals)+len(w.nodes)+len(gone))
+	for k, v := range w.vals {
+		if v == nil {
+			ops = append(ops, clientv3.OpDelete(k))
+		} else {
+			ops = append(ops, clientv3.OpPut(k, string(v)))
 		}
 	}
-	sorted := keys(names)
-	out := make([]*desired.Fragment, 0, len(sorted))
-	for _, n := range sorted {
-		if s := ch.put[n]; s != nil {
-			out = append(out, s.frags[node])
-			continue
+	for n := range w.nodes {
+		if !slices.Contains(gone, n) {
+			ops = append(ops, clientv3.OpPut(nodestate.GenerationKey(n), fmt.Sprint(gen)))
 		}
-		out = append(out, st.services[n].frags[node])
 	}
-	return out
+	for _, n := range gone {
+		ops = append(ops, clientv3.OpDelete(nodestate.DesiredNode(n), clientv3.WithPrefix()))
+	}
+	return ops
+}
+
+// apply records what the committed transaction stored.
+func (w *keyWrites) apply(gen int64, gone []string) {
+	st := w.st
+	for k, v := range w.vals {
+		if v == nil {
+			delete(st.written, k)
+		} else {
+			st.written[k] = sha256.Sum256(v)
+		}
+	}
+	for n := range w.nodes {
+		st.nodeGen[n] = gen
+	}
+	for _, n := range gone {
+		delete(st.nodeGen, n)
+		for k := range st.written {
+			if strings.HasPrefix(k, nodestate.DesiredNode(n)) {
+				delete(st.written, k)
+			}
+		}
+	}
 }

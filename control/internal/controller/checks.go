@@ -9,6 +9,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -174,39 +175,24 @@ func (c *Controller) planChecks(st *state, ch *change, topo *topology.Topology) 
 	return cp, nil
 }
 
-// nodes adds to affected every node whose checks change.
-func (cp *checkPlan) nodes(st *state, affected map[string]bool) {
+// writes sets the desired keys of the checks that change: deleted ones,
+// new ones, and those a topology change rebuilt.
+func (cp *checkPlan) writes(st *state, w *keyWrites) {
 	for k := range cp.del {
 		for n := range st.checks[k].frags {
-			affected[n] = true
+			w.set(n, nodestate.CheckKey(n, k), nil)
 		}
 	}
-	for _, cs := range cp.put {
-		for n := range cs.frags {
-			affected[n] = true
+	for _, m := range []map[string]*checkState{cp.frags, cp.put} {
+		for k, cs := range m {
+			if cp.del[k] {
+				continue
+			}
+			for n, f := range cs.frags {
+				w.set(n, nodestate.CheckKey(n, k), f)
+			}
 		}
 	}
-}
-
-// fragsAt lists the check fragments node will hold after the commit.
-func (cp *checkPlan) fragsAt(st *state, node string) []*desired.Fragment {
-	var out []*desired.Fragment
-	for k := range st.checksAt[node] {
-		if cp.del[k] || cp.put[k] != nil {
-			continue
-		}
-		cs := st.checks[k]
-		if nc := cp.frags[k]; nc != nil {
-			cs = nc
-		}
-		out = append(out, cs.frags[node])
-	}
-	for _, cs := range cp.put {
-		if f, ok := cs.frags[node]; ok {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // ops returns the etcd operations that write and delete check records.

@@ -8,12 +8,15 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +60,10 @@ type Options struct {
 	// RepairHold is the longest a global repair waits while the fabric
 	// keeps changing (default 5s; negative: never, each change at once).
 	RepairHold time.Duration
-	Log        *slog.Logger
+	// FullPass is how often the leader recomputes every service, besides
+	// the services each change affects (default 10 minutes).
+	FullPass time.Duration
+	Log      *slog.Logger
 }
 
 // Controller is one replica.
@@ -77,6 +83,12 @@ type svcState struct {
 	rec    *model.ServiceRecord
 	frags  map[string]*desired.Fragment
 	checks []string // keys of the path checks its protected entries watch
+	deps   []string // the nodes and links its route depends on (change.go, deps)
+	// values and roles are its allocations in stored form: the values in
+	// the order the build asked for their roles, and the digest of that
+	// order (model.StoredService).
+	values map[string]map[string][]uint32
+	roles  string
 }
 
 // state is the leader's cache of etcd plus what it derives from it.
@@ -88,7 +100,8 @@ type state struct {
 	alloc     *labels.Allocator
 	gen       int64
 	nodeGen   map[string]int64
-	written   map[string][]byte // node -> config JSON last written
+	written   map[string][sha256.Size]byte // desired key -> digest of its stored value
+	legacy    []string                     // whole-node desired keys of schema 1 (migrate.go)
 	status    map[string]nodestate.NodeStatus
 	statusRev int64
 	down      downView
@@ -97,6 +110,10 @@ type state struct {
 	checks    map[string]*checkState   // path checks by key (checks.go)
 	checkRefs map[string]int           // check key -> how many watches of services use it
 	checksAt  map[string]map[string]bool
+	deps      map[string]map[string]bool // node or link element -> services whose route depends on it
+	// fullPass asks the next reaction to recompute every service (the
+	// first after taking over, when the stored routes' view is unknown).
+	fullPass bool
 }
 
 type downView struct {
@@ -122,6 +139,9 @@ func New(o Options) *Controller {
 	}
 	if o.RepairHold == 0 {
 		o.RepairHold = 5 * time.Second
+	}
+	if o.FullPass == 0 {
+		o.FullPass = 10 * time.Minute
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -186,6 +206,16 @@ func (c *Controller) lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	schema, err := store.Schema(ctx, c.opt.Etcd)
+	if err != nil {
+		return err
+	}
+	if schema != store.SchemaVersion || len(st.legacy) > 0 {
+		if err := c.migrate(ctx, st); err != nil {
+			return err
+		}
+		c.log.Info("store upgraded", "from_schema", schema, "to_schema", store.SchemaVersion, "services", len(st.services))
+	}
 	c.mu.Lock()
 	c.leader = st
 	c.record(model.Event{Time: time.Now(), Kind: "leader", Detail: fmt.Sprintf("leading; acting on agents' reports after %s", c.opt.Grace)})
@@ -211,10 +241,14 @@ func (c *Controller) lead(ctx context.Context) error {
 	th := newThrottle(c.opt.RepairHold)
 	var held <-chan time.Time // a repair waiting for the throttle's hold
 	repair := func(why string) {
-		if c.react(lctx, why) {
+		if c.react(lctx, why, false) {
 			th.ran(time.Now())
 		}
 	}
+	// The periodic full pass: whatever the incremental reactions missed
+	// (with load-based costs, a route also depends on the others' routes).
+	fullPass := time.NewTicker(c.opt.FullPass)
+	defer fullPass.Stop()
 	for {
 		select {
 		case <-lctx.Done():
@@ -227,6 +261,10 @@ func (c *Controller) lead(ctx context.Context) error {
 		case <-held:
 			held = nil
 			repair("status change (throttled)")
+		case <-fullPass.C:
+			if !inGrace {
+				c.react(lctx, "periodic full pass", true)
+			}
 		case wr, ok := <-wch:
 			if !ok || wr.Err() != nil {
 				return fmt.Errorf("status watch: %v", wr.Err())
@@ -267,29 +305,35 @@ func (c *Controller) lead(ctx context.Context) error {
 	}
 }
 
-// react recomputes every service if what is up or down changed, and
-// reports whether it did.
-func (c *Controller) react(ctx context.Context, why string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.leader
-	if st == nil {
-		return false
-	}
+// react recomputes the services that depend on what changed between the
+// view their routes were computed with and the current one (all of them in
+// a full pass), and reports whether it did anything.
+func (c *Controller) react(ctx context.Context, why string, full bool) (did bool) {
+	_ = c.withLeader(func(st *state) error { did = c.reactLocked(ctx, st, why, full); return nil })
+	return did
+}
+
+func (c *Controller) reactLocked(ctx context.Context, st *state, why string, full bool) bool {
 	v := c.view(st)
-	if v.equal(st.down) && len(st.rebuilt) == 0 {
+	full = full || st.fullPass
+	if v.equal(st.down) && len(st.rebuilt) == 0 && !full {
 		c.failedAt = time.Time{} // nothing the fabric view did not already hold
 		return false
 	}
-	c.log.Info("fabric changed, recomputing", "why", why, "down_nodes", keys(v.nodes), "down_links", intKeys(v.links))
 	old := st.down
+	names := keys(st.services)
+	if !full {
+		names = st.affected(v.changed(old))
+	}
+	c.log.Info("recomputing", "why", why, "full", full, "services", len(names), "down_nodes", keys(v.nodes), "down_links", intKeys(v.links))
 	st.down = v
 	gen := st.gen
-	if err := c.recomputeAll(ctx, st, nil); err != nil {
+	if err := c.recompute(ctx, st, nil, names); err != nil {
 		st.down = old // retried at the next status change
 		c.log.Error("recompute", "err", err)
 		return true
 	}
+	st.fullPass = false
 	now := time.Now()
 	c.record(viewEvents(now, old, v, c.linkName)...)
 	if st.gen != gen {
@@ -406,18 +450,6 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// allAllocs lists every stored allocation by its owner.
-func allAllocs(checks map[string]*model.CheckRecord, svcs map[string]*model.ServiceRecord) map[string][]model.Alloc {
-	out := map[string][]model.Alloc{}
-	for k, r := range checks {
-		out["check "+k] = r.Allocs
-	}
-	for n, r := range svcs {
-		out["service "+n] = r.Allocs
-	}
-	return out
-}
-
 func intKeys(m map[int]bool) []int {
 	out := make([]int, 0, len(m))
 	for k := range m {
@@ -436,12 +468,14 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		byNode:    map[string]map[string]bool{},
 		alloc:     labels.New(o.Spaces),
 		nodeGen:   map[string]int64{},
-		written:   map[string][]byte{},
+		written:   map[string][sha256.Size]byte{},
 		circuits:  map[model.Circuit]string{},
 		rebuilt:   map[string]bool{},
 		checks:    map[string]*checkState{},
 		checkRefs: map[string]int{},
 		checksAt:  map[string]map[string]bool{},
+		deps:      map[string]map[string]bool{},
+		fullPass:  true,
 	}
 	c := o.Etcd
 	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {
@@ -450,23 +484,14 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	if _, err := store.GetJSON(ctx, c, store.GenerationKey, &st.gen); err != nil {
 		return nil, err
 	}
-	if _, err := store.ListJSON(ctx, c, nodestate.DesiredPrefix, func(node string, v []byte) error {
-		var d struct {
-			Generation int64           `json:"generation"`
-			Config     json.RawMessage `json:"config"`
-		}
-		if err := json.Unmarshal(v, &d); err != nil {
-			return err
-		}
-		st.nodeGen[node], st.written[node] = d.Generation, d.Config
-		return nil
-	}); err != nil {
+	if err := loadDesired(ctx, c, st); err != nil {
 		return nil, err
 	}
 	// Every stored value is reserved before anything is rebuilt, so that
 	// what a rebuild must allocate anew (a check missing from an older
 	// layout, a role an older build did not have) cannot take one.
-	checks, svcs := map[string]*model.CheckRecord{}, map[string]*model.ServiceRecord{}
+	checks, svcs := map[string]*model.CheckRecord{}, map[string]*storedRecord{}
+	links := model.LinksOf(st.topo)
 	for _, x := range []struct {
 		prefix string
 		fn     func(string, []byte) error
@@ -475,20 +500,25 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			checks[key] = &model.CheckRecord{}
 			return json.Unmarshal(v, checks[key])
 		}},
-		{store.ServicePrefix, func(name string, v []byte) error {
-			svcs[name] = &model.ServiceRecord{}
-			return json.Unmarshal(v, svcs[name])
+		{store.ServicePrefix, func(name string, v []byte) (err error) {
+			svcs[name], err = decodeRecord(v, links)
+			return err
 		}},
 	} {
 		if _, err := store.ListJSON(ctx, c, x.prefix, x.fn); err != nil {
 			return nil, err
 		}
 	}
-	for what, allocs := range allAllocs(checks, svcs) {
-		for _, a := range allocs {
+	for key, r := range checks {
+		for _, a := range r.Allocs {
 			if err := st.alloc.Reserve(a.Node, a.Kind, a.Value); err != nil {
-				return nil, fmt.Errorf("%s: %w", what, err)
+				return nil, fmt.Errorf("check %s: %w", key, err)
 			}
+		}
+	}
+	for name, r := range svcs {
+		if err := r.reserve(st.alloc); err != nil {
+			return nil, fmt.Errorf("service %s: %w", name, err)
 		}
 	}
 	for _, key := range keys(checks) {
@@ -497,14 +527,20 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		}
 	}
 	for _, name := range keys(svcs) {
-		rec := svcs[name]
-		// Rebuilding the fragments from the stored route and allocations
-		// allocates nothing: every role already has its value.
-		as := st.alloc.NewAssigner(rec.Allocs)
+		r := svcs[name]
+		rec := r.rec
+		// Rebuilding the fragments from the stored route and values
+		// allocates nothing: every role gets its value back.
+		as := r.assigner(st.alloc)
 		var checks []string
 		frags, err := build(rec, as, st.watcher(nil, st.topo, &checks))
 		if err != nil {
 			return nil, fmt.Errorf("service %s: %w", name, err)
+		}
+		if r.values != nil {
+			if err := as.Check(r.roles); err != nil {
+				return nil, fmt.Errorf("service %s: %w", name, err)
+			}
 		}
 		for _, k := range checks {
 			st.checkRefs[k]++
@@ -512,15 +548,16 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 				st.rebuilt[name] = true // stored before its check: write both
 			}
 		}
-		if len(as.Allocs()) != len(rec.Allocs) {
+		if r.values == nil && len(as.Allocs()) != len(rec.Allocs) {
 			// Stored by a build that programmed the route with other
 			// roles (e.g. before protected NHLFEs): keep what this build
 			// needs and write the service again at the first recompute.
 			as.Commit()
-			rec.Allocs = as.Allocs()
 			st.rebuilt[name] = true
 		}
-		st.put(&svcState{rec: rec, frags: frags, checks: checks})
+		rec.Allocs = as.Allocs()
+		values, roles := as.Sequence()
+		st.put(&svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, downView{}), values: values, roles: roles})
 	}
 	var err error
 	st.status, st.statusRev, err = store.Statuses(ctx, c)
@@ -528,4 +565,27 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// loadDesired reads what the desired keys hold: each node's generation and
+// a digest of every other value, which commits compare against to write
+// only what changes. Whole-node keys of schema 1 are noted for migration.
+func loadDesired(ctx context.Context, c *clientv3.Client, st *state) error {
+	_, err := store.ListJSON(ctx, c, nodestate.DesiredPrefix, func(rest string, v []byte) error {
+		node, obj, ok := strings.Cut(rest, "/")
+		switch {
+		case !ok:
+			st.legacy = append(st.legacy, nodestate.DesiredPrefix+rest)
+		case obj == nodestate.GenerationSuffix:
+			g, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", nodestate.GenerationKey(node), err)
+			}
+			st.nodeGen[node] = g
+		default:
+			st.written[nodestate.DesiredPrefix+rest] = sha256.Sum256(v)
+		}
+		return nil
+	})
+	return err
 }

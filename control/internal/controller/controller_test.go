@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
@@ -72,11 +73,28 @@ func elan(name string, vlan model.VLAN) model.ServiceSpec {
 }
 
 func desiredGen(t *testing.T, cli *clientv3.Client, node string) int64 {
-	var d nodestate.Desired
-	if _, err := store.GetJSON(context.Background(), cli, nodestate.DesiredKey(node), &d); err != nil {
+	var g int64
+	if _, err := store.GetJSON(context.Background(), cli, nodestate.GenerationKey(node), &g); err != nil {
 		t.Fatal(err)
 	}
-	return d.Generation
+	return g
+}
+
+// nodeConfig assembles node's desired config from its keys.
+func nodeConfig(t *testing.T, cli *clientv3.Client, node string) dpconfig.Config {
+	t.Helper()
+	var frags []*dpconfig.Fragment
+	if _, err := store.ListJSON(context.Background(), cli, nodestate.DesiredNode(node), func(k string, v []byte) error {
+		if k == nodestate.GenerationSuffix {
+			return nil
+		}
+		f := new(dpconfig.Fragment)
+		frags = append(frags, f)
+		return json.Unmarshal(v, f)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return dpconfig.Assemble(frags)
 }
 
 // putStatus writes node's agent status: every fabric port up with its BFD
@@ -101,6 +119,18 @@ func putStatus(t *testing.T, cli *clientv3.Client, node string, gen int64, down 
 	if _, err := cli.Put(context.Background(), nodestate.StatusKey(node), string(b)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func topoNodes(t *testing.T) []string {
+	topo, _, err := topology.Load("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range topo.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 func topoLinks(t *testing.T) []topology.Link {
@@ -385,14 +415,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	desiredOf := func(cli *clientv3.Client) map[string]string {
 		out := map[string]string{}
-		store.ListJSON(ctx, cli, nodestate.DesiredPrefix, func(node string, v []byte) error {
-			var d struct {
-				Config json.RawMessage `json:"config"`
-			}
-			json.Unmarshal(v, &d)
-			out[node] = string(d.Config)
-			return nil
-		})
+		for _, n := range topoNodes(t) {
+			out[n] = mustJSON(t, nodeConfig(t, cli, n))
+		}
 		return out
 	}
 	want := desiredOf(cliA)

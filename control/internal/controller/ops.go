@@ -5,17 +5,22 @@ import (
 	"fmt"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/paths"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
-// leaderState returns the leader state, locked; callers unlock c.mu.
-func (c *Controller) leaderState() (*state, error) {
+// withLeader runs fn on the leader's state. Every leader operation (API
+// changes, reactions to the agents' reports) goes through here, one at a
+// time, so fn sees and leaves a consistent state.
+func (c *Controller) withLeader(fn func(st *state) error) error {
 	c.mu.Lock()
-	if c.leader == nil {
-		c.mu.Unlock()
-		return nil, errorf(KindNotLeader, "this controller replica is not the leader; send changes to the leader (%s)", c.leaderHint())
+	st := c.leader
+	if st != nil {
+		defer c.mu.Unlock()
+		return fn(st)
 	}
-	return c.leader, nil
+	c.mu.Unlock()
+	return errorf(KindNotLeader, "this controller replica is not the leader; send changes to the leader (%s)", c.leaderHint())
 }
 
 func (c *Controller) leaderHint() string {
@@ -52,14 +57,13 @@ func validate(st *state, spec *model.ServiceSpec) error {
 // CreateServices adds services in one change (the API adds one at a time;
 // the benchmark adds batches).
 func (c *Controller) CreateServices(ctx context.Context, specs []model.ServiceSpec) error {
-	st, err := c.leaderState()
-	if err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
+	return c.withLeader(func(st *state) error { return c.createServices(ctx, st, specs) })
+}
+
+func (c *Controller) createServices(ctx context.Context, st *state, specs []model.ServiceSpec) error {
 	ch := newChange()
 	inBatch := map[model.Circuit]string{}
-	skip := map[string]bool{}
+	var full, live *paths.Graph
 	for i := range specs {
 		spec := specs[i]
 		spec.Circuits = append([]model.Circuit(nil), spec.Circuits...)
@@ -81,8 +85,11 @@ func (c *Controller) CreateServices(ctx context.Context, specs []model.ServiceSp
 			}
 			inBatch[ci] = spec.Name
 		}
-		skip[spec.Name] = true
-		full, live := c.graphs(st, st.topo, skip)
+		if full == nil {
+			// New services carry no load yet: one pair of graphs serves
+			// the batch, and their shortest-path trees are shared.
+			full, live = c.graphs(st, st.topo, nil)
+		}
 		if err := c.plan(st, ch, st.topo, full, live, spec, nil); err != nil {
 			ch.abort()
 			return err
@@ -98,11 +105,10 @@ func (c *Controller) CreateService(ctx context.Context, spec model.ServiceSpec) 
 
 // UpdateService adds and removes circuits of a service.
 func (c *Controller) UpdateService(ctx context.Context, name string, add, remove []model.Circuit) error {
-	st, err := c.leaderState()
-	if err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
+	return c.withLeader(func(st *state) error { return c.updateService(ctx, st, name, add, remove) })
+}
+
+func (c *Controller) updateService(ctx context.Context, st *state, name string, add, remove []model.Circuit) error {
 	old := st.services[name]
 	if old == nil {
 		return errorf(KindNotFound, "service %s not found", name)
@@ -141,19 +147,16 @@ func (c *Controller) UpdateService(ctx context.Context, name string, add, remove
 
 // DeleteService removes a service and frees its labels.
 func (c *Controller) DeleteService(ctx context.Context, name string) error {
-	st, err := c.leaderState()
-	if err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
-	old := st.services[name]
-	if old == nil {
-		return errorf(KindNotFound, "service %s not found", name)
-	}
-	ch := newChange()
-	ch.del[name] = true
-	ch.assigners = append(ch.assigners, st.alloc.NewAssigner(old.rec.Allocs)) // frees all on commit
-	return c.commit(ctx, st, ch)
+	return c.withLeader(func(st *state) error {
+		old := st.services[name]
+		if old == nil {
+			return errorf(KindNotFound, "service %s not found", name)
+		}
+		ch := newChange()
+		ch.del[name] = true
+		ch.assigners = append(ch.assigners, st.alloc.NewAssigner(old.rec.Allocs)) // frees all on commit
+		return c.commit(ctx, st, ch)
+	})
 }
 
 // ImportTopology replaces the topology (links keep their ids) and creates
@@ -161,31 +164,24 @@ func (c *Controller) DeleteService(ctx context.Context, name string) error {
 // changes nothing. It refuses a topology that no longer has a node or port a
 // service uses, or that disconnects a service.
 func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, services []topology.FileService) error {
-	st, err := c.leaderState()
-	if err != nil {
-		return err
-	}
-	if err := t.Normalize(st.topo); err != nil {
-		c.mu.Unlock()
-		return errorf(KindInvalid, "%v", err)
-	}
-	for name, s := range st.services {
-		for _, ci := range s.rec.Spec.Circuits {
-			if _, ok := t.CustomerPort(ci.Node, ci.Port); !ok {
-				c.mu.Unlock()
-				return errorf(KindConflict, "topology has no customer port %s:%s, which service %s uses", ci.Node, ci.Port, name)
+	err := c.withLeader(func(st *state) error {
+		if err := t.Normalize(st.topo); err != nil {
+			return errorf(KindInvalid, "%v", err)
+		}
+		for name, s := range st.services {
+			for _, ci := range s.rec.Spec.Circuits {
+				if _, ok := t.CustomerPort(ci.Node, ci.Port); !ok {
+					return errorf(KindConflict, "topology has no customer port %s:%s, which service %s uses", ci.Node, ci.Port, name)
+				}
 			}
 		}
-	}
-	err = func() error {
-		defer c.mu.Unlock()
 		if topoEqual(t, st.topo) {
 			return nil
 		}
 		ch := newChange()
 		ch.topo = t
 		return c.recomputeTopo(ctx, st, ch)
-	}()
+	})
 	if err != nil {
 		return err
 	}
@@ -243,11 +239,10 @@ func (c *Controller) recomputeTopoView(ctx context.Context, st *state, ch *chang
 
 // SetLinkCost changes a link's cost (by id or name) and recomputes.
 func (c *Controller) SetLinkCost(ctx context.Context, link string, cost int) error {
-	st, err := c.leaderState()
-	if err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
+	return c.withLeader(func(st *state) error { return c.setLinkCost(ctx, st, link, cost) })
+}
+
+func (c *Controller) setLinkCost(ctx context.Context, st *state, link string, cost int) error {
 	if cost < 1 || cost > 1<<20 {
 		return errorf(KindInvalid, "cost %d out of range 1..%d", cost, 1<<20)
 	}

@@ -74,7 +74,7 @@ func BuildCheck(k Check, as *labels.Assigner, timers topology.BFD) (map[string]*
 			Label: first, TxMS: timers.TxMS, RxMS: timers.RxMS, Multiplier: timers.Multiplier, WTRS: timers.WTRS})
 	}
 	for _, f := range b.frags {
-		f.sort()
+		f.Sort()
 	}
 	return b.frags, nil
 }

@@ -17,15 +17,9 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
-// Fragment is one object's part of one node's configuration: a service's,
-// or a path check's (checks.go).
-type Fragment struct {
-	BFD      []dpconfig.BFD
-	NHLFEs   []dpconfig.NHLFE
-	Services []dpconfig.Service
-	Circuits []dpconfig.Circuit
-	Labels   []dpconfig.Label
-}
+// Fragment is one object's part of one node's configuration: the node's
+// own (Base), a service's, or a path check's (checks.go).
+type Fragment = dpconfig.Fragment
 
 // Watcher gives the BFD session id, at node, of the check of path p from
 // `from` to `to` (one end is node), creating the check if it is new.
@@ -73,7 +67,7 @@ func Build(rec *model.ServiceRecord, as *labels.Assigner, watch Watcher) (map[st
 		return nil, err
 	}
 	for _, f := range b.frags {
-		f.sort()
+		f.Sort()
 	}
 	return b.frags, nil
 }
@@ -388,55 +382,35 @@ func (b *builder) floodFrom(src, tkey string, svc map[string]*dpconfig.Service) 
 	return nil
 }
 
-func (f *Fragment) sort() {
-	sort.Slice(f.BFD, func(i, j int) bool { return f.BFD[i].ID < f.BFD[j].ID })
-	sort.Slice(f.NHLFEs, func(i, j int) bool { return f.NHLFEs[i].ID < f.NHLFEs[j].ID })
-	sort.Slice(f.Services, func(i, j int) bool { return f.Services[i].ID < f.Services[j].ID })
-	sort.Slice(f.Circuits, func(i, j int) bool { return f.Circuits[i].ID < f.Circuits[j].ID })
-	sort.Slice(f.Labels, func(i, j int) bool { return f.Labels[i].Label < f.Labels[j].Label })
-}
-
-// Assemble returns node's whole configuration: settings, ports and nexthops
-// from the topology, then every fragment (sorted by id).
-func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Config {
-	c := dpconfig.Config{
-		Version:  dpconfig.Version,
-		Settings: dpconfig.DefaultSettings(),
-		Ports:    []dpconfig.Port{}, Nexthops: []dpconfig.Nexthop{}, BFD: []dpconfig.BFD{}, NHLFEs: []dpconfig.NHLFE{},
-		Services: []dpconfig.Service{}, Circuits: []dpconfig.Circuit{}, Labels: []dpconfig.Label{},
-	}
-	c.Settings.TTL, c.Settings.ControlWord = t.Fabric.TTLOrDefault(), t.Fabric.ControlWordOn()
+// Base returns node's own fragment, from the topology alone: settings,
+// ports, nexthops and the BFD session of every adjacency.
+func Base(t *topology.Topology, node string) *Fragment {
+	s := dpconfig.DefaultSettings()
+	s.TTL, s.ControlWord = t.Fabric.TTLOrDefault(), t.Fabric.ControlWordOn()
+	f := &Fragment{Settings: &s}
 	for _, l := range t.NodeLinks(node) {
 		local, remote := l.End(node)
-		c.Ports = append(c.Ports, dpconfig.Port{Name: local.Port, Devargs: topology.Devargs(local.Port, local.Devargs),
+		f.Ports = append(f.Ports, dpconfig.Port{Name: local.Port, Devargs: topology.Devargs(local.Port, local.Devargs),
 			Kind: dpconfig.KindFabric, MAC: topology.PortMAC(node, local.Port)})
-		c.Nexthops = append(c.Nexthops, dpconfig.Nexthop{ID: uint32(l.ID), Port: local.Port, MAC: topology.PortMAC(remote.Node, remote.Port)})
+		f.Nexthops = append(f.Nexthops, dpconfig.Nexthop{ID: uint32(l.ID), Port: local.Port, MAC: topology.PortMAC(remote.Node, remote.Port)})
 		// Every adjacency runs BFD; its session id is the link id. Its
 		// state tells the controller which links are up (docs/ha.md).
 		b := t.LinkBFD(l)
-		c.BFD = append(c.BFD, dpconfig.BFD{ID: uint32(l.ID), Nexthop: uint32(l.ID),
+		f.BFD = append(f.BFD, dpconfig.BFD{ID: uint32(l.ID), Nexthop: uint32(l.ID),
 			TxMS: b.TxMS, RxMS: b.RxMS, Multiplier: b.Multiplier, WTRS: b.WTRS})
 	}
 	for _, cp := range t.CustomerPorts {
 		if cp.Node == node {
-			c.Ports = append(c.Ports, dpconfig.Port{Name: cp.Port, Devargs: topology.Devargs(cp.Port, cp.Devargs), Kind: dpconfig.KindCustomer})
+			f.Ports = append(f.Ports, dpconfig.Port{Name: cp.Port, Devargs: topology.Devargs(cp.Port, cp.Devargs), Kind: dpconfig.KindCustomer})
 		}
 	}
-	for _, f := range frags {
-		c.BFD = append(c.BFD, f.BFD...)
-		c.NHLFEs = append(c.NHLFEs, f.NHLFEs...)
-		c.Services = append(c.Services, f.Services...)
-		c.Circuits = append(c.Circuits, f.Circuits...)
-		c.Labels = append(c.Labels, f.Labels...)
-	}
-	sort.Slice(c.Ports, func(i, j int) bool { return c.Ports[i].Name < c.Ports[j].Name })
-	sort.Slice(c.Nexthops, func(i, j int) bool { return c.Nexthops[i].ID < c.Nexthops[j].ID })
-	sort.Slice(c.BFD, func(i, j int) bool { return c.BFD[i].ID < c.BFD[j].ID })
-	sort.Slice(c.NHLFEs, func(i, j int) bool { return c.NHLFEs[i].ID < c.NHLFEs[j].ID })
-	sort.Slice(c.Services, func(i, j int) bool { return c.Services[i].ID < c.Services[j].ID })
-	sort.Slice(c.Circuits, func(i, j int) bool { return c.Circuits[i].ID < c.Circuits[j].ID })
-	sort.Slice(c.Labels, func(i, j int) bool { return c.Labels[i].Label < c.Labels[j].Label })
-	return c
+	f.Sort()
+	return f
+}
+
+// Assemble returns node's whole configuration: its base and every fragment.
+func Assemble(t *topology.Topology, node string, frags []*Fragment) dpconfig.Config {
+	return dpconfig.Assemble(append([]*Fragment{Base(t, node)}, frags...))
 }
 
 func u32(v uint32) *uint32 { return &v }

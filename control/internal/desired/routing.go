@@ -94,7 +94,7 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 		}
 		r.Sources[m], used[next] = next, true
 	}
-	reach := reachable(members, live, spec.Name)
+	reach := reachable(members, live)
 	for _, m := range members {
 		if !contains(reach, m) {
 			r.Unreachable = append(r.Unreachable, m)
@@ -123,7 +123,7 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 
 // reachable returns the largest set of live members connected to each other
 // (ties: the set holding the first name), sorted.
-func reachable(members []string, live *paths.Graph, salt string) []string {
+func reachable(members []string, live *paths.Graph) []string {
 	var best []string
 	done := map[string]bool{}
 	for _, m := range members {
@@ -136,7 +136,7 @@ func reachable(members []string, live *paths.Graph, salt string) []string {
 			if done[o] || !live.Has(o) {
 				continue
 			}
-			if _, ok := live.Shortest(m, o, salt); ok {
+			if live.Connected(m, o) {
 				comp = append(comp, o)
 				done[o] = true
 			}

@@ -10,6 +10,7 @@
 package dprpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -158,14 +159,8 @@ func (c *Client) roundTrip(ctx context.Context, method string, params any) (json
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	if c.conn == nil {
-		d := net.Dialer{Deadline: deadline}
-		conn, err := d.DialContext(ctx, "unix", c.path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: connect %s: %w", method, c.path, err)
-		}
-		c.conn, c.dec = conn, json.NewDecoder(conn)
-		c.conns++
+	if err := c.connect(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	conn := c.conn
 	if err := conn.SetDeadline(deadline); err != nil {
@@ -208,6 +203,138 @@ func (c *Client) roundTrip(ctx context.Context, method string, params any) (json
 		return nil, &Error{Method: method, Code: resp.Error.Code, Message: resp.Error.Message}
 	}
 	return resp.Result, nil
+}
+
+// Request is one call of a Pipeline.
+type Request struct {
+	Method string
+	Params any
+}
+
+// Reply is one call's outcome: its result, or an error (*Error when the
+// datapath answered with one).
+type Reply struct {
+	Result json.RawMessage
+	Err    error
+}
+
+// Pipeline sends reqs in order on one connection without waiting for each
+// answer, and returns their replies in the same order. The datapath serves
+// a connection's requests one after the other, in order, so a pipeline
+// keeps the order of its calls (make-before-break holds) and costs one
+// round trip rather than one per call. A transport failure fails the calls
+// not yet answered; a dead reused connection is retried once, whole, when
+// it failed before any answer.
+func (c *Client) Pipeline(ctx context.Context, reqs []Request) []Reply {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	reused := c.conn != nil
+	out, answered := c.pipeline(ctx, reqs)
+	if answered == 0 && reused && len(reqs) > 0 && isStaleConn(out[0].Err) && ctx.Err() == nil {
+		out, _ = c.pipeline(ctx, reqs)
+	}
+	return out
+}
+
+func (c *Client) pipeline(ctx context.Context, reqs []Request) (out []Reply, answered int) {
+	out = make([]Reply, len(reqs))
+	if len(reqs) == 0 {
+		return out, 0
+	}
+	if err := c.connect(ctx); err != nil {
+		for i, r := range reqs {
+			out[i].Err = fmt.Errorf("%s: %w", r.Method, err)
+		}
+		return out, 0
+	}
+	conn := c.conn
+	// The deadline moves on with every answer: a long pipeline is fine
+	// while the datapath keeps answering.
+	deadline := func() time.Time {
+		d := time.Now().Add(c.timeout)
+		if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
+			d = cd
+		}
+		return d
+	}
+	conn.SetDeadline(deadline())
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	// Requests whose params do not encode fail alone and are not sent.
+	var sent []int
+	var msgs [][]byte
+	for i, r := range reqs {
+		c.nextID++
+		msg, err := json.Marshal(request{JSONRPC: "2.0", Method: r.Method, Params: r.Params, ID: c.nextID})
+		if err != nil {
+			out[i].Err = fmt.Errorf("%s: encode params: %w", r.Method, err)
+			c.nextID--
+			continue
+		}
+		sent, msgs = append(sent, i), append(msgs, append(msg, '\n'))
+	}
+	first := c.nextID - uint64(len(sent)) + 1
+	// The writer runs beside the reader: the datapath stops reading while
+	// its answers are not read, so writing everything first could block.
+	werr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(conn, 64<<10)
+		for _, m := range msgs {
+			if _, err := w.Write(m); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- w.Flush()
+	}()
+	fail := func(k int, err error) {
+		c.dropLocked()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		for _, i := range sent[k:] {
+			out[i].Err = fmt.Errorf("%s: %w", reqs[i].Method, err)
+		}
+		<-werr
+	}
+	for k, i := range sent {
+		var resp response
+		if err := c.dec.Decode(&resp); err != nil {
+			fail(k, err)
+			return out, k
+		}
+		conn.SetDeadline(deadline())
+		var id uint64
+		if json.Unmarshal(resp.ID, &id) != nil || id != first+uint64(k) {
+			fail(k, fmt.Errorf("response id %s, want %d", resp.ID, first+uint64(k)))
+			return out, k
+		}
+		if resp.Error != nil {
+			out[i].Err = &Error{Method: reqs[i].Method, Code: resp.Error.Code, Message: resp.Error.Message}
+		} else {
+			out[i].Result = resp.Result
+		}
+	}
+	if err := <-werr; err != nil {
+		c.dropLocked()
+	}
+	return out, len(sent)
+}
+
+// connect opens the connection if there is none.
+func (c *Client) connect(ctx context.Context) error {
+	if c.conn != nil {
+		return nil
+	}
+	d := net.Dialer{Timeout: c.timeout}
+	conn, err := d.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", c.path, err)
+	}
+	c.conn, c.dec = conn, json.NewDecoder(conn)
+	c.conns++
+	return nil
 }
 
 func (c *Client) dropLocked() error {

@@ -307,3 +307,52 @@ func TestLinkState(t *testing.T) {
 		}
 	}
 }
+
+// A pipeline's calls reach the server in order on one connection, each gets
+// its own reply (results and answered errors alike), and a connection the
+// server closes part-way fails only the calls not yet answered.
+func TestPipeline(t *testing.T) {
+	s := newFakeServer(t)
+	var n int
+	s.handle = func(method string, params json.RawMessage) (any, *Error, bool, bool) {
+		n++
+		switch {
+		case method == "label_add" && string(params) == `{"label":17}`:
+			return nil, &Error{Code: CodeNotFound, Message: "nhlfe 9 not found"}, false, false
+		case method == "close":
+			return nil, nil, false, true
+		}
+		return map[string]any{"changed": true, "n": n}, nil, false, false
+	}
+	c := New(s.path, time.Second)
+	defer c.Close()
+	ctx := context.Background()
+	var reqs []Request
+	for l := 16; l < 16+500; l++ {
+		reqs = append(reqs, Request{Method: "label_add", Params: map[string]int{"label": l}})
+	}
+	replies := c.Pipeline(ctx, reqs)
+	for i, r := range replies {
+		if i == 1 {
+			if !HasCode(r.Err, CodeNotFound) {
+				t.Errorf("reply 1: %v, want the answered not-found", r.Err)
+			}
+			continue
+		}
+		var got struct{ N int }
+		if r.Err != nil || json.Unmarshal(r.Result, &got) != nil || got.N != i+1 {
+			t.Fatalf("reply %d: %s %v, want the %dth call's answer", i, r.Result, r.Err, i+1)
+		}
+	}
+	if c.Connections() != 1 {
+		t.Errorf("%d connections for one pipeline", c.Connections())
+	}
+	replies = c.Pipeline(ctx, []Request{{Method: "label_add", Params: map[string]int{"label": 1}},
+		{Method: "close"}, {Method: "label_add", Params: map[string]int{"label": 2}}})
+	if replies[0].Err != nil || replies[1].Err == nil || replies[2].Err == nil {
+		t.Errorf("replies around a closed connection: %v %v %v", replies[0].Err, replies[1].Err, replies[2].Err)
+	}
+	if _, err := c.SystemInfo(ctx); err != nil {
+		t.Errorf("the next call after a broken pipeline: %v", err)
+	}
+}

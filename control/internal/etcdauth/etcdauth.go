@@ -145,10 +145,7 @@ func IssueNode(ctx context.Context, root *clientv3.Client, node string) (string,
 	pass := Password()
 	steps := []func() error{
 		func() error { return ensureRole(ctx, root, user) },
-		func() error {
-			_, err := root.RoleGrantPermission(ctx, user, nodestate.DesiredKey(node), "", clientv3.PermissionType(authpb.READ))
-			return err
-		},
+		func() error { return grantDesired(ctx, root, user, node) },
 		func() error {
 			_, err := root.RoleGrantPermission(ctx, user, nodestate.StatusKey(node), "", clientv3.PermissionType(authpb.READWRITE))
 			return err
@@ -163,6 +160,33 @@ func IssueNode(ctx context.Context, root *clientv3.Client, node string) (string,
 		}
 	}
 	return pass, nil
+}
+
+// grantDesired lets role read node's desired keys (nodestate.DesiredNode).
+func grantDesired(ctx context.Context, root *clientv3.Client, role, node string) error {
+	p := nodestate.DesiredNode(node)
+	_, err := root.RoleGrantPermission(ctx, role, p, clientv3.GetPrefixRangeEnd(p), clientv3.PermissionType(authpb.READ))
+	return err
+}
+
+// UpgradeNodeRoles gives every node role the read permission of today's
+// desired-key layout, so agents issued credentials under the older one (a
+// single key per node) read the per-object keys after an upgrade.
+func UpgradeNodeRoles(ctx context.Context, root *clientv3.Client) error {
+	r, err := root.RoleList(ctx)
+	if err != nil {
+		return fmt.Errorf("etcd roles: %w", err)
+	}
+	for _, role := range r.Roles {
+		node, ok := strings.CutPrefix(role, NodeUser(""))
+		if !ok || node == "" {
+			continue
+		}
+		if err := grantDesired(ctx, root, role, node); err != nil {
+			return fmt.Errorf("etcd role %s: %w", role, err)
+		}
+	}
+	return nil
 }
 
 func ensureUser(ctx context.Context, c *clientv3.Client, user, pass string) error {

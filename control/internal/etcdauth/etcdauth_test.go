@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"go.etcd.io/etcd/api/v3/authpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -54,8 +55,8 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	root := client(as(RootUser, rootPass))
 	ctrl := client(as(ControllerUser, ctrlPass))
-	for _, n := range []string{"leaf1", "leaf2"} {
-		if _, err := ctrl.Put(ctx, nodestate.DesiredKey(n), "desired of "+n); err != nil {
+	for _, n := range []string{"leaf1", "leaf2", "leaf10"} {
+		if _, err := ctrl.Put(ctx, nodestate.BaseKey(n), "desired of "+n); err != nil {
 			t.Fatalf("controller writes desired: %v", err)
 		}
 	}
@@ -78,23 +79,28 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
-	_, err = leaf1.Get(ctx, nodestate.DesiredKey("leaf1"))
+	r, err := leaf1.Get(ctx, nodestate.DesiredNode("leaf1"), clientv3.WithPrefix())
 	allowed("leaf1 reads its desired state", err)
+	if err == nil && (len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "desired of leaf1") {
+		t.Errorf("leaf1 reads %d keys under its prefix, want its one", len(r.Kvs))
+	}
+	_, err = leaf1.Get(ctx, nodestate.DesiredNode("leaf10"), clientv3.WithPrefix())
+	denied("leaf1 reads leaf10's desired state", err)
 	_, err = leaf1.Put(ctx, nodestate.StatusKey("leaf1"), "{}")
 	allowed("leaf1 writes its status", err)
-	_, err = leaf1.Get(ctx, nodestate.DesiredKey("leaf2"))
+	_, err = leaf1.Get(ctx, nodestate.BaseKey("leaf2"))
 	denied("leaf1 reads leaf2's desired state", err)
-	_, err = leaf1.Put(ctx, nodestate.DesiredKey("leaf2"), "evil")
+	_, err = leaf1.Put(ctx, nodestate.BaseKey("leaf2"), "evil")
 	denied("leaf1 writes leaf2's desired state", err)
-	_, err = leaf1.Put(ctx, nodestate.DesiredKey("leaf1"), "evil")
+	_, err = leaf1.Put(ctx, nodestate.BaseKey("leaf1"), "evil")
 	denied("leaf1 writes its own desired state", err)
 	_, err = leaf1.Put(ctx, nodestate.StatusKey("leaf2"), "{}")
 	denied("leaf1 writes leaf2's status", err)
 	_, err = leaf1.Get(ctx, nodestate.Prefix, clientv3.WithPrefix())
 	denied("leaf1 lists the store", err)
-	_, err = anon.Put(ctx, nodestate.DesiredKey("leaf1"), "evil")
+	_, err = anon.Put(ctx, nodestate.BaseKey("leaf1"), "evil")
 	denied("no user writes", err)
-	_, err = anon.Get(ctx, nodestate.DesiredKey("leaf1"))
+	_, err = anon.Get(ctx, nodestate.BaseKey("leaf1"))
 	denied("no user reads", err)
 	_, err = ctrl.UserAdd(ctx, "mallory", "x")
 	denied("the controller adds a user", err)
@@ -106,7 +112,29 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	_, err = as(NodeUser("leaf1"), pass1).Client()
 	denied("the old password after a new one was issued", err)
-	if r, _ := ctrl.Get(ctx, nodestate.DesiredKey("leaf2")); len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "desired of leaf2" {
+	if r, _ := ctrl.Get(ctx, nodestate.BaseKey("leaf2")); len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "desired of leaf2" {
 		t.Fatal("leaf2's desired state changed")
 	}
+
+	// A role issued under the older layout (one desired key per node)
+	// reads the per-object keys once the roles are upgraded.
+	pass2, err := IssueNode(ctx, root, "leaf2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := nodestate.DesiredNode("leaf2")
+	if _, err := root.RoleRevokePermission(ctx, NodeUser("leaf2"), p, clientv3.GetPrefixRangeEnd(p)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.RoleGrantPermission(ctx, NodeUser("leaf2"), nodestate.DesiredPrefix+"leaf2", "", clientv3.PermissionType(authpb.READ)); err != nil {
+		t.Fatal(err)
+	}
+	leaf2 := client(as(NodeUser("leaf2"), pass2))
+	_, err = leaf2.Get(ctx, p, clientv3.WithPrefix())
+	denied("an old-layout role reads the new keys", err)
+	if err := UpgradeNodeRoles(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	_, err = leaf2.Get(ctx, p, clientv3.WithPrefix())
+	allowed("an upgraded role reads the new keys", err)
 }

@@ -9,8 +9,10 @@ package labels
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/bits"
 	"sort"
+	"strconv"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
 )
@@ -171,6 +173,10 @@ type Assigner struct {
 	old   map[roleKey]uint32
 	got   map[roleKey]uint32
 	fresh []roleKey
+	order []roleKey // roles in the order first asked for
+	// replay, when set, holds stored values per (node, kind) in the order
+	// the build that stored them asked for their roles (NewReplay).
+	replay map[spaceKey][]uint32
 }
 
 // NewAssigner starts a change for a service whose current allocations are old
@@ -183,11 +189,36 @@ func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 	return s
 }
 
+// NewReplay starts the rebuild of a stored service whose values (already
+// reserved in a) were stored as a Sequence: each role asked for takes the
+// next stored value of its node and kind. The same build over the same
+// route asks for the same roles in the same order; Check tells whether it
+// did.
+func (a *Allocator) NewReplay(values map[string]map[string][]uint32) *Assigner {
+	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[spaceKey][]uint32{}}
+	for node, kinds := range values {
+		for kind, vs := range kinds {
+			s.replay[spaceKey{node, kind}] = vs
+		}
+	}
+	return s
+}
+
 // Get returns the value of (node, kind, role), allocating it if new.
 func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 	k := roleKey{node, kind, role}
 	if v, ok := s.got[k]; ok {
 		return v, nil
+	}
+	if s.replay != nil {
+		q := s.replay[spaceKey{node, kind}]
+		if len(q) == 0 {
+			return 0, fmt.Errorf("%w: no stored %s on %q for %s", ErrReplay, kind, node, role)
+		}
+		s.replay[spaceKey{node, kind}] = q[1:]
+		s.got[k] = q[0]
+		s.order = append(s.order, k)
+		return q[0], nil
 	}
 	v, ok := s.old[k]
 	if !ok {
@@ -198,7 +229,45 @@ func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 		s.fresh = append(s.fresh, k)
 	}
 	s.got[k] = v
+	s.order = append(s.order, k)
 	return v, nil
+}
+
+// ErrReplay says a rebuild asked for other roles than the build that stored
+// the values: the store was written by a build with other roles.
+var ErrReplay = errors.New("stored allocations do not match this build's roles")
+
+// Check reports whether a replay used every stored value and asked for the
+// roles whose digest was stored.
+func (s *Assigner) Check(digest string) error {
+	for k, q := range s.replay {
+		if len(q) > 0 {
+			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), k.kind, k.node)
+		}
+	}
+	if _, d := s.Sequence(); d != digest {
+		return fmt.Errorf("%w: role digest %s, stored %s", ErrReplay, d, digest)
+	}
+	return nil
+}
+
+// Sequence returns the values per node and kind in the order their roles
+// were first asked for, and a digest of that order of roles: a rebuild by
+// NewReplay gets every value back from the values alone.
+func (s *Assigner) Sequence() (map[string]map[string][]uint32, string) {
+	out := map[string]map[string][]uint32{}
+	h := fnv.New64a()
+	for _, k := range s.order {
+		if out[k.node] == nil {
+			out[k.node] = map[string][]uint32{}
+		}
+		out[k.node][k.kind] = append(out[k.node][k.kind], s.got[k])
+		for _, part := range []string{k.node, k.kind, k.role} {
+			h.Write([]byte(part))
+			h.Write([]byte{0})
+		}
+	}
+	return out, strconv.FormatUint(h.Sum64(), 16)
 }
 
 // Commit frees the old values no longer used, once the change is stored.
@@ -226,7 +295,7 @@ func (s *Assigner) Abort() {
 	for _, k := range s.fresh {
 		s.a.Free(k.node, k.kind, s.got[k])
 	}
-	s.fresh, s.got = nil, map[roleKey]uint32{}
+	s.fresh, s.got, s.order = nil, map[roleKey]uint32{}, nil
 }
 
 // SortAllocs orders allocations by node, kind, role.

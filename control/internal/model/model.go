@@ -280,7 +280,8 @@ const (
 	StateDown       = "down"
 )
 
-// ServiceRecord is what /e3/v1/services/<name> holds.
+// ServiceRecord is a service as the controller holds it in memory, and as a
+// fabric snapshot lists it; etcd holds it in a compact form (StoredService).
 type ServiceRecord struct {
 	Spec ServiceSpec `json:"spec"`
 	ID   uint32      `json:"id"` // datapath service id, the same on every node

@@ -5,11 +5,7 @@
 // code.
 package nodestate
 
-import (
-	"time"
-
-	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
-)
+import "time"
 
 // Key layout: everything lives under Prefix.
 const (
@@ -18,16 +14,35 @@ const (
 	StatusPrefix  = Prefix + "status/"
 )
 
-// DesiredKey and StatusKey name one node's keys.
-func DesiredKey(node string) string { return DesiredPrefix + node }
-func StatusKey(node string) string  { return StatusPrefix + node }
+// A node's desired state is a set of small keys under DesiredNode(node),
+// written by the controller, each change in one transaction that touches
+// only the keys it changes (docs/control-plane.md, "etcd keys"):
+//
+//	<prefix>generation       the node's generation: an int64, rewritten by
+//	                         every transaction that changes the node
+//	<prefix>node             the node's own fragment (settings, ports,
+//	                         nexthops, link BFD sessions)
+//	<prefix>service/<name>   one service's fragment on the node
+//	<prefix>check/<key>      one path check's fragment on the node
+//
+// Fragments are dpconfig.Fragment JSON; the node's config is their merge.
+// Until the generation key exists a node has no desired state at all.
+const (
+	GenerationSuffix = "generation"
+	BaseSuffix       = "node"
+	ServiceInfix     = "service/"
+	CheckInfix       = "check/"
+)
 
-// Desired is the value of /e3/v1/desired/<node>, written by the controller
-// in one transaction per change.
-type Desired struct {
-	Generation int64           `json:"generation"`
-	Config     dpconfig.Config `json:"config"`
-}
+// DesiredNode is the prefix of node's desired keys.
+func DesiredNode(node string) string { return DesiredPrefix + node + "/" }
+
+// GenerationKey, BaseKey, ServiceKey and CheckKey name node's desired keys.
+func GenerationKey(node string) string    { return DesiredNode(node) + GenerationSuffix }
+func BaseKey(node string) string          { return DesiredNode(node) + BaseSuffix }
+func ServiceKey(node, name string) string { return DesiredNode(node) + ServiceInfix + name }
+func CheckKey(node, check string) string  { return DesiredNode(node) + CheckInfix + check }
+func StatusKey(node string) string        { return StatusPrefix + node }
 
 // PortStatus is one port's link state in NodeStatus.
 type PortStatus struct {

@@ -42,7 +42,10 @@ func TestWireFormat(t *testing.T) {
 
 func TestKeys(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{DesiredKey("leaf1"), "/e3/v1/desired/leaf1"},
+		{GenerationKey("leaf1"), "/e3/v1/desired/leaf1/generation"},
+		{BaseKey("leaf1"), "/e3/v1/desired/leaf1/node"},
+		{ServiceKey("leaf1", "red"), "/e3/v1/desired/leaf1/service/red"},
+		{CheckKey("leaf1", "leaf1>leaf2:3.7"), "/e3/v1/desired/leaf1/check/leaf1>leaf2:3.7"},
 		{StatusKey("spine2"), "/e3/v1/status/spine2"},
 	} {
 		if tc.got != tc.want {

@@ -1,23 +1,22 @@
-// Package paths computes the fabric's paths and flood trees on gonum graphs:
-// shortest paths (gonum's Dijkstra, all equal-cost paths), a link-disjoint
-// backup and a Steiner tree spanning a set of member nodes (Takahashi-
-// Matsuyama heuristic over those shortest paths). Every result is
-// deterministic: ties between equal-cost
-// choices are broken by a hash of the caller's salt (the service name) and
-// the node names, which spreads services over equal-cost paths the way ECMP
-// would, then by the names themselves.
+// Package paths computes the fabric's paths and flood trees: shortest paths
+// (Dijkstra, keeping every equal-cost path), a link-disjoint backup and a
+// Steiner tree spanning a set of member nodes (Takahashi-Matsuyama heuristic
+// over those shortest paths). Every result is deterministic: ties between
+// equal-cost choices are broken by a hash of the caller's salt (the service
+// name) and the node names, which spreads services over equal-cost paths the
+// way ECMP would, then by the names themselves.
+//
+// A Graph caches what it computes (shortest-path trees per source, the
+// graphs Disjoint searches), so one Graph should serve all the routes of
+// one change.
 package paths
 
 import (
 	"fmt"
-	"hash/fnv"
-	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
-
-	"gonum.org/v1/gonum/graph"
-	"gonum.org/v1/gonum/graph/path"
-	"gonum.org/v1/gonum/graph/simple"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -27,12 +26,28 @@ import (
 // Parallel links between two nodes collapse to the cheapest (then lowest id).
 type Graph struct {
 	topo  *topology.Topology
-	ids   map[string]int64
+	ids   map[string]int
 	names []string
-	g     *simple.WeightedUndirectedGraph
-	edge  map[[2]int64]topology.Link // (min id, max id) -> chosen link
-	cost  map[int]int64              // link id -> cost
-	spf   map[int64]path.ShortestAlts
+	up    []bool                   // node is in the graph
+	adj   [][]arc                  // node -> its edges, one per neighbour
+	edge  map[[2]int]topology.Link // (min id, max id) -> chosen link
+	cost  map[int]int64            // link id -> cost
+	spf   map[int]*tree            // source -> its shortest-path tree
+	// without caches Disjoint's graphs by the links they leave out: on a
+	// leaf/spine fabric many paths share their links.
+	without map[string]*Graph
+}
+
+type arc struct {
+	to   int
+	cost int64
+}
+
+// tree is a shortest-path tree from one source with every equal-cost
+// predecessor kept, so all shortest paths can be listed.
+type tree struct {
+	dist  []int64 // -1: unreachable
+	preds [][]int
 }
 
 // Options select what the graph contains.
@@ -46,21 +61,12 @@ type Options struct {
 
 // New builds the graph of t without the down nodes and links.
 func New(t *topology.Topology, o Options) *Graph {
-	g := &Graph{
-		topo: t,
-		ids:  map[string]int64{},
-		g:    simple.NewWeightedUndirectedGraph(0, math.Inf(1)),
-		edge: map[[2]int64]topology.Link{},
-		cost: map[int]int64{},
-		spf:  map[int64]path.ShortestAlts{},
-	}
+	g := empty(t, len(t.Nodes))
 	for _, n := range t.Nodes {
-		id := int64(len(g.names))
+		id := len(g.names)
 		g.ids[n.Name] = id
 		g.names = append(g.names, n.Name)
-		if !o.DownNodes[n.Name] {
-			g.g.AddNode(simple.Node(id))
-		}
+		g.up[id] = !o.DownNodes[n.Name]
 	}
 	for _, l := range t.Links {
 		if o.DownLinks[l.ID] || o.DownNodes[l.A.Node] || o.DownNodes[l.B.Node] {
@@ -70,48 +76,99 @@ func New(t *topology.Topology, o Options) *Graph {
 		if o.Cost != nil {
 			c = o.Cost(l)
 		}
-		if c < 1 {
-			c = 1
-		}
-		g.cost[l.ID] = c
+		g.cost[l.ID] = max(c, 1)
 		k := pairKey(g.ids[l.A.Node], g.ids[l.B.Node])
-		if old, ok := g.edge[k]; ok && (g.cost[old.ID] < c || (g.cost[old.ID] == c && old.ID < l.ID)) {
+		if old, ok := g.edge[k]; ok && (g.cost[old.ID] < g.cost[l.ID] || (g.cost[old.ID] == g.cost[l.ID] && old.ID < l.ID)) {
 			continue
 		}
 		g.edge[k] = l
-		g.g.SetWeightedEdge(g.g.NewWeightedEdge(simple.Node(k[0]), simple.Node(k[1]), float64(c)))
 	}
+	g.link()
 	return g
+}
+
+func empty(t *topology.Topology, n int) *Graph {
+	return &Graph{topo: t, ids: map[string]int{}, up: make([]bool, n), adj: make([][]arc, n),
+		edge: map[[2]int]topology.Link{}, cost: map[int]int64{}, spf: map[int]*tree{},
+		without: map[string]*Graph{}}
+}
+
+// link builds the adjacency from the chosen edges, neighbours in id order.
+func (g *Graph) link() {
+	for k, l := range g.edge {
+		c := g.cost[l.ID]
+		g.adj[k[0]] = append(g.adj[k[0]], arc{k[1], c})
+		g.adj[k[1]] = append(g.adj[k[1]], arc{k[0], c})
+	}
+	for _, a := range g.adj {
+		slices.SortFunc(a, func(x, y arc) int { return x.to - y.to })
+	}
 }
 
 // Without returns a copy of g without the given links (same costs).
 func (g *Graph) Without(links map[int]bool) *Graph {
-	h := &Graph{topo: g.topo, ids: g.ids, names: g.names, g: simple.NewWeightedUndirectedGraph(0, math.Inf(1)),
-		edge: map[[2]int64]topology.Link{}, cost: g.cost, spf: map[int64]path.ShortestAlts{}}
-	for it := g.g.Nodes(); it.Next(); {
-		h.g.AddNode(it.Node())
-	}
+	h := empty(g.topo, len(g.names))
+	h.ids, h.names, h.cost = g.ids, g.names, g.cost
+	copy(h.up, g.up)
 	for k, l := range g.edge {
-		if links[l.ID] {
-			continue
+		if !links[l.ID] {
+			h.edge[k] = l
 		}
-		h.edge[k] = l
-		h.g.SetWeightedEdge(h.g.NewWeightedEdge(simple.Node(k[0]), simple.Node(k[1]), float64(g.cost[l.ID])))
 	}
+	h.link()
 	return h
 }
 
-func pairKey(a, b int64) [2]int64 {
+func pairKey(a, b int) [2]int {
 	if a > b {
 		a, b = b, a
 	}
-	return [2]int64{a, b}
+	return [2]int{a, b}
+}
+
+// spt returns the shortest-path tree from src (cached).
+func (g *Graph) spt(src int) *tree {
+	if t, ok := g.spf[src]; ok {
+		return t
+	}
+	n := len(g.names)
+	t := &tree{dist: make([]int64, n), preds: make([][]int, n)}
+	for i := range t.dist {
+		t.dist[i] = -1
+	}
+	done := make([]bool, n)
+	t.dist[src] = 0
+	for {
+		u := -1
+		for i := range n {
+			if !done[i] && t.dist[i] >= 0 && (u < 0 || t.dist[i] < t.dist[u]) {
+				u = i
+			}
+		}
+		if u < 0 {
+			break
+		}
+		done[u] = true
+		for _, a := range g.adj[u] {
+			if !g.up[a.to] || done[a.to] {
+				continue
+			}
+			switch d := t.dist[u] + a.cost; {
+			case t.dist[a.to] < 0 || d < t.dist[a.to]:
+				t.dist[a.to], t.preds[a.to] = d, []int{u}
+			case d == t.dist[a.to]:
+				t.preds[a.to] = append(t.preds[a.to], u)
+			}
+		}
+	}
+	g.spf[src] = t
+	return t
 }
 
 // Has reports whether node is in the graph (known and up).
 func (g *Graph) Has(node string) bool {
 	id, ok := g.ids[node]
-	return ok && g.g.Node(id) != nil
+	return ok && g.up[id]
 }
 
 // Cost is the sum of the path's link costs in g.
@@ -142,43 +199,76 @@ func (g *Graph) Shortest(src, dst, salt string) (model.Path, bool) {
 	if src == dst {
 		return model.Path{}, true
 	}
-	s, ok := g.spf[g.ids[src]]
-	if !ok {
-		s = path.DijkstraAllFrom(simple.Node(g.ids[src]), g.g)
-		g.spf[g.ids[src]] = s
-	}
-	var best []string
-	var bestKey uint64
-	s.AllToFunc(g.ids[dst], func(p []graph.Node) {
-		names := make([]string, len(p))
-		for i, n := range p {
-			names[i] = g.names[n.ID()]
-		}
-		k := tieKey(salt, names)
-		if best == nil || k < bestKey || (k == bestKey && strings.Join(names, ",") < strings.Join(best, ",")) {
-			best, bestKey = names, k
-		}
-	})
-	if best == nil {
+
+	t := g.spt(g.ids[src])
+	if t.dist[g.ids[dst]] < 0 {
 		return nil, false
 	}
-	return g.hops(best), true
+	// Every shortest path, walked back from dst over the predecessors;
+	// rev holds the current one backwards.
+	var best []int
+	var bestKey uint64
+	rev := []int{g.ids[dst]}
+	var walk func(at int)
+	walk = func(at int) {
+		if at == g.ids[src] {
+			k := g.tieKey(salt, rev)
+			if best == nil || k < bestKey || (k == bestKey && g.joined(rev) < g.joined(best)) {
+				best, bestKey = slices.Clone(rev), k
+			}
+			return
+		}
+		for _, p := range t.preds[at] {
+			rev = append(rev, p)
+			walk(p)
+			rev = rev[:len(rev)-1]
+		}
+	}
+	walk(g.ids[dst])
+	names := make([]string, len(best))
+	for i, id := range best {
+		names[len(best)-1-i] = g.names[id]
+	}
+	return g.hops(names), true
 }
 
-// tieKey hashes salt and the path's names; the splitmix64 finalizer spreads
-// FNV's weakly mixed output so that paths differing in one name compare
-// independently from one salt to the next.
-func tieKey(salt string, names []string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(salt))
-	for _, n := range names {
-		h.Write([]byte{0})
-		h.Write([]byte(n))
+// Connected reports whether a path joins src and dst.
+func (g *Graph) Connected(src, dst string) bool {
+	return g.Has(src) && g.Has(dst) && g.spt(g.ids[src]).dist[g.ids[dst]] >= 0
+}
+
+// tieKey is FNV-1a of salt and the path's node names (rev holds the path
+// backwards), 0-separated, finished by the splitmix64 finalizer, which
+// spreads FNV's weakly mixed output so that paths differing in one name
+// compare independently from one salt to the next.
+func (g *Graph) tieKey(salt string, rev []int) uint64 {
+	const prime = 1099511628211
+	z := uint64(14695981039346656037)
+	for i := 0; i < len(salt); i++ {
+		z = (z ^ uint64(salt[i])) * prime
 	}
-	z := h.Sum64()
+	for i := len(rev) - 1; i >= 0; i-- {
+		z *= prime // the 0 separator
+		n := g.names[rev[i]]
+		for j := 0; j < len(n); j++ {
+			z = (z ^ uint64(n[j])) * prime
+		}
+	}
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
+}
+
+// joined is the path's names, src first, comma-separated: the last tie-break.
+func (g *Graph) joined(rev []int) string {
+	var b strings.Builder
+	for i := len(rev) - 1; i >= 0; i-- {
+		if i < len(rev)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(g.names[rev[i]])
+	}
+	return b.String()
 }
 
 func (g *Graph) hops(names []string) model.Path {
@@ -201,11 +291,26 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 	if len(p) == 0 {
 		return nil, false
 	}
-	used := map[int]bool{}
+	ids := make([]int, 0, len(p))
 	for _, h := range p {
-		used[h.Link] = true
+		ids = append(ids, h.Link)
 	}
-	return g.Without(used).Shortest(src, dst, salt)
+	slices.Sort(ids)
+	var kb []byte
+	for _, id := range ids {
+		kb = strconv.AppendInt(append(kb, ','), int64(id), 10)
+	}
+	key := string(kb)
+	h, ok := g.without[key]
+	if !ok {
+		used := map[int]bool{}
+		for _, id := range ids {
+			used[id] = true
+		}
+		h = g.Without(used)
+		g.without[key] = h
+	}
+	return h.Shortest(src, dst, salt)
 }
 
 // Tree returns the edges of a tree of g spanning members: the
@@ -227,24 +332,29 @@ func (g *Graph) Tree(members []string, salt string) ([]model.Hop, error) {
 	for len(left) > 0 {
 		bestI := -1
 		var best model.Path
+		var bestFrom string // the tree node the chosen path starts from
 		var bestCost int64
 		for i, m := range left {
 			if in[m] {
-				bestI, best = i, nil
+				bestI, bestFrom = i, "" // joined already, on another's path
 				break
 			}
 			for _, u := range order {
-				p, ok := g.Shortest(u, m, salt)
-				if !ok {
+				// Compare by distance; only the chosen path is built.
+				c := g.spt(g.ids[u]).dist[g.ids[m]]
+				if !g.Has(m) || c < 0 {
 					continue
 				}
-				if c := g.Cost(p); bestI < 0 || c < bestCost {
-					bestI, best, bestCost = i, p, c
+				if bestI < 0 || c < bestCost {
+					bestI, bestFrom, bestCost = i, u, c
 				}
 			}
 		}
 		if bestI < 0 {
 			return nil, fmt.Errorf("no path between %s and %s", ms[0], left[0])
+		}
+		if bestFrom != "" {
+			best, _ = g.Shortest(bestFrom, left[bestI], salt)
 		}
 		// Join by the part of the path after its last tree node.
 		k := 0

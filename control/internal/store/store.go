@@ -24,7 +24,10 @@ import (
 // contract shared with the agent.
 const (
 	SchemaKey      = nodestate.Prefix + "schema"
-	SchemaVersion  = "1"
+	SchemaVersion  = "2"
+	// SchemaV1 stored each node's desired config as one document; a leader
+	// that finds it upgrades the store (controller/migrate.go).
+	SchemaV1 = "1"
 	TopologyKey    = nodestate.Prefix + "topology"
 	GenerationKey  = nodestate.Prefix + "generation"
 	ServicePrefix  = nodestate.Prefix + "services/"
@@ -109,8 +112,20 @@ func StartEmbedded(o EmbedOptions) (*embed.Etcd, error) {
 	}
 }
 
+// Schema reads the store's layout version ("" if none).
+func Schema(ctx context.Context, c *clientv3.Client) (string, error) {
+	r, err := c.Get(ctx, SchemaKey)
+	if err != nil {
+		return "", fmt.Errorf("etcd schema: %w", err)
+	}
+	if len(r.Kvs) == 0 {
+		return "", nil
+	}
+	return string(r.Kvs[0].Value), nil
+}
+
 // InitSchema writes the schema version if the store is empty, and refuses a
-// store written by another layout.
+// store written by another layout than this one or the one it upgrades.
 func InitSchema(ctx context.Context, c *clientv3.Client) error {
 	r, err := c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(SchemaKey), "=", 0)).
 		Then(clientv3.OpPut(SchemaKey, SchemaVersion)).Else(clientv3.OpGet(SchemaKey)).Commit()
@@ -119,7 +134,7 @@ func InitSchema(ctx context.Context, c *clientv3.Client) error {
 	}
 	if !r.Succeeded {
 		kvs := r.Responses[0].GetResponseRange().Kvs
-		if len(kvs) == 1 && string(kvs[0].Value) != SchemaVersion {
+		if len(kvs) == 1 && string(kvs[0].Value) != SchemaVersion && string(kvs[0].Value) != SchemaV1 {
 			return fmt.Errorf("etcd schema: store has layout %q, this controller writes %q", kvs[0].Value, SchemaVersion)
 		}
 	}

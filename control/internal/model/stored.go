@@ -1,0 +1,186 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/e3fabric/e3fabric/control/internal/topology"
+)
+
+// StoredService is a service record as etcd holds it
+// (/e3/v1/services/<name>, docs/control-plane.md): the intent, the route in
+// link ids, and the allocated values without their roles. The values of
+// each node and kind are listed in the order the build asked for their
+// roles (labels.Assigner.Sequence), with a digest of that order, so a
+// rebuild over the same route gets each role its value back and can tell
+// when it would not. Everything else (hops, roles, per-node fragments) is
+// derived again on load.
+type StoredService struct {
+	Spec            ServiceSpec                  `json:"spec"`
+	ID              uint32                       `json:"id"`
+	Generation      int64                        `json:"generation"`
+	NodeGenerations map[string]int64             `json:"node_generations"`
+	Route           StoredRoute                  `json:"route"`
+	Values          map[string]map[string]Deltas `json:"values"`
+	Roles           string                       `json:"roles"`
+}
+
+// Deltas is a list of values stored as the first and then each one's
+// difference from the one before: the values of one service are mostly
+// allocated in a row, so most differences are 1.
+type Deltas []uint32
+
+// MarshalJSON writes the differences.
+func (d Deltas) MarshalJSON() ([]byte, error) {
+	out := make([]int64, len(d))
+	prev := int64(0)
+	for i, v := range d {
+		out[i], prev = int64(v)-prev, int64(v)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads the differences back into values.
+func (d *Deltas) UnmarshalJSON(b []byte) error {
+	var in []int64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	out := make(Deltas, len(in))
+	v := int64(0)
+	for i, x := range in {
+		v += x
+		if v < 0 || v > 1<<32-1 {
+			return fmt.Errorf("value %d out of range", v)
+		}
+		out[i] = uint32(v)
+	}
+	*d = out
+	return nil
+}
+
+// StoredRoute is a Route with each path as signed link ids: +id crosses the
+// link from its A end to its B end, -id the other way. Unicast paths name
+// their ends by source id.
+type StoredRoute struct {
+	Primary     []int             `json:"primary,omitempty"`
+	Backup      []int             `json:"backup,omitempty"`
+	Active      string            `json:"active,omitempty"`
+	Fallback    []int             `json:"fallback,omitempty"`
+	Sources     map[string]uint16 `json:"sources,omitempty"`
+	Unicast     []StoredUnicast   `json:"unicast,omitempty"`
+	Tree        []int             `json:"tree,omitempty"`
+	Unreachable []string          `json:"unreachable,omitempty"`
+}
+
+// StoredUnicast is a UnicastPath, stored as [from, to, path, backup].
+type StoredUnicast struct {
+	From, To     uint16
+	Path, Backup []int
+}
+
+// MarshalJSON writes the array form.
+func (u StoredUnicast) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{u.From, u.To, u.Path, u.Backup})
+}
+
+// UnmarshalJSON reads the array form.
+func (u *StoredUnicast) UnmarshalJSON(b []byte) error {
+	var a []json.RawMessage
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	if len(a) != 4 {
+		return fmt.Errorf("unicast path: %d elements, want 4", len(a))
+	}
+	for i, dst := range []any{&u.From, &u.To, &u.Path, &u.Backup} {
+		if err := json.Unmarshal(a[i], dst); err != nil {
+			return fmt.Errorf("unicast path: %w", err)
+		}
+	}
+	return nil
+}
+
+// StoreRoute returns r in stored form.
+func StoreRoute(r *Route, links Links) StoredRoute {
+	s := StoredRoute{Primary: links.ids(r.Primary), Backup: links.ids(r.Backup), Active: r.Active,
+		Fallback: links.ids(r.Fallback), Sources: r.Sources, Tree: links.ids(Path(r.Tree)), Unreachable: r.Unreachable}
+	for _, u := range r.Unicast {
+		s.Unicast = append(s.Unicast, StoredUnicast{From: r.Sources[u.From], To: r.Sources[u.To],
+			Path: links.ids(u.Path), Backup: links.ids(u.Backup)})
+	}
+	return s
+}
+
+// ids returns p's signed link ids.
+func (ls Links) ids(p Path) []int {
+	if p == nil {
+		return nil
+	}
+	out := make([]int, len(p))
+	for i, h := range p {
+		out[i] = h.Link
+		if l := ls[h.Link]; l.A.Node != h.From || l.A.Port != h.FromPort {
+			out[i] = -h.Link
+		}
+	}
+	return out
+}
+
+// Links indexes a topology's links by id, for StoreRoute and LoadRoute.
+type Links map[int]topology.Link
+
+// LinksOf indexes t's links.
+func LinksOf(t *topology.Topology) Links {
+	out := make(Links, len(t.Links))
+	for _, l := range t.Links {
+		out[l.ID] = l
+	}
+	return out
+}
+
+// LoadRoute rebuilds a route from its stored form.
+func LoadRoute(s *StoredRoute, links Links) (Route, error) {
+	r := Route{Active: s.Active, Sources: s.Sources, Unreachable: s.Unreachable}
+	var err error
+	path := func(ids []int) Path {
+		p, e := links.path(ids)
+		if e != nil && err == nil {
+			err = e
+		}
+		return p
+	}
+	r.Primary, r.Backup, r.Fallback = path(s.Primary), path(s.Backup), path(s.Fallback)
+	r.Tree = path(s.Tree)
+	by := map[uint16]string{}
+	for m, id := range s.Sources {
+		by[id] = m
+	}
+	for _, u := range s.Unicast {
+		from, to := by[u.From], by[u.To]
+		if from == "" || to == "" {
+			return r, fmt.Errorf("unicast path %d>%d: unknown source id", u.From, u.To)
+		}
+		r.Unicast = append(r.Unicast, UnicastPath{From: from, To: to, Path: path(u.Path), Backup: path(u.Backup)})
+	}
+	return r, err
+}
+
+func (ls Links) path(ids []int) (Path, error) {
+	if ids == nil {
+		return nil, nil
+	}
+	p := make(Path, len(ids))
+	for i, id := range ids {
+		l, ok := ls[max(id, -id)]
+		if !ok {
+			return nil, fmt.Errorf("link %d not in the topology", max(id, -id))
+		}
+		a, b := l.A, l.B
+		if id < 0 {
+			a, b = b, a
+		}
+		p[i] = Hop{Link: l.ID, From: a.Node, FromPort: a.Port, To: b.Node, ToPort: b.Port}
+	}
+	return p, nil
+}
