@@ -23,11 +23,11 @@ import (
 // layout it is. A node's desired and status keys are in nodestate, the
 // contract shared with the agent.
 const (
-	SchemaKey      = nodestate.Prefix + "schema"
-	SchemaVersion  = "2"
+	SchemaKey     = nodestate.Prefix + "schema"
+	SchemaVersion = "2"
 	// SchemaV1 stored each node's desired config as one document; a leader
 	// that finds it upgrades the store (controller/migrate.go).
-	SchemaV1 = "1"
+	SchemaV1       = "1"
 	TopologyKey    = nodestate.Prefix + "topology"
 	GenerationKey  = nodestate.Prefix + "generation"
 	ServicePrefix  = nodestate.Prefix + "services/"
