@@ -24,6 +24,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -129,11 +130,12 @@ func run() error {
 	}
 	fmt.Printf("labels per leaf:  %s\n", stats(leafUse))
 	fmt.Printf("labels per spine: %s\n", stats(spineUse))
-	biggest, biggestKey, err := largestValue(ctx, cli)
+	biggest, biggestKey, desiredKeys, desiredBytes, err := scanValues(ctx, cli)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("largest etcd value: %s, %.1f KiB\n", biggestKey, float64(biggest)/1024)
+	fmt.Printf("desired keys: %d, %.1f MiB of values\n", desiredKeys, float64(desiredBytes)/(1<<20))
 	var recBytes int
 	if _, err := store.ListJSON(ctx, cli, store.ServicePrefix, func(_ string, v []byte) error { recBytes += len(v); return nil }); err != nil {
 		return err
@@ -227,17 +229,19 @@ func bytesSince(ctx context.Context, cli *clientv3.Client, rev int64) (int, erro
 	return total, nil
 }
 
-// largestValue finds the largest value in the store.
-func largestValue(ctx context.Context, cli *clientv3.Client) (int, string, error) {
-	var size int
-	var key string
-	_, err := store.ListJSON(ctx, cli, "/", func(k string, v []byte) error {
+// scanValues finds the largest value in the store, and counts the desired
+// keys and their bytes.
+func scanValues(ctx context.Context, cli *clientv3.Client) (size int, key string, desired, desiredBytes int, err error) {
+	_, err = store.ListJSON(ctx, cli, "/", func(k string, v []byte) error {
 		if len(v) > size {
 			size, key = len(v), "/"+k
 		}
+		if strings.HasPrefix("/"+k, nodestate.DesiredPrefix) {
+			desired, desiredBytes = desired+1, desiredBytes+len(v)
+		}
 		return nil
 	})
-	return size, key, err
+	return size, key, desired, desiredBytes, err
 }
 
 // rss is this process's resident set, in bytes.

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -43,8 +42,8 @@ func (d *desiredKeys) set(k string, v []byte, mod int64) bool {
 		d.gen = g
 		return false
 	}
-	f := new(dpconfig.Fragment)
-	if err := json.Unmarshal(v, f); err != nil {
+	f, err := dpconfig.DecodeFragment(v)
+	if err != nil {
 		d.bad[k] = fmt.Errorf("%w: %s: %w", ErrDesiredInvalid, k, err)
 		return false
 	}

@@ -7,13 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
@@ -332,9 +336,9 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 			}
 		}
 	}
-	if w.err != nil {
+	if err := w.encode(); err != nil {
 		ch.abort()
-		return errorf(KindInternal, "%v", w.err)
+		return errorf(KindInternal, "%v", err)
 	}
 	ops, err := cp.ops()
 	if err != nil {
@@ -409,35 +413,70 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 // value changes (st.written holds a digest of every stored value), and the
 // nodes they belong to, whose generation the commit moves on.
 type keyWrites struct {
-	st    *state
-	vals  map[string][]byte // key -> new value; nil deletes
-	nodes map[string]bool
-	err   error
+	st      *state
+	pending map[string]pendingKey // set, not yet encoded
+	vals    map[string][]byte     // key -> new value; nil deletes
+	nodes   map[string]bool
+}
+
+type pendingKey struct {
+	node string
+	f    *desired.Fragment // nil: delete
 }
 
 func newKeyWrites(st *state) *keyWrites {
-	return &keyWrites{st: st, vals: map[string][]byte{}, nodes: map[string]bool{}}
+	return &keyWrites{st: st, pending: map[string]pendingKey{}, vals: map[string][]byte{}, nodes: map[string]bool{}}
 }
 
-// set makes key (of node) hold f, or not exist when f is nil.
+// set makes key (of node) hold f, or not exist when f is nil; the last set
+// of a key wins. It takes effect at encode.
 func (w *keyWrites) set(node, key string, f *desired.Fragment) {
-	old, stored := w.st.written[key]
-	if f == nil {
-		if stored {
-			w.vals[key], w.nodes[node] = nil, true
+	w.pending[key] = pendingKey{node, f}
+}
+
+// encode encodes the keys set, on every CPU (a batch of services has
+// thousands), and keeps those whose stored value changes.
+func (w *keyWrites) encode() error {
+	type job struct {
+		key string
+		p   pendingKey
+		b   []byte
+		err error
+	}
+	jobs := make([]job, 0, len(w.pending))
+	for k, p := range w.pending {
+		jobs = append(jobs, job{key: k, p: p})
+	}
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				if f := jobs[i].p.f; f != nil {
+					jobs[i].b, jobs[i].err = dpconfig.EncodeFragment(f)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var errs []error
+	for _, j := range jobs {
+		old, stored := w.st.written[j.key]
+		switch {
+		case j.err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", j.key, j.err))
+		case j.p.f == nil:
+			if stored {
+				w.vals[j.key], w.nodes[j.p.node] = nil, true
+			}
+		case !stored || old != sha256.Sum256(j.b):
+			w.vals[j.key], w.nodes[j.p.node] = j.b, true
 		}
-		return
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		w.err = errors.Join(w.err, fmt.Errorf("%s: %w", key, err))
-		return
-	}
-	if stored && old == sha256.Sum256(b) {
-		delete(w.vals, key)
-		return
-	}
-	w.vals[key], w.nodes[node] = b, true
+	w.pending = map[string]pendingKey{}
+	return errors.Join(errs...)
 }
 
 // service writes a service's fragments: old as stored, cur as they become.

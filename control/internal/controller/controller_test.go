@@ -88,9 +88,9 @@ func nodeConfig(t *testing.T, cli *clientv3.Client, node string) dpconfig.Config
 		if k == nodestate.GenerationSuffix {
 			return nil
 		}
-		f := new(dpconfig.Fragment)
+		f, err := dpconfig.DecodeFragment(v)
 		frags = append(frags, f)
-		return json.Unmarshal(v, f)
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}

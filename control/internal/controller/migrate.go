@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 )
@@ -46,9 +47,12 @@ func (c *Controller) migrate(ctx context.Context, st *state) error {
 	put := func(key string, v any) error {
 		var b []byte
 		var err error
-		if s, ok := v.(*svcState); ok {
-			b, err = encodeRecord(s, st.topo)
-		} else {
+		switch v := v.(type) {
+		case *svcState:
+			b, err = encodeRecord(v, st.topo)
+		case *desired.Fragment:
+			b, err = dpconfig.EncodeFragment(v)
+		default:
 			b, err = json.Marshal(v)
 		}
 		if err != nil {
