@@ -23,6 +23,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
@@ -174,7 +175,7 @@ func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Clie
 		spec := workload(1, circuits, leaves)[0]
 		spec.Name = fmt.Sprintf("change%02d", i)
 		for j := range spec.Circuits {
-			spec.Circuits[j].Port, spec.Circuits[j].VLAN = "cust3", model.VLAN(1+i)
+			spec.Circuits[j].Port, spec.Circuits[j].VLAN = "cust3", dpconfig.VLAN(1+i)
 		}
 		for _, op := range []func() error{
 			func() error { return c.CreateService(ctx, spec) },
@@ -301,7 +302,7 @@ func workload(n, circuits, leaves int) []model.ServiceSpec {
 			k := next[l]
 			next[l]++
 			s.Circuits = append(s.Circuits, model.Circuit{Node: fmt.Sprintf("leaf%d", l+1),
-				Port: fmt.Sprintf("cust%d", 1+k/4094), VLAN: model.VLAN(1 + k%4094)})
+				Port: fmt.Sprintf("cust%d", 1+k/4094), VLAN: dpconfig.VLAN(1 + k%4094)})
 		}
 		specs[i] = s
 	}

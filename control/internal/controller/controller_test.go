@@ -62,12 +62,12 @@ func importTopo(t *testing.T, c *Controller) {
 	}
 }
 
-func eline(name string, vlan model.VLAN) model.ServiceSpec {
+func eline(name string, vlan dpconfig.VLAN) model.ServiceSpec {
 	return model.ServiceSpec{Name: name, Type: model.ELine, Circuits: []model.Circuit{
 		{Node: "leaf1", Port: "cust1", VLAN: vlan}, {Node: "leaf3", Port: "cust1", VLAN: vlan}}}
 }
 
-func elan(name string, vlan model.VLAN) model.ServiceSpec {
+func elan(name string, vlan dpconfig.VLAN) model.ServiceSpec {
 	return model.ServiceSpec{Name: name, Type: model.ELAN, Circuits: []model.Circuit{
 		{Node: "leaf1", Port: "cust1", VLAN: vlan}, {Node: "leaf2", Port: "cust1", VLAN: vlan}, {Node: "leaf3", Port: "cust1", VLAN: vlan}}}
 }
@@ -298,7 +298,7 @@ func TestExhaustion(t *testing.T) {
 	n := 0
 	for ; n < 40 && err == nil; n++ {
 		before, _ = c.Snapshot(ctx)
-		err = c.CreateService(ctx, elan(fmt.Sprint("s", n), model.VLAN(n+1)))
+		err = c.CreateService(ctx, elan(fmt.Sprint("s", n), dpconfig.VLAN(n+1)))
 	}
 	if KindOf(err) != KindExhausted {
 		t.Fatalf("after %d services: err %v, want exhausted", n, err)
@@ -320,7 +320,7 @@ func TestExhaustion(t *testing.T) {
 	if err := c.DeleteService(ctx, "s0"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateService(ctx, elan(fmt.Sprint("s", n-1), model.VLAN(n))); err != nil {
+	if err := c.CreateService(ctx, elan(fmt.Sprint("s", n-1), dpconfig.VLAN(n))); err != nil {
 		t.Fatalf("after delete: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/paths"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -205,7 +206,7 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 func fileService(fs topology.FileService) (model.ServiceSpec, error) {
 	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type}
 	for _, ci := range fs.Circuits {
-		v, err := model.ParseVLAN(ci.VLAN)
+		v, err := dpconfig.ParseVLAN(ci.VLAN)
 		if err != nil {
 			return spec, fmt.Errorf("service %s: circuit %s:%s: %w", fs.Name, ci.Node, ci.Port, err)
 		}

@@ -84,12 +84,8 @@ func (b *builder) circuits(node string, reachable bool) error {
 		if err != nil {
 			return err
 		}
-		vlan := dpconfig.Untagged
-		if c.VLAN != 0 {
-			vlan = dpconfig.VLAN(c.VLAN)
-		}
 		f := b.frag(node)
-		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: vlan, Service: b.rec.ID,
+		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
 			MACLimit: b.rec.Spec.CircuitMACLimit})
 	}
 	return nil

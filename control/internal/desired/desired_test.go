@@ -399,7 +399,7 @@ func TestELAN(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN}}
 			for i, m := range tc.members {
-				rec.Spec.Circuits = append(rec.Spec.Circuits, model.Circuit{Node: m, Port: "cust1", VLAN: model.VLAN(10 + i)})
+				rec.Spec.Circuits = append(rec.Spec.Circuits, model.Circuit{Node: m, Port: "cust1", VLAN: dpconfig.VLAN(10 + i)})
 			}
 			other := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "green", Type: model.ELAN, Circuits: []model.Circuit{
 				{Node: "leaf1", Port: "cust1", VLAN: 99}, {Node: "leaf2", Port: "cust1", VLAN: 99}}}}

@@ -8,8 +8,11 @@ import (
 )
 
 // VLAN is a circuit's service-delimiting VLAN: 1..4094, or Untagged for a
-// whole untagged port. On the wire it is a JSON number or the string
-// "untagged" (docs/control-api.md); the zero value is not a valid VLAN.
+// whole untagged port. On the wire (the datapath's API, etcd, the
+// controller's API) it is a JSON number or the string "untagged"
+// (docs/control-api.md); the zero value is not a valid VLAN, so a circuit
+// whose VLAN was never set is refused rather than taken as untagged. It is
+// the one VLAN type of the Go code.
 type VLAN uint16
 
 // Untagged is the VLAN of a circuit that is a whole untagged port. Its
@@ -63,4 +66,32 @@ func (v *VLAN) UnmarshalJSON(b []byte) error {
 	}
 	*v = VLAN(n)
 	return nil
+}
+
+// ParseVLAN reads a VLAN as people write it (the CLI, topology files):
+// 1..4094 as a number or decimal string, or "untagged"; nothing (nil or "")
+// is untagged.
+func ParseVLAN(x any) (VLAN, error) {
+	switch t := x.(type) {
+	case nil:
+		return Untagged, nil
+	case float64:
+		if t != float64(int(t)) || t < 1 || t > 4094 {
+			return 0, fmt.Errorf("vlan %v out of range 1..4094", t)
+		}
+		return VLAN(t), nil
+	case int:
+		return ParseVLAN(float64(t))
+	case string:
+		if t == untaggedJSON || t == "" {
+			return Untagged, nil
+		}
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return 0, fmt.Errorf("vlan %q: want 1..4094 or %q", t, untaggedJSON)
+		}
+		return ParseVLAN(float64(n))
+	default:
+		return 0, fmt.Errorf("vlan %v: want 1..4094 or %q", x, untaggedJSON)
+	}
 }

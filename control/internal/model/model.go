@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
@@ -21,72 +22,29 @@ const (
 	ELAN  = "elan"
 )
 
-// Untagged is the VLAN of a circuit that is a whole port; VLAN 0 in Go.
-const Untagged = "untagged"
-
-// VLAN is 1..4094, or 0 for untagged. It is the number or "untagged" in JSON.
-type VLAN int
-
-// MarshalJSON writes a number, or "untagged" for 0.
-func (v VLAN) MarshalJSON() ([]byte, error) {
-	if v == 0 {
-		return []byte(`"untagged"`), nil
-	}
-	return []byte(strconv.Itoa(int(v))), nil
-}
-
-// UnmarshalJSON accepts a number 1..4094 or "untagged".
-func (v *VLAN) UnmarshalJSON(b []byte) error {
-	var x any
-	if err := json.Unmarshal(b, &x); err != nil {
-		return err
-	}
-	p, err := ParseVLAN(x)
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
-}
-
-func (v VLAN) String() string {
-	if v == 0 {
-		return Untagged
-	}
-	return strconv.Itoa(int(v))
-}
-
-// ParseVLAN accepts 1..4094 (number or decimal string) or "untagged"/nil.
-func ParseVLAN(x any) (VLAN, error) {
-	switch t := x.(type) {
-	case nil:
-		return 0, nil
-	case float64:
-		if t != float64(int(t)) || t < 1 || t > 4094 {
-			return 0, fmt.Errorf("vlan %v out of range 1..4094", t)
-		}
-		return VLAN(t), nil
-	case int:
-		return ParseVLAN(float64(t))
-	case string:
-		if t == Untagged || t == "" {
-			return 0, nil
-		}
-		n, err := strconv.Atoi(t)
-		if err != nil {
-			return 0, fmt.Errorf("vlan %q: want 1..4094 or %q", t, Untagged)
-		}
-		return ParseVLAN(float64(n))
-	default:
-		return 0, fmt.Errorf("vlan %v: want 1..4094 or %q", x, Untagged)
-	}
-}
-
 // Circuit is an attachment circuit: (node, customer port, VLAN).
 type Circuit struct {
-	Node string `json:"node"`
-	Port string `json:"port"`
-	VLAN VLAN   `json:"vlan"`
+	Node string        `json:"node"`
+	Port string        `json:"port"`
+	VLAN dpconfig.VLAN `json:"vlan"`
+}
+
+// UnmarshalJSON reads a circuit; without a vlan (or with null) it is the
+// whole untagged port.
+func (c *Circuit) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Node string         `json:"node"`
+		Port string         `json:"port"`
+		VLAN *dpconfig.VLAN `json:"vlan"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Circuit{Node: j.Node, Port: j.Port, VLAN: dpconfig.Untagged}
+	if j.VLAN != nil {
+		c.VLAN = *j.VLAN
+	}
+	return nil
 }
 
 func (c Circuit) String() string { return c.Node + ":" + c.Port + ":" + c.VLAN.String() }
@@ -97,9 +55,9 @@ func ParseCircuit(s string) (Circuit, error) {
 	if len(f) < 2 || len(f) > 3 || f[0] == "" || f[1] == "" {
 		return Circuit{}, fmt.Errorf("circuit %q: want NODE:PORT:VLAN or NODE:PORT", s)
 	}
-	c := Circuit{Node: f[0], Port: f[1]}
+	c := Circuit{Node: f[0], Port: f[1], VLAN: dpconfig.Untagged}
 	if len(f) == 3 {
-		v, err := ParseVLAN(f[2])
+		v, err := dpconfig.ParseVLAN(f[2])
 		if err != nil {
 			return Circuit{}, fmt.Errorf("circuit %q: %w", s, err)
 		}
@@ -108,7 +66,7 @@ func ParseCircuit(s string) (Circuit, error) {
 	return c, nil
 }
 
-// Less orders circuits by node, port, VLAN.
+// Less orders circuits by node, port, VLAN, untagged first.
 func (c Circuit) Less(d Circuit) bool {
 	if c.Node != d.Node {
 		return c.Node < d.Node
@@ -116,7 +74,7 @@ func (c Circuit) Less(d Circuit) bool {
 	if c.Port != d.Port {
 		return c.Port < d.Port
 	}
-	return c.VLAN < d.VLAN
+	return (c.VLAN+1)%(dpconfig.Untagged+1) < (d.VLAN+1)%(dpconfig.Untagged+1)
 }
 
 // SortCircuits sorts in place.
@@ -165,8 +123,8 @@ func (s *ServiceSpec) ValidateShape() error {
 	}
 	seen := map[Circuit]bool{}
 	for _, c := range s.Circuits {
-		if c.VLAN < 0 || c.VLAN > 4094 {
-			return fmt.Errorf("service %s: circuit %s: vlan out of range 1..4094", s.Name, c)
+		if !c.VLAN.Valid() {
+			return fmt.Errorf("service %s: circuit %s:%s: vlan %d: want 1..4094 or untagged", s.Name, c.Node, c.Port, uint16(c.VLAN))
 		}
 		if seen[c] {
 			return fmt.Errorf("service %s: circuit %s listed twice", s.Name, c)
