@@ -175,7 +175,7 @@ def targets(groups):
     big = max(lbl) if lbl else None
     if big:
         # The direct-indexed table itself is allocated whole at start (2^20
-        # x 8 B, datapath/src/label_table.c), so it is in the baseline; what
+        # x 8 B, datapath/src/tables/label_table.c), so it is in the baseline; what
         # grows with the labels (nhlfes, control state) is added to it.
         total = LABEL_TABLE_BYTES + lbl[big] * big
         row(f"e3 label state for {size_name(big)} labels: the 8 MiB label table + "

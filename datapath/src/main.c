@@ -23,10 +23,10 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
-#include "ctl.h"
-#include "dp.h"
-#include "rpc.h"
-#include "worker.h"
+#include "ctl/ctl.h"
+#include "ctl/init.h"
+#include "rpc/rpc.h"
+#include "worker/worker.h"
 
 static volatile sig_atomic_t stop;
 

@@ -30,12 +30,12 @@
 #include <rte_random.h>
 #include <valgrind/callgrind.h>
 
-#include "dp.h"
+#include "ctl/init.h"
 #include "harness.h"
-#include "label_table.h"
-#include "mac_table.h"
-#include "nhlfe_table.h"
-#include "worker.h"
+#include "tables/label_table.h"
+#include "tables/mac_table.h"
+#include "tables/nhlfe_table.h"
+#include "worker/worker.h"
 
 #define N_MACS (1u << 20)
 #define N_LABELS 1000000u

@@ -6,10 +6,10 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "dp.h"
+#include "ctl/init.h"
 #include "harness.h"
-#include "mac_table.h"
-#include "worker.h"
+#include "tables/mac_table.h"
+#include "worker/worker.h"
 
 int harness_init(const char *prefix, uint32_t mac_size)
 {

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "bfd.h"
+#include "base/bfd.h"
 #include "unit.h"
 
 #define MS 1000ull

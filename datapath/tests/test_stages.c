@@ -20,12 +20,12 @@
 #include <rte_mempool.h>
 #include <rte_random.h>
 
-#include "dp.h"
+#include "base/dp.h"
 #include "harness.h"
-#include "mac_table.h"
-#include "port.h"
-#include "rcu.h"
-#include "stages.h"
+#include "tables/mac_table.h"
+#include "port/port.h"
+#include "base/rcu.h"
+#include "pipeline/stages.h"
 
 static char err[E3_ERRLEN];
 

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "circuit_table.h"
-#include "dp.h"
+#include "tables/circuit_table.h"
+#include "base/dp.h"
 #include "harness.h"
-#include "label_table.h"
-#include "mac_table.h"
-#include "nhlfe_table.h"
-#include "rcu.h"
-#include "service_table.h"
+#include "tables/label_table.h"
+#include "tables/mac_table.h"
+#include "tables/nhlfe_table.h"
+#include "base/rcu.h"
+#include "tables/service_table.h"
 
 #include <rte_pause.h>
 #include <rte_random.h>

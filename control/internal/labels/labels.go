@@ -23,7 +23,7 @@ const KindService = "service"
 // Space is an inclusive range of values.
 type Space struct{ Min, Max uint32 }
 
-// DefaultSpaces are the datapath's limits (datapath/src/ctl.h).
+// DefaultSpaces are the datapath's limits (datapath/src/base/defs.h).
 func DefaultSpaces() map[string]Space {
 	return map[string]Space{
 		model.KindLabel:   {16, 1<<20 - 1},

@@ -40,8 +40,8 @@
 
 #include <rte_log.h>
 
-#include "rpc.h"
-#include "rpc_int.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
 
 #define RPC_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, RTE_LOGTYPE_USER1, "e3-rpc: " __VA_ARGS__)
 

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc.h"
-#include "rpc_int.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
 
 /* ---- config_dump ------------------------------------------ */
 static void dump_port(const struct e3_port_info *p, void *w)

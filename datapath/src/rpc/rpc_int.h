@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "../ctl.h"
+#include "ctl/ctl.h"
 
 /* JSON-RPC error codes (docs/control-api.md). */
 enum {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc_int.h"
+#include "rpc/rpc_int.h"
 
 /* ---- buffer ------------------------------------------ */
 static bool buf_reserve(struct e3_buf *b, size_t n)

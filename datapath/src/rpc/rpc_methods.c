@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc.h"
-#include "rpc_int.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
 
 static const struct e3_obj_type no_params = { "params", NULL, 0, 0, NULL, NULL };
 

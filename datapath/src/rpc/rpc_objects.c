@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rpc_int.h"
+#include "rpc/rpc_int.h"
 
 /* ---- settings ------------------------------------------ */
 static const struct e3_param settings_params[] = {

@@ -18,8 +18,8 @@
 
 #include <rte_telemetry.h>
 
-#include "rpc.h"
-#include "rpc_int.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
 
 static void add_drops(struct rte_tel_data *d, const uint64_t drops[E3_DROP_MAX])
 {

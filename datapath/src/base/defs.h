@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * defs.h - the types every layer of e3-vswitchd shares: limits, error
+ * codes, the drop reasons, and the configuration of each object as the
+ * control operations (ctl/ctl.h) take it and the tables hold it.
+ */
+#ifndef E3_DEFS_H
+#define E3_DEFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define E3_ERRLEN 256
+
+/* Limits (compile-time; documented in docs/control-api.md). */
+#define E3_MAX_PORTS      64
+#define E3_MAX_WORKERS    16
+#define E3_MAX_QUEUES     8        /* rx queues per port */
+#define E3_MAX_NEXTHOPS   4096
+#define E3_MAX_NHLFES     (1u << 20)
+#define E3_MAX_SERVICES   65536
+#define E3_MAX_CIRCUITS   65536
+#define E3_MAX_REMOTES    1024     /* E-LAN remote endpoints (source ids) per service */
+#define E3_MAX_BRANCHES   256      /* flood branches per service or REPLICATE entry */
+#define E3_MAX_SESSIONS   4096     /* BFD sessions (and protection bytes) */
+#define E3_MAX_IN_PORTS   16       /* ports a label entry takes frames from */
+#define E3_LABEL_SPACE    (1u << 20)
+#define E3_LABEL_MIN      16       /* 0-15 are reserved (RFC 3032) */
+#define E3_VLAN_UNTAGGED  4096     /* circuit "vlan" meaning: the whole untagged port */
+#define E3_NONE           UINT32_MAX
+
+/* Error codes (negative on return). The RPC layer maps them to JSON-RPC
+ * error codes: see docs/control-api.md. */
+enum e3_err {
+	E3_OK = 0,
+	E3_EINVAL = 1,   /* a parameter is missing, of the wrong type or out of range */
+	E3_ENOENT = 2,   /* the object (or one it refers to) does not exist */
+	E3_EEXIST = 3,   /* conflict: e.g. (port, VLAN) already used by another circuit */
+	E3_EBUSY = 4,    /* the object is referenced by another and cannot be deleted */
+	E3_ENOSPC = 5,   /* a table or pool is full */
+	E3_EIO = 6,      /* DPDK refused (device probe, queue setup, ...) */
+};
+
+enum e3_port_kind { E3_PORT_CUSTOMER = 0, E3_PORT_FABRIC = 1 };
+
+enum e3_poll_mode { E3_POLL_BUSY = 0, E3_POLL_ADAPTIVE = 1 };
+
+/* Label entry types (DESIGN.md "Tables and label semantics"). */
+enum e3_label_type {
+	E3_LBL_NONE = 0,
+	E3_LBL_SWAP = 1,      /* transit: write nhlfe's label/MACs, TTL-1, send */
+	E3_LBL_ELINE = 2,     /* terminate into an E-Line's local circuit */
+	E3_LBL_ELAN = 3,      /* terminate known unicast into an E-LAN, learn against source */
+	E3_LBL_REPLICATE = 4, /* tree: RPF check, copy to other branches, maybe deliver locally */
+	E3_LBL_OAM = 5,       /* end of a path check's LSP: its G-ACh goes to BFD session `session` */
+};
+
+enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
+
+/* Every reason a frame is dropped; each has a counter (per port and total).
+ * X(ENUM, name, meaning): the name is the key used in the RPC and telemetry
+ * output. */
+#define E3_DROPS(X) \
+	X(TRUNCATED, "truncated", "shorter than the headers it claims") \
+	X(OVERSIZE, "oversize", "longer than the port's MTU allows") \
+	X(NO_CIRCUIT, "no_circuit", "customer frame on a (port, VLAN) with no circuit") \
+	X(CUSTOMER_LABELLED, "customer_labelled", "MPLS ethertype on a customer port") \
+	X(NOT_FOR_US, "not_for_us", "fabric frame to another unicast MAC") \
+	X(BAD_ETHERTYPE, "bad_ethertype", "fabric frame that is not MPLS unicast") \
+	X(LABEL_RESERVED, "label_reserved", "label 0-15") \
+	X(LABEL_STACKED, "label_stacked", "more than one label (S=0), other than a path check's GAL") \
+	X(LABEL_UNKNOWN, "label_unknown", "no entry for the label") \
+	X(LABEL_WRONG_PORT, "label_wrong_port", "valid label on a port its entry does not take frames from") \
+	X(TTL_EXPIRED, "ttl_expired", "TTL 0 or 1 on arrival at a transit node, 0 at a leaf") \
+	X(RPF_FAIL, "rpf_fail", "REPLICATE frame not from the RPF port") \
+	X(BAD_CONTROL_WORD, "bad_control_word", "control word expected but first nibble != 0") \
+	X(SPLIT_HORIZON, "split_horizon", "fabric frame whose destination is behind the fabric") \
+	X(SAME_CIRCUIT, "same_circuit", "known unicast back to the circuit it came from") \
+	X(NO_SERVICE, "no_service", "entry points at a service/circuit being removed") \
+	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \
+	X(TX_FULL, "tx_full", "the TX queue did not take the frame") \
+	X(NO_MBUF, "no_mbuf", "could not copy a frame for replication") \
+	X(RX_RING_FULL, "rx_ring_full", "dropped by the kernel: the port's af_packet receive ring was full") \
+	X(OAM_BAD_ACH, "oam_bad_ach", "OAM frame without the GAL, or whose ACH is not BFD (0x0007) version 0") \
+	X(BFD_MALFORMED, "bfd_malformed", "BFD packet failing RFC 5880 6.8.6 (length, version, ...)") \
+	X(BFD_BAD_DISCRIMINATOR, "bfd_bad_discriminator", "Your Discriminator not the session's") \
+	X(OAM_NO_SESSION, "oam_no_session", "BFD on a port or path label with no session")
+
+enum e3_drop {
+#define E3_DROP_ENUM(e, name, meaning) E3_DROP_##e,
+	E3_DROPS(E3_DROP_ENUM)
+#undef E3_DROP_ENUM
+	E3_DROP_MAX
+};
+
+const char *e3_drop_name(enum e3_drop d);
+
+/* ---- global settings ---------------------------------------------------- */
+struct e3_settings {
+	uint8_t ttl;             /* initial TTL of labelled frames, default 64 */
+	bool control_word;       /* push/expect the RFC 4385 control word, default true */
+	uint32_t mac_aging_s;    /* MAC aging time in seconds, default 300; 0 = never */
+	uint32_t mac_limit;      /* default per-service MAC limit, default 8192 */
+	/* MAC move damping (FRR's duplicate address detection): a MAC that
+	 * moves more than mac_move_limit times within mac_move_window_s is
+	 * frozen where it is for mac_move_window_s. 0 = no damping. */
+	uint32_t mac_move_limit;     /* default 5 */
+	uint32_t mac_move_window_s;  /* default 180 */
+};
+
+/* ---- ports ---------------------------------------------------------------- */
+struct e3_port_conf {
+	char name[32];           /* caller's name, e.g. "fab0", "cust1" */
+	char devargs[256];       /* DPDK devargs, e.g. "net_af_packet0,iface=veth1" */
+	enum e3_port_kind kind;
+	uint16_t mtu;            /* max L3 payload; default 1500 customer, 2000 fabric */
+	uint8_t mac[6];          /* fabric: our MAC on this link; zero = device's MAC */
+	uint16_t rx_queues;      /* default 1 */
+	int16_t worker[E3_MAX_QUEUES]; /* worker index per rx queue, -1 = automatic */
+};
+struct e3_port_info {
+	struct e3_port_conf conf;
+	uint16_t dpdk_port_id;
+	bool link_up;
+	uint32_t speed_mbps;
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t drops[E3_DROP_MAX];
+};
+
+/* ---- nexthops: (fabric port, neighbour MAC) ------------------------------- */
+struct e3_nexthop_conf {
+	uint32_t id;             /* < E3_MAX_NEXTHOPS */
+	char port[32];           /* a fabric port's name */
+	uint8_t mac[6];          /* the neighbour's MAC on that link */
+};
+
+/* ---- nhlfes: (nexthop, label to write) -------------------------------------- */
+/* A plain nhlfe writes label and goes to nexthop. A protected one (protect)
+ * has neither: it resolves to its primary nhlfe while BFD session `watch`
+ * finds the primary's path usable, else to its backup (both plain). Every
+ * protected nhlfe watching one session fails over with that session's one
+ * state change (docs/ha.md). */
+struct e3_nhlfe_conf {
+	uint32_t id;             /* < E3_MAX_NHLFES */
+	uint32_t nexthop;
+	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
+	bool protect;
+	uint32_t primary, backup; /* protected: plain nhlfes */
+	uint32_t watch;          /* protected: a BFD session id (< E3_MAX_SESSIONS) */
+};
+
+/* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
+/* Asynchronous-mode sessions (RFC 5880) carried in the MPLS G-ACh (GAL 13 +
+ * ACH channel 0x0007). Workers send and check them; a session's state drives
+ * the protection byte that protected nhlfes watch (usable again only after
+ * wtr_s up).
+ *  - A link session (label 0) checks one fabric adjacency: the GAL alone,
+ *    to nexthop. One per fabric port; received by port.
+ *  - A path session (label set) checks a whole LSP to a remote leaf, as
+ *    MPLS-TP's CC (RFC 6428): label above the GAL, to nexthop, switched by
+ *    the path's transit nodes; received through an OAM label entry. */
+struct e3_bfd_conf {
+	uint32_t id;             /* < E3_MAX_SESSIONS */
+	uint32_t nexthop;        /* the neighbour (first hop): port and MAC */
+	uint32_t label;          /* path session: the LSP's first label; 0 = link session */
+	uint32_t tx_ms;          /* desired min TX interval once Up, default 10 */
+	uint32_t rx_ms;          /* required min RX interval, default 10 */
+	uint8_t multiplier;      /* detect multiplier, default 3 */
+	uint32_t wtr_s;          /* wait-to-restore after a failure, default 5 */
+};
+struct e3_bfd_info {
+	struct e3_bfd_conf conf;
+	char port[32];
+	const char *state, *remote_state, *diag;
+	uint32_t local_disc, remote_disc;
+	uint32_t tx_interval_us, detect_time_us, remote_min_rx_us, remote_min_tx_us;
+	uint8_t remote_multiplier;
+	bool usable;             /* the protection byte: primary paths watching it are used */
+	uint64_t tx_pkts, rx_pkts, ups, downs;
+	uint64_t since_ms;       /* time since the last state change */
+};
+
+/* ---- services ------------------------------------------------------------- */
+struct e3_remote {               /* E-LAN remote endpoint: where MACs learned from it go */
+	uint16_t source;         /* the id used in ELAN/REPLICATE label entries, < E3_MAX_REMOTES */
+	uint32_t nhlfe;          /* unicast toward that remote leaf */
+};
+struct e3_service_conf {
+	uint32_t id;             /* < E3_MAX_SERVICES */
+	enum e3_service_type type;
+	char name[64];           /* free text for humans */
+	/* E-Line: the nhlfe toward the remote leaf, or E3_NONE when both
+	 * circuits are on this node (hairpin). */
+	uint32_t nhlfe;
+	/* E-LAN */
+	uint32_t mac_limit;      /* 0 = the global default */
+	uint16_t n_remotes;
+	struct e3_remote remotes[E3_MAX_REMOTES];
+	uint16_t n_branches;
+	uint32_t branches[E3_MAX_BRANCHES]; /* nhlfes of this leaf's flood branches */
+};
+/* A service's counters, as every reader names them. Refused learning has
+ * one per reason: the service's MAC limit, a full table, a frozen
+ * (flapping) MAC, a full learn queue. */
+#define E3_SVC_COUNTERS(X) \
+	X(rx_pkts) X(rx_bytes) X(tx_pkts) X(tx_bytes) X(flooded) X(learned) X(moves) \
+	X(limit_hits) X(table_full) X(moves_refused) X(learn_lost)
+
+struct e3_service_info {
+	const struct e3_service_conf *conf;
+	uint32_t n_circuits;
+	uint32_t n_macs;
+	uint32_t frozen;         /* MACs frozen now (move damping) */
+#define E3_SVC_COUNTER_FIELD(name) uint64_t name;
+	E3_SVC_COUNTERS(E3_SVC_COUNTER_FIELD)
+#undef E3_SVC_COUNTER_FIELD
+};
+
+/* ---- circuits: (customer port, VLAN or untagged) -> service ---------------- */
+struct e3_circuit_conf {
+	uint32_t id;             /* < E3_MAX_CIRCUITS */
+	char port[32];           /* a customer port's name */
+	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
+	uint32_t service;
+	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
+};
+struct e3_circuit_info {
+	struct e3_circuit_conf conf;
+	uint32_t macs;           /* learned on it now */
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t limit_hits;     /* MACs refused at its mac_limit */
+};
+
+/* ---- label entries ---------------------------------------------------------- */
+struct e3_label_conf {
+	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
+	enum e3_label_type type;
+	uint32_t nhlfe;          /* SWAP */
+	uint32_t service;        /* ELINE, ELAN, REPLICATE with local delivery (else E3_NONE) */
+	uint32_t session;        /* OAM: the path session (BFD id) its frames belong to */
+	uint16_t source;         /* ELAN, REPLICATE local delivery: remote endpoint it came from */
+	char rpf_port[32];       /* REPLICATE: the fabric port toward the tree's source */
+	uint16_t n_branches;     /* REPLICATE */
+	uint32_t branches[E3_MAX_BRANCHES];
+	/* The fabric ports the entry takes frames from (its upstreams); none =
+	 * any. Anything else arriving with the label is label_wrong_port. */
+	uint16_t n_in_ports;
+	char in_ports[E3_MAX_IN_PORTS][32];
+};
+struct e3_label_info {
+	const struct e3_label_conf *conf;
+	uint64_t pkts;
+};
+
+/* ---- MAC table ---------------------------------------------------------------- */
+struct e3_mac_info {
+	uint32_t service;
+	uint8_t mac[6];
+	bool remote;             /* false: local circuit; true: remote endpoint */
+	uint32_t circuit;        /* when !remote */
+	uint16_t source;         /* when remote */
+	uint32_t age_s;          /* seconds since last seen */
+	uint32_t frozen_s;       /* frozen for flapping: seconds left; 0 = not frozen */
+};
+typedef void (*e3_mac_walk_fn)(const struct e3_mac_info *m, void *arg);
+
+/* ---- counters ------------------------------------------------------------------- */
+struct e3_worker_info {
+	unsigned lcore;
+	uint64_t polls, busy_polls, idle_sleeps, rx_pkts;
+	uint16_t n_queues;
+	struct { uint16_t port_id; uint16_t queue; char port[32]; } queues[E3_MAX_PORTS * E3_MAX_QUEUES];
+};
+
+/* ---- packet trace ------------------------------------------------------------------ */
+struct e3_trace_filter {
+	char port[32];           /* "" = any port */
+	int32_t vlan;            /* -1 = any; outermost VLAN on a customer port */
+	int64_t label;           /* -1 = any; the label on a fabric port */
+};
+struct e3_trace_record {
+	uint64_t seq;            /* order of arrival */
+	uint64_t tsc_ns;         /* time since start, ns */
+	char rx_port[32];
+	uint16_t len;            /* frame length on arrival */
+	uint16_t cap_len;        /* bytes kept in data[] */
+	uint8_t data[256];       /* the frame as received */
+	char path[512];          /* one line per stage: "customer-in port=c1 vlan=1000\nelan-lookup ...\n" */
+	char verdict[64];        /* "tx fab0 label 100" | "drop ttl_expired" | "flood 3 copies" */
+};
+typedef void (*e3_trace_walk_fn)(const struct e3_trace_record *r, void *arg);
+
+#endif

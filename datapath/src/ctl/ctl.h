@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * ctl.h - the control operations of e3-vswitchd.
+ *
+ * This is the narrow API between the forwarding core (tables, stages,
+ * workers, ports) and everything that changes it: the JSON-RPC handlers,
+ * config load, and the unit tests. Every function here:
+ *   - runs on the main (control) lcore only, never on a worker;
+ *   - validates all of its input first and changes nothing on error;
+ *   - publishes changes so that workers never see a half-built object
+ *     (8-byte atomic stores for table entries, RCU-deferred frees for
+ *     replaced objects), so traffic never stops while tables change;
+ *   - is idempotent: adding an object that exists with the same
+ *     parameters succeeds and changes nothing; adding it with different
+ *     parameters replaces it atomically (that is how paths are re-pointed);
+ *   - returns 0 or a negative E3_E* code and, on error, writes a one-line
+ *     human message into err (size E3_ERRLEN).
+ *
+ * e3_ctl_changed() tells whether the last successful *_add / settings_set /
+ * trace_start changed anything (the RPC's {"changed": ...}).
+ * e3_ctl_port_get/_walk report the effective MAC in conf.mac and the
+ * effective worker per queue in conf.worker[].
+ */
+#ifndef E3_CTL_H
+#define E3_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/defs.h"
+
+/* The control lock: held by the main loop while it runs RPC handlers and
+ * housekeeping (learning, aging, RCU reclaim, link polling); taken by any
+ * other control thread (DPDK telemetry callbacks) before calling ctl
+ * functions. Workers never take it. */
+void e3_ctl_lock(void);
+void e3_ctl_unlock(void);
+/* After a successful *_add / settings_set: did it change anything? (false
+ * for an idempotent repeat). */
+bool e3_ctl_changed(void);
+enum e3_poll_mode e3_ctl_poll_mode(void);
+
+/* ---- global settings ---------------------------------------------------- */
+int e3_ctl_settings_get(struct e3_settings *out);
+int e3_ctl_settings_set(const struct e3_settings *s, char *err);
+/* Identity of this datapath run: a random UUID chosen at start, so an agent
+ * can tell that the datapath restarted. */
+const char *e3_ctl_boot_id(void);
+
+/* ---- ports ---------------------------------------------------------------- */
+int e3_ctl_port_add(const struct e3_port_conf *c, char *err);
+int e3_ctl_port_del(const char *name, char *err);            /* EBUSY if a nexthop or circuit uses it */
+int e3_ctl_port_get(const char *name, struct e3_port_info *out, char *err);
+/* Iterate: calls fn for each port; same pattern for every *_walk below. */
+typedef void (*e3_port_walk_fn)(const struct e3_port_info *p, void *arg);
+void e3_ctl_port_walk(e3_port_walk_fn fn, void *arg);
+
+/* ---- nexthops: (fabric port, neighbour MAC) ------------------------------- */
+int e3_ctl_nexthop_add(const struct e3_nexthop_conf *c, char *err);
+int e3_ctl_nexthop_del(uint32_t id, char *err);              /* EBUSY if an nhlfe uses it */
+typedef void (*e3_nexthop_walk_fn)(const struct e3_nexthop_conf *c, void *arg);
+void e3_ctl_nexthop_walk(e3_nexthop_walk_fn fn, void *arg);
+
+/* ---- nhlfes: (nexthop, label to write) -------------------------------------- */
+int e3_ctl_nhlfe_add(const struct e3_nhlfe_conf *c, char *err);
+int e3_ctl_nhlfe_del(uint32_t id, char *err);                /* EBUSY if referenced */
+typedef void (*e3_nhlfe_walk_fn)(const struct e3_nhlfe_conf *c, void *arg);
+void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg);
+
+/* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
+int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err);
+int e3_ctl_bfd_del(uint32_t id, char *err);
+typedef void (*e3_bfd_walk_fn)(const struct e3_bfd_info *b, void *arg);
+void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg);
+
+/* ---- services ------------------------------------------------------------- */
+int e3_ctl_service_add(const struct e3_service_conf *c, char *err);
+int e3_ctl_service_del(uint32_t id, char *err);              /* EBUSY if circuits or labels use it */
+typedef void (*e3_service_walk_fn)(const struct e3_service_info *s, void *arg);
+void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg);
+
+/* ---- circuits: (customer port, VLAN or untagged) -> service ---------------- */
+int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err); /* EEXIST if (port,vlan) taken by another id */
+int e3_ctl_circuit_del(uint32_t id, char *err);              /* also forgets MACs learned on it */
+typedef void (*e3_circuit_walk_fn)(const struct e3_circuit_info *c, void *arg);
+void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg);
+
+/* ---- label entries ---------------------------------------------------------- */
+int e3_ctl_label_add(const struct e3_label_conf *c, char *err);
+int e3_ctl_label_del(uint32_t label, char *err);
+typedef void (*e3_label_walk_fn)(const struct e3_label_info *l, void *arg);
+void e3_ctl_label_walk(e3_label_walk_fn fn, void *arg);
+
+/* ---- MAC table ---------------------------------------------------------------- */
+/* service == E3_NONE walks all services. */
+void e3_ctl_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg);
+/* Flush learned MACs: by service (or E3_NONE = all); returns the count removed. */
+int e3_ctl_mac_flush(uint32_t service, char *err);
+
+/* ---- counters ------------------------------------------------------------------- */
+int e3_ctl_worker_count(void);
+int e3_ctl_worker_get(int idx, struct e3_worker_info *out);
+void e3_ctl_drops_total(uint64_t out[E3_DROP_MAX]);
+void e3_ctl_stats_clear(void);
+
+/* ---- packet trace ------------------------------------------------------------------ */
+/* Trace the next n frames received that match the filter (replaces any
+ * trace in progress and clears the buffer). n <= 1024. */
+int e3_ctl_trace_start(const struct e3_trace_filter *f, uint32_t n, char *err);
+/* Records captured so far (complete ones only). */
+void e3_ctl_trace_walk(e3_trace_walk_fn fn, void *arg);
+
+#endif

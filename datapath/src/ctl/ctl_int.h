@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * ctl_int.h - what the control files share between themselves (not part of
+ * ctl.h's API).
+ */
+#ifndef E3_CTL_INT_H
+#define E3_CTL_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "base/defs.h"
+
+struct e3_port;
+
+/* Record whether the operation changed anything; returns 0. */
+int e3_ctl_ok(bool changed);
+
+/* Who references what: a delete is refused while its count is > 0. */
+extern uint32_t e3_ctl_port_refs[RTE_MAX_ETHPORTS];   /* nexthops, circuits, replicate RPF */
+extern bool e3_ctl_nh_used[E3_MAX_NEXTHOPS];
+extern uint32_t e3_ctl_nh_refs[E3_MAX_NEXTHOPS];      /* nhlfes, BFD sessions */
+extern uint32_t *e3_ctl_nhlfe_refs;                   /* services, labels */
+extern uint32_t e3_ctl_svc_refs[E3_MAX_SERVICES];     /* labels */
+int e3_ctl_refs_init(void);
+
+bool e3_ctl_nhlfe_exists(uint32_t id);
+bool e3_ctl_is_zero_mac(const uint8_t *m);
+/* s is non-empty and fits in size bytes with its terminator. */
+bool e3_ctl_str_ok(const char *s, size_t size);
+struct e3_port *e3_ctl_port_by_name(const char *name);
+/* Circuits a service may have: one per end of an E-Line, any for an E-LAN. */
+unsigned e3_ctl_service_max_circuits(uint8_t type, uint32_t nhlfe);
+bool e3_ctl_nexthop_used(uint32_t id);
+/* A BFD session takes (1) or drops (-1) a reference on its nexthop. */
+void e3_ctl_nexthop_ref(uint32_t id, int d);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * mac.c - the MAC tables as the control side sees them (ctl.h).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ether.h>
+
+#include "tables/circuit_table.h"
+#include "base/dp.h"
+#include "tables/label_table.h"
+#include "tables/mac_table.h"
+#include "tables/nhlfe_table.h"
+#include "pipeline/oam.h"
+#include "port/port.h"
+#include "tables/service_table.h"
+#include "ctl/ctl_int.h"
+#include "ctl/ctl.h"
+#include "pipeline/trace.h"
+#include "worker/stats.h"
+#include "worker/worker.h"
+
+/* ---- MAC table ------------------------------------------------------------------------ */
+
+void e3_ctl_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg)
+{
+	e3_mac_walk(service, fn, arg);
+}
+
+int e3_ctl_mac_flush(uint32_t service, char *err)
+{
+	if (service != E3_NONE && e3_service_get(service) == NULL)
+		return E3_ERR(err, E3_ENOENT, "service %u not found", service);
+	uint32_t n = e3_mac_flush(service, E3_NONE);
+
+	e3_ctl_ok(n > 0);
+	return (int)n;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * context.h - what a burst runs in: the worker context with its TX buffers
+ * and counters. The worker layer creates the contexts and runs the loop
+ * around them (worker/worker.h); the pipeline only uses them.
+ */
+#ifndef E3_CONTEXT_H
+#define E3_CONTEXT_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "base/dp.h"
+#include "base/stats.h"
+
+struct e3_txbuf {
+	uint16_t n;
+	struct rte_mbuf *m[E3_BURST];
+};
+
+struct e3_qlist;
+struct e3_trace_ring;
+
+_Static_assert(RTE_MAX_ETHPORTS <= 64, "tx_dirty is a 64-bit mask of ports");
+
+struct e3_worker {
+	/* Hot, written by the worker only. */
+	uint64_t polls, busy_polls, idle_sleeps, rx_pkts, learn_drops;
+	uint64_t tx_dirty;                 /* ports with frames in tx[] */
+	uint16_t idx;
+	unsigned lcore;
+	struct e3_qlist *qlist;            /* RCU-published by the main lcore */
+	struct e3_trace_ring *trace;
+	struct e3_txbuf tx[RTE_MAX_ETHPORTS] __rte_cache_aligned;
+	struct e3_wstats st;
+} __rte_cache_aligned;
+
+/* The contexts, e3.n_workers of them, created by e3_workers_init. */
+extern struct e3_worker *e3_workers[E3_MAX_WORKERS];
+
+/* Runs one received burst through the stages (pipeline.c). */
+void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **pkts, uint16_t n);
+
+#endif

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_customer.c - frames arriving on customer ports: parse, find the
+ * circuit, pop the service-delimiting tag (raw mode), and the E-Line stage
+ * (encapsulate toward the remote leaf, or hairpin to the peer circuit).
+ */
+#include <string.h>
+
+#include "tables/circuit_table.h"
+#include "pipeline/stage_out.h"
+
+static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, const bool tracing)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t len = rte_pktmbuf_data_len(m);
+	unsigned n_tags = 0;
+	uint16_t vlan = E3_VLAN_UNTAGGED, pcp = 0, type;
+
+	if (unlikely(len < RTE_ETHER_HDR_LEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return;
+	}
+	memcpy(&type, d + 12, 2);
+	/* Count tags for the MTU check: the outer one is the service
+	 * delimiter, a second one (QinQ) belongs to the customer. */
+	while (e3_is_vlan_tpid(type) && n_tags < 2) {
+		if (unlikely(len < RTE_ETHER_HDR_LEN + 4 * (n_tags + 1))) {
+			e3_drop(b, i, E3_DROP_TRUNCATED);
+			return;
+		}
+		if (n_tags == 0) {
+			uint16_t tci = rte_be_to_cpu_16(*(const uint16_t *)(d + 14));
+
+			vlan = tci & 0xfff;
+			pcp = tci >> 13;
+		}
+		memcpy(&type, d + 16 + 4 * n_tags, 2);
+		n_tags++;
+	}
+	if (unlikely(type == rte_cpu_to_be_16(E3_ETH_MPLS) ||
+		     type == rte_cpu_to_be_16(E3_ETH_MPLS_MC))) {
+		e3_drop(b, i, E3_DROP_CUSTOMER_LABELLED);
+		return;
+	}
+	if (unlikely(m->pkt_len > e3_port_max_frame(b->rx, n_tags))) {
+		e3_drop(b, i, E3_DROP_OVERSIZE);
+		return;
+	}
+	/* A tagged frame belongs to its VLAN's circuit; without one, to the
+	 * port's untagged circuit (the whole port, tag kept). VLAN 0 is a
+	 * priority tag: untagged for the lookup. */
+	uint32_t cid = E3_NONE;
+	bool pop = false;
+
+	if (n_tags > 0 && vlan != 0) {
+		cid = e3_circuit_lookup(b->rx->port_id, vlan);
+		pop = cid != E3_NONE;
+	}
+	if (cid == E3_NONE)
+		cid = e3_circuit_lookup(b->rx->port_id, E3_VLAN_UNTAGGED);
+	if (unlikely(cid == E3_NONE)) {
+		E3_TRACE(b, i, CUST_NO_CIRCUIT, b->rx->port_id, vlan);
+		e3_drop(b, i, E3_DROP_NO_CIRCUIT);
+		return;
+	}
+	struct e3_circuit c = e3_circuit_get(cid);
+	const struct e3_service *s = e3_service_get(c.service);
+
+	if (unlikely(c.port != b->rx->port_id || s == NULL)) {
+		e3_drop(b, i, E3_DROP_NO_SERVICE);
+		return;
+	}
+	struct e3_circ_ctr *cc = &b->w->st.circ[cid];
+	struct e3_svc_ctr *sc = &b->w->st.svc[c.service];
+
+	cc->rx_pkts++;
+	cc->rx_bytes += m->pkt_len;
+	sc->rx_pkts++;
+	sc->rx_bytes += m->pkt_len;
+	if (pop) {
+		e3_move_macs(rte_pktmbuf_mtod_offset(m, uint8_t *, 4), d);
+		rte_pktmbuf_adj(m, 4);
+	}
+	struct e3_meta *mt = &b->meta[i];
+
+	mt->svc = s;
+	mt->circuit = cid;
+	mt->tc = (uint8_t)pcp;
+	if (s->type == E3_SVC_ELINE) {
+		mt->next = NX_ELINE;
+	} else {
+		mt->next = NX_ELAN;
+		e3_elan_keys(b, i);
+	}
+	if (n_tags)
+		if (pop)
+			E3_TRACE(b, i, CUST_TAG_POPPED, b->rx->port_id, vlan, pcp, cid, s->id);
+		else
+			E3_TRACE(b, i, CUST_TAGGED, b->rx->port_id, vlan, pcp, cid, s->id);
+	else
+		E3_TRACE(b, i, CUST_UNTAGGED, b->rx->port_id, cid, s->id);
+}
+
+static __rte_always_inline void customer_in(struct e3_burst *b, const bool tracing)
+{
+	e3_rx_each(b, tracing, customer_in_one);
+}
+
+E3_STAGE_ENTRY(customer_in)
+
+static __rte_always_inline void eline_in(struct e3_burst *b, const bool tracing)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_ELINE)
+			continue;
+		const struct e3_service *s = b->meta[i].svc;
+
+		if (s->nhlfe != E3_NONE) {
+			E3_TRACE(b, i, ELINE_ENCAP, s->id, s->nhlfe, e3.settings.control_word);
+			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, tracing);
+			continue;
+		}
+		/* Hairpin: both circuits on this node. */
+		uint32_t peer = E3_NONE;
+
+		if (s->n_circuits == 2)
+			peer = s->circuits[0] == b->meta[i].circuit ? s->circuits[1] : s->circuits[0];
+		if (peer == E3_NONE) {
+			E3_TRACE(b, i, HAIRPIN_NO_PEER, s->id);
+			e3_drop(b, i, E3_DROP_NO_SERVICE);
+			continue;
+		}
+		E3_TRACE(b, i, HAIRPIN, s->id, peer);
+		e3_out_circuit(b, i, b->pkts[i], peer, tracing);
+	}
+}
+
+E3_STAGE_ENTRY(eline_in)

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_elan.c - E-LAN forwarding, from customers (elan_in) and from the
+ * fabric (elan_term). Both look the burst's source and destination MACs up
+ * (their buckets were prefetched a stage earlier), learn the sources (events
+ * to the main lcore), and forward by destination; from the fabric only to
+ * local circuits (split horizon).
+ */
+#include <string.h>
+
+#include "tables/circuit_table.h"
+#include "tables/mac_table.h"
+#include "pipeline/stage_out.h"
+
+/* The burst's frames of one stage and what the MAC table said of them, each
+ * destination read once (e3_mac_dest_at). The keys were made, and their
+ * buckets prefetched, when the frames were parsed (e3_elan_keys). */
+struct lookups {
+	unsigned n;
+	uint8_t idx[E3_BURST];
+	int32_t src_pos[E3_BURST];
+	uint32_t src_dest[E3_BURST], dst_dest[E3_BURST];   /* or E3_MAC_ABSENT */
+	int last;                       /* index of the last source learned, -1 = none */
+	uint32_t last_dest;
+};
+
+static __rte_always_inline void lookup(struct e3_burst *b, uint8_t next, struct lookups *l)
+{
+	unsigned n = 0;
+
+	l->last = -1;
+	l->last_dest = E3_NONE;
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == next)
+			l->idx[n++] = (uint8_t)i;
+	l->n = n;
+	for (unsigned k = 0; k < n; k++) {
+		const struct e3_meta *mt = &b->meta[l->idx[k]];
+
+		l->src_pos[k] = e3_mac_find(mt->src_key);
+		l->src_dest[k] = e3_mac_dest_at(l->src_pos[k]);
+		l->dst_dest[k] = e3_mac_dest_at(e3_mac_find(mt->dst_key));
+	}
+}
+
+static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, unsigned k, uint32_t dest)
+{
+	unsigned i = l->idx[k];
+	uint64_t src = b->meta[i].src_key;
+
+	/* A multicast source is bogus: forward, don't learn. */
+	if (e3_mac_key64_multicast(src))
+		return;
+	/* Frames of a burst often come from one host: one event is enough. */
+	if (l->last >= 0 && l->last_dest == dest && b->meta[l->idx[l->last]].src_key == src)
+		return;
+	l->last = (int)k;
+	l->last_dest = dest;
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
+	const struct e3_service *s = b->meta[i].svc;
+
+	if (l->src_dest[k] == E3_MAC_ABSENT &&
+	    e3_mac_svc_full(s->id, s->mac_limit ? s->mac_limit : e3.settings.mac_limit)) {
+		b->w->st.svc[s->id].mac_refused++;
+		return;
+	}
+	if (!e3_mac_learn(b->w->idx, s->id, eh->src_addr.addr_bytes, dest, l->src_pos[k],
+			  l->src_dest[k])) {
+		b->w->learn_drops++;
+		b->w->st.svc[s->id].learn_lost++;
+	}
+}
+
+/* Destination of a known MAC, or E3_NONE when unknown (flood). */
+static __rte_always_inline uint32_t known_dest(const struct lookups *l, unsigned k,
+						     const struct e3_service *s)
+{
+	/* Broadcast/multicast: never in the table, flooded. */
+	uint32_t d = l->dst_dest[k];
+
+	if (d == E3_MAC_ABSENT)
+		return E3_NONE;
+	/* A circuit that left the service since it was learned: unknown. */
+	if (!(d & E3_MAC_REMOTE) && e3_circuit_get(d).service != s->id)
+		return E3_NONE;
+	return d;
+}
+
+/* Send frame i to every local circuit but except, and to every branch
+ * (branches only from customers). */
+static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t except,
+				    bool to_branches, const bool tracing)
+{
+	const struct e3_service *s = b->meta[i].svc;
+	unsigned n_circ = s->n_circuits - (except != E3_NONE);
+	unsigned n_br = to_branches ? s->n_branches : 0;
+	unsigned total = n_circ + n_br, done = 0;
+
+	if (total == 0) {
+		/* Nowhere else to go: the only member is where it came from. */
+		E3_TRACE(b, i, ELAN_FLOOD_NONE, s->id);
+		e3_drop(b, i, to_branches ? E3_DROP_SAME_CIRCUIT : E3_DROP_SPLIT_HORIZON);
+		return;
+	}
+	b->w->st.svc[s->id].flooded++;
+	E3_TRACE(b, i, ELAN_FLOOD, s->id, n_circ, n_br);
+	struct rte_mbuf *orig = b->pkts[i];
+
+	/* Copies first, from the untouched original; the original goes last. */
+	for (unsigned k = 0; k < s->n_circuits; k++) {
+		if (s->circuits[k] == except)
+			continue;
+		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
+
+		if (m != NULL)
+			e3_out_circuit(b, i, m, s->circuits[k], tracing);
+	}
+	for (unsigned k = 0; k < n_br; k++) {
+		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
+
+		if (m != NULL)
+			e3_out_nhlfe(b, i, m, s->branches[k], tracing);
+	}
+}
+
+static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
+{
+	struct lookups l;
+
+	lookup(b, NX_ELAN, &l);
+	for (unsigned k = 0; k < l.n; k++) {
+		unsigned i = l.idx[k];
+		const struct e3_service *s = b->meta[i].svc;
+		uint32_t in = b->meta[i].circuit;
+
+		learn(b, &l, k, in);
+		uint32_t d = known_dest(&l, k, s);
+
+		if (d == E3_NONE) {
+			flood(b, i, in, true, tracing);
+		} else if (d & E3_MAC_REMOTE) {
+			uint32_t nhlfe = e3_service_remote(s, (uint16_t)d);
+
+			E3_TRACE(b, i, ELAN_IN_REMOTE, s->id, (uint16_t)d, nhlfe);
+			if (nhlfe == E3_NONE)
+				flood(b, i, in, true, tracing);   /* that remote is gone */
+			else
+				e3_out_nhlfe(b, i, b->pkts[i], nhlfe, tracing);
+		} else if (d == in) {
+			E3_TRACE(b, i, ELAN_IN_INGRESS, s->id);
+			e3_drop(b, i, E3_DROP_SAME_CIRCUIT);
+		} else {
+			E3_TRACE(b, i, ELAN_IN_LOCAL, s->id, d);
+			e3_out_circuit(b, i, b->pkts[i], d, tracing);
+		}
+	}
+}
+
+static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing)
+{
+	struct lookups l;
+
+	lookup(b, NX_ELAN_TERM, &l);
+	for (unsigned k = 0; k < l.n; k++) {
+		unsigned i = l.idx[k];
+		const struct e3_service *s = b->meta[i].svc;
+
+		learn(b, &l, k, E3_MAC_REMOTE | b->meta[i].source);
+		uint32_t d = known_dest(&l, k, s);
+
+		if (d == E3_NONE) {
+			flood(b, i, E3_NONE, false, tracing);
+		} else if (d & E3_MAC_REMOTE) {
+			E3_TRACE(b, i, ELAN_TERM_REMOTE, s->id, (uint16_t)d);
+			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
+		} else {
+			E3_TRACE(b, i, ELAN_TERM_LOCAL, s->id, d);
+			e3_out_circuit(b, i, b->pkts[i], d, tracing);
+		}
+	}
+}
+
+E3_STAGE_ENTRY(elan_in)
+
+E3_STAGE_ENTRY(elan_term)

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_fabric.c - labelled frames arriving on fabric ports: header
+ * checks, the label lookup, and the SWAP, ELINE and REPLICATE entries
+ * (ELAN delivery is in stage_elan.c).
+ */
+#include <string.h>
+
+#include "tables/label_table.h"
+#include "pipeline/oam.h"
+#include "pipeline/stage_out.h"
+
+/* Is the second label entry a GAL at the bottom of the stack? */
+static inline bool gal_below(const uint8_t *d, uint16_t len)
+{
+	uint32_t lse;
+
+	if (len < RTE_ETHER_HDR_LEN + 2 * E3_MPLS_HLEN)
+		return false;
+	memcpy(&lse, d + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, 4);
+	lse = rte_be_to_cpu_32(lse);
+	return lse >> 12 == E3_LABEL_GAL && (lse & 0x100);
+}
+
+static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, const bool tracing)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct rte_ether_hdr *eh = (const struct rte_ether_hdr *)d;
+	uint16_t len = rte_pktmbuf_data_len(m);
+
+	if (unlikely(len < RTE_ETHER_HDR_LEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return;
+	}
+	if (unlikely(m->pkt_len > e3_port_max_frame(b->rx, 0))) {
+		e3_drop(b, i, E3_DROP_OVERSIZE);
+		return;
+	}
+	if (unlikely(!rte_is_same_ether_addr(&eh->dst_addr, &b->rx->mac))) {
+		/* Broadcast is accepted for OAM/discovery, of which there is
+		 * none yet: it ends as "not MPLS unicast". */
+		e3_drop(b, i, rte_is_broadcast_ether_addr(&eh->dst_addr) ?
+			E3_DROP_BAD_ETHERTYPE : E3_DROP_NOT_FOR_US);
+		return;
+	}
+	if (unlikely(eh->ether_type != rte_cpu_to_be_16(E3_ETH_MPLS))) {
+		e3_drop(b, i, E3_DROP_BAD_ETHERTYPE);
+		return;
+	}
+	if (unlikely(len < RTE_ETHER_HDR_LEN + E3_MPLS_HLEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return;
+	}
+	uint32_t lse;
+
+	memcpy(&lse, d + RTE_ETHER_HDR_LEN, 4);
+	lse = rte_be_to_cpu_32(lse);
+	struct e3_meta *mt = &b->meta[i];
+
+	mt->label = lse >> 12;
+	mt->tc = (lse >> 9) & 7;
+	mt->ttl = lse & 0xff;
+	E3_TRACE(b, i, FABRIC_IN, b->rx->port_id, mt->label, mt->tc, (lse >> 8) & 1, mt->ttl);
+	if (unlikely(mt->label < E3_LABEL_MIN)) {
+		/* The G-ACh of the link: OAM, when the GAL is the only label. */
+		if (mt->label == E3_LABEL_GAL && (lse & 0x100)) {
+			mt->next = NX_OAM;
+			return;
+		}
+		e3_drop(b, i, E3_DROP_LABEL_RESERVED);
+		return;
+	}
+	if (unlikely(!(lse & 0x100))) {
+		/* The one stack we take: a path check's label on a GAL. */
+		if (!gal_below(d, len)) {
+			e3_drop(b, i, E3_DROP_LABEL_STACKED);
+			return;
+		}
+		mt->gach = 1;
+	}
+	if (unlikely(mt->ttl == 0)) {
+		e3_drop(b, i, E3_DROP_TTL_EXPIRED);
+		return;
+	}
+	/* Random lines of 8 MiB tables: fetched while the rest of the burst
+	 * is parsed, used by label_lookup. */
+	rte_prefetch0(e3_label_slot(mt->label));
+	rte_prefetch0(&b->w->st.label[mt->label & (E3_LABEL_SPACE - 1)]);
+	mt->next = NX_LABEL;
+}
+
+static __rte_always_inline void fabric_in(struct e3_burst *b, const bool tracing)
+{
+	e3_rx_each(b, tracing, fabric_in_one);
+}
+
+E3_STAGE_ENTRY(fabric_in)
+
+/* Pop label and control word: the frame becomes the customer's. */
+static bool pop(struct e3_burst *b, unsigned i)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	bool cw = e3.settings.control_word;
+	uint16_t hl = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN + (cw ? E3_CW_LEN : 0);
+
+	if (unlikely(rte_pktmbuf_data_len(m) < hl + RTE_ETHER_HDR_LEN)) {
+		e3_drop(b, i, E3_DROP_TRUNCATED);
+		return false;
+	}
+	if (cw && unlikely(rte_pktmbuf_mtod_offset(m, uint8_t *, hl - E3_CW_LEN)[0] >> 4 != 0)) {
+		e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
+		return false;
+	}
+	rte_pktmbuf_adj(m, hl);
+	return true;
+}
+
+static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint32_t id, uint8_t type)
+{
+	const struct e3_service *s = e3_service_get(id);
+
+	if (unlikely(s == NULL || s->type != type)) {
+		e3_drop(b, i, E3_DROP_NO_SERVICE);
+		return NULL;
+	}
+	return s;
+}
+
+static __rte_always_inline void label_lookup(struct e3_burst *b, const bool tracing)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		struct e3_meta *mt = &b->meta[i];
+
+		if (mt->next != NX_LABEL)
+			continue;
+		struct e3_label_entry e = e3_label_get(mt->label);
+
+		b->w->st.label[mt->label]++;
+		mt->index = e.index;
+		if (unlikely(!e3_label_port_ok(e.in_ports, b->rx->port_id))) {
+			E3_TRACE(b, i, LABEL_WRONG_PORT, mt->label, b->rx->port_id);
+			e3_drop(b, i, E3_DROP_LABEL_WRONG_PORT);
+			continue;
+		}
+		/* A path check's OAM may only be switched or end here. */
+		if (unlikely(mt->gach) && e.type != E3_LBL_SWAP && e.type != E3_LBL_OAM) {
+			E3_TRACE(b, i, LABEL_STACKED, mt->label);
+			e3_drop(b, i, e.type == E3_LBL_NONE ? E3_DROP_LABEL_UNKNOWN : E3_DROP_LABEL_STACKED);
+			continue;
+		}
+		switch (e.type) {
+		case E3_LBL_SWAP:
+			E3_TRACE(b, i, LABEL_SWAP, mt->label, e.index);
+			rte_prefetch0(&e3_nhlfe_tbl[e.index & (E3_MAX_NHLFES - 1)]);
+			mt->next = NX_SWAP;
+			if (unlikely(mt->ttl <= 1))
+				e3_drop(b, i, E3_DROP_TTL_EXPIRED);
+			break;
+		case E3_LBL_ELINE:
+			E3_TRACE(b, i, LABEL_ELINE, mt->label, e.index);
+			mt->svc = service_of(b, i, e.index, E3_SVC_ELINE);
+			if (mt->svc && pop(b, i))
+				mt->next = NX_ELINE_TERM;
+			break;
+		case E3_LBL_ELAN:
+			mt->source = e3_label_elan_source(e.index);
+			E3_TRACE(b, i, LABEL_ELAN, mt->label, e3_label_elan_service(e.index), mt->source);
+			mt->svc = service_of(b, i, e3_label_elan_service(e.index), E3_SVC_ELAN);
+			if (mt->svc && pop(b, i)) {
+				mt->next = NX_ELAN_TERM;
+				e3_elan_keys(b, i);
+			}
+			break;
+		case E3_LBL_REPLICATE:
+			E3_TRACE(b, i, LABEL_REPLICATE, mt->label, e.index);
+			mt->next = NX_REPLICATE;
+			break;
+		case E3_LBL_OAM:
+			E3_TRACE(b, i, LABEL_OAM, mt->label, e.index);
+			if (unlikely(!mt->gach)) {
+				e3_drop(b, i, E3_DROP_OAM_BAD_ACH);
+				break;
+			}
+			mt->next = NX_OAM;
+			break;
+		default:
+			E3_TRACE(b, i, LABEL_NONE, mt->label);
+			e3_drop(b, i, E3_DROP_LABEL_UNKNOWN);
+			break;
+		}
+	}
+}
+
+static __rte_always_inline void swap(struct e3_burst *b, const bool tracing)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == NX_SWAP)
+			e3_out_swap(b, i, b->pkts[i], b->meta[i].index, tracing);
+}
+
+static __rte_always_inline void eline_term(struct e3_burst *b, const bool tracing)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_ELINE_TERM)
+			continue;
+		const struct e3_service *s = b->meta[i].svc;
+
+		if (unlikely(s->n_circuits == 0)) {
+			e3_drop(b, i, E3_DROP_NO_SERVICE);
+			continue;
+		}
+		E3_TRACE(b, i, ELINE_TERM, s->id, s->circuits[0]);
+		e3_out_circuit(b, i, b->pkts[i], s->circuits[0], tracing);
+	}
+}
+
+static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, const bool tracing)
+{
+	struct e3_meta *mt = &b->meta[i];
+	const struct e3_replicate *r = e3_repl_get(mt->index);
+
+	if (unlikely(r == NULL)) {
+		e3_drop(b, i, E3_DROP_LABEL_UNKNOWN);
+		return;
+	}
+	if (r->rpf_port != b->rx->port_id) {
+		E3_TRACE(b, i, REPLICATE_RPF, r->rpf_port, b->rx->port_id);
+		e3_drop(b, i, E3_DROP_RPF_FAIL);
+		return;
+	}
+	const struct e3_service *local = NULL;
+
+	if (r->service != E3_NONE) {
+		local = service_of(b, i, r->service, E3_SVC_ELAN);
+		if (local == NULL)
+			return;
+	}
+	/* Branches other than the one it came in on (split horizon on the tree). */
+	uint32_t out[E3_MAX_BRANCHES];
+	unsigned n_out = 0;
+
+	for (unsigned k = 0; k < r->n_branches; k++) {
+		uint32_t label;
+		const struct e3_nexthop *nh = e3_nhlfe_resolve(r->branches[k], &label);
+
+		if (nh == NULL || nh->port != b->rx->port_id)
+			out[n_out++] = r->branches[k];   /* a missing one is counted by e3_out_swap */
+	}
+	if (n_out > 0 && mt->ttl <= 1) {
+		b->w->st.port[b->rx->port_id].drops[E3_DROP_TTL_EXPIRED]++;
+		E3_TRACE(b, i, REPLICATE_TTL, mt->ttl);
+		n_out = 0;
+	}
+	if (local)
+		E3_TRACE(b, i, REPLICATE_LOCAL, n_out);
+	else
+		E3_TRACE(b, i, REPLICATE, n_out);
+	if (n_out == 0 && local == NULL) {
+		e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
+		return;
+	}
+	struct rte_mbuf *orig = b->pkts[i];
+
+	for (unsigned k = 0; k < n_out; k++) {
+		bool last = k + 1 == n_out && local == NULL;
+		struct rte_mbuf *m = last ? orig : e3_clone(b, i, orig);
+
+		if (m != NULL)
+			e3_out_swap(b, i, m, out[k], tracing);
+	}
+	if (local != NULL) {
+		mt->svc = local;
+		mt->source = r->source;
+		if (pop(b, i)) {
+			mt->next = NX_ELAN_TERM;
+			e3_elan_keys(b, i);
+		}
+	}
+}
+
+static __rte_always_inline void replicate(struct e3_burst *b, const bool tracing)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == NX_REPLICATE)
+			replicate_one(b, i, tracing);
+}
+
+E3_STAGE_ENTRY(label_lookup)
+E3_STAGE_ENTRY(swap)
+E3_STAGE_ENTRY(eline_term)
+E3_STAGE_ENTRY(replicate)

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stage_oam.c - G-ACh frames from the fabric: the link's (fabric_in found
+ * the GAL alone) or a path check's (an OAM label entry over the GAL). Check
+ * the ACH and the BFD packet, hand it to its session, and consume the frame. Whatever does not pass is dropped with its own reason.
+ */
+#include <string.h>
+
+#include "pipeline/oam.h"
+#include "pipeline/stage_out.h"
+
+static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t now_us,
+					const bool tracing)
+{
+	struct rte_mbuf *m = b->pkts[i];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	const bool path = b->meta[i].gach;
+	unsigned off = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (path ? 2 : 1);  /* the ACH */
+	unsigned len = rte_pktmbuf_data_len(m);
+
+	/* ACH: 0001 | version 0 | reserved 0 | channel type (RFC 5586). */
+	if (len < off + 4 || d[off] != 0x10 || d[off + 1] != 0 ||
+	    (d[off + 2] << 8 | d[off + 3]) != E3_ACH_BFD) {
+		E3_TRACE(b, i, OAM_NOT_BFD);
+		e3_drop(b, i, E3_DROP_OAM_BAD_ACH);
+		return;
+	}
+	struct e3_bfd_pkt p;
+	enum e3_bfd_bad bad = e3_bfd_decode(d + off + 4, len - off - 4, &p);
+
+	if (bad != E3_BFD_OK) {
+		E3_TRACE(b, i, OAM_REFUSED, bad);
+		e3_drop(b, i, bad == E3_BFD_BAD_YOUR_DISC ? E3_DROP_BFD_BAD_DISCRIMINATOR :
+			E3_DROP_BFD_MALFORMED);
+		return;
+	}
+	struct e3_oam_session *s = path ? e3_oam_path_session(b->meta[i].index) :
+					  e3_oam_by_port(b->rx->port_id);
+
+	if (s == NULL) {
+		e3_drop(b, i, E3_DROP_OAM_NO_SESSION);
+		return;
+	}
+	E3_TRACE(b, i, OAM_BFD, s->conf.id, p.state, p.my_disc, p.your_disc);
+	if (e3_oam_rx(s, &p, now_us) < 0) {
+		e3_drop(b, i, E3_DROP_BFD_BAD_DISCRIMINATOR);
+		return;
+	}
+	E3_TRACE_VERDICT(b, i, VERDICT_BFD, s->conf.id);
+	rte_pktmbuf_free(m);
+	e3_done(b, i);
+}
+
+static __rte_always_inline void oam(struct e3_burst *b, const bool tracing)
+{
+	uint64_t now_us = 0;
+
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_OAM)
+			continue;
+		if (now_us == 0)
+			now_us = e3_now_us();
+		oam_one(b, i, now_us, tracing);
+	}
+}
+
+E3_STAGE_ENTRY(oam)

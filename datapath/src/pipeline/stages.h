@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * stages.h - the forwarding pipeline, VPP style: each stage is a small
+ * function over the whole burst that handles the frames whose next is its
+ * own, prefetching a few frames ahead and looking tables up in bulk.
+ *
+ *   customer port: customer_in -> eline_in | elan_in            -> tx
+ *   fabric port:   fabric_in -> label_lookup -> swap | eline_term |
+ *                  replicate -> elan_term                        -> tx
+ *                  fabric_in -> oam (BFD, consumed)
+ *
+ * A frame leaves the burst (pkts[i] = NULL, next = NX_DONE) when it is
+ * handed to a TX buffer or dropped; every drop goes through e3_drop() and
+ * is counted by reason.
+ */
+#ifndef E3_STAGES_H
+#define E3_STAGES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "base/dp.h"
+#include "tables/mac_table.h"
+#include "port/port.h"
+#include "tables/service_table.h"
+#include "pipeline/context.h"
+
+#define E3_ETH_MPLS      0x8847
+#define E3_ETH_MPLS_MC   0x8848
+#define E3_MPLS_HLEN     4
+#define E3_CW_LEN        4
+#define E3_PREFETCH      4        /* frames ahead */
+#define E3_COPY_MAX      256      /* flood copies up to this size are full copies */
+
+enum e3_next {
+	NX_DONE = 0,
+	NX_IN,             /* received, not parsed yet */
+	NX_ELINE,          /* customer frame into an E-Line */
+	NX_ELAN,           /* customer frame into an E-LAN */
+	NX_LABEL,          /* fabric frame, headers checked, label to look up */
+	NX_SWAP,
+	NX_ELINE_TERM,
+	NX_ELAN_TERM,      /* popped fabric frame into an E-LAN (ELAN or REPLICATE local) */
+	NX_REPLICATE,
+	NX_OAM,            /* G-ACh frame: BFD of the port's link session, or (gach) of path session index */
+};
+
+struct e3_trace_slot;
+
+struct e3_meta {
+	const struct e3_service *svc;
+	uint32_t circuit;     /* ingress circuit (customer) */
+	uint32_t index;       /* label entry's index (NX_OAM: the path session) */
+	uint32_t label;
+	uint16_t source;      /* E-LAN remote endpoint a fabric frame came from */
+	uint8_t tc;
+	uint8_t ttl;
+	uint8_t next;
+	uint8_t gach;         /* the label sits on a GAL: a path check's OAM (oam.h) */
+	struct e3_trace_slot *tr;
+	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
+};
+
+struct e3_burst {
+	struct e3_worker *w;
+	const struct e3_port *rx;
+	uint16_t n;
+	bool trace;           /* some frame of this burst is traced */
+	struct rte_mbuf *pkts[E3_BURST];
+	struct e3_meta meta[E3_BURST];
+};
+
+/* Stages. Each is an always-inline body `name(b, tracing)` with a constant
+ * tracing (see E3_TRACE), and this entry point: the body without trace
+ * code, or with it, one branch a burst. */
+#define E3_STAGE_ENTRY(name) \
+void e3_stage_##name(struct e3_burst *b) \
+{ \
+	if (unlikely(b->trace)) \
+		name(b, true); \
+	else \
+		name(b, false); \
+}
+
+/* The body of a receive stage: one(b, i, tracing) for every frame still at
+ * NX_IN, with its data prefetched E3_PREFETCH frames ahead. Always inline
+ * with a constant one, so the call disappears. */
+static __rte_always_inline void
+e3_rx_each(struct e3_burst *b, const bool tracing,
+	   void (*one)(struct e3_burst *b, unsigned i, const bool tracing))
+{
+	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
+		if (b->pkts[i] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i], void *));
+	for (unsigned i = 0; i < b->n; i++) {
+		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
+			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
+		if (b->meta[i].next == NX_IN)
+			one(b, i, tracing);
+	}
+}
+
+void e3_stage_customer_in(struct e3_burst *b);
+void e3_stage_eline_in(struct e3_burst *b);
+void e3_stage_elan_in(struct e3_burst *b);
+void e3_stage_fabric_in(struct e3_burst *b);
+void e3_stage_label_lookup(struct e3_burst *b);
+void e3_stage_swap(struct e3_burst *b);
+void e3_stage_eline_term(struct e3_burst *b);
+void e3_stage_replicate(struct e3_burst *b);
+void e3_stage_elan_term(struct e3_burst *b);
+void e3_stage_oam(struct e3_burst *b);
+
+/* Output helpers (stage_tx.c). Each takes ownership of m. */
+void e3_tx_flush_port(struct e3_worker *w, uint16_t port);
+void e3_tx_flush(struct e3_worker *w);
+
+/* Buffer m for port; the buffers go out once per burst (e3_tx_flush). */
+static inline void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	struct e3_txbuf *t = &w->tx[port];
+
+	t->m[t->n++] = m;
+	w->tx_dirty |= 1ull << port;
+	if (unlikely(t->n == E3_BURST))
+		e3_tx_flush_port(w, port);
+}
+
+/* Move the two MAC addresses (12 bytes) to dst, which may overlap src (a
+ * tag push or pop): through registers, not a memmove call. */
+static inline void e3_move_macs(void *dst, const void *src)
+{
+	uint64_t a;
+	uint32_t c;
+
+	memcpy(&a, src, 8);
+	memcpy(&c, (const uint8_t *)src + 8, 4);
+	memcpy(dst, &a, 8);
+	memcpy((uint8_t *)dst + 8, &c, 4);
+}
+/* The output helpers are in stage_out.h. Their slow paths: */
+/* A private header of hlen bytes in front of m's data from byte skip on:
+ * a header mbuf chained to m (or NULL when the pool is empty). The caller
+ * fills rte_pktmbuf_mtod(result). */
+struct rte_mbuf *e3_hdr_push(struct rte_mbuf *m, uint16_t skip, uint16_t hlen);
+/* VLAN tags at the start of a customer frame, at most two (the MTU rule). */
+unsigned e3_customer_tags(const struct rte_mbuf *m);
+
+/* Drop frame i of the burst (or an extra copy m of it, on the receiving
+ * port's counters). */
+void e3_drop(struct e3_burst *b, unsigned i, enum e3_drop why);
+void e3_drop_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m, enum e3_drop why);
+/* Drop m (frame i or a copy) counted on port (an egress port's oversize). */
+void e3_drop_on(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint16_t port, enum e3_drop why);
+
+/* An E-LAN frame i (data at the customer's Ethernet header, meta svc set):
+ * make the keys of its MACs and start fetching their buckets, for the E-LAN
+ * stage that looks them up after the rest of the burst is parsed. */
+static __rte_always_inline void e3_elan_keys(struct e3_burst *b, unsigned i)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
+	struct e3_meta *mt = &b->meta[i];
+
+	e3_mac_keys_of(mt->svc->id, eh, &mt->dst_key, &mt->src_key);
+	e3_mac_prefetch(mt->src_key);
+	e3_mac_prefetch(mt->dst_key);
+}
+
+/* Mark frame i as handed on (the mbuf now belongs to a TX buffer). */
+static inline void e3_done(struct e3_burst *b, unsigned i)
+{
+	b->pkts[i] = NULL;
+	b->meta[i].next = NX_DONE;
+}
+
+static inline uint32_t e3_mpls_lse(uint32_t label, uint8_t tc, uint8_t ttl)
+{
+	return rte_cpu_to_be_32(label << 12 | (uint32_t)(tc & 7) << 9 | 1u << 8 | ttl);
+}
+
+/* A copy of m for one more destination, or NULL (counted as no_mbuf): a
+ * full copy up to E3_COPY_MAX bytes, else an indirect clone that shares m's
+ * data, so the output helpers give it a private header mbuf and never
+ * write into shared data. Make every copy before handing m itself on. */
+struct rte_mbuf *e3_clone(struct e3_burst *b, unsigned i, struct rte_mbuf *m);
+
+static inline bool e3_is_vlan_tpid(uint16_t be_type)
+{
+	return be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN) ||
+	       be_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_QINQ);
+}
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * port.h - DPDK devices attached as customer or fabric ports.
+ *
+ * A port object is RCU-published by DPDK port id; workers read it for the
+ * kind, MTU, MAC and TX queue mapping. link_up is the only field written in
+ * place (by the main lcore's link poll).
+ */
+#ifndef E3_PORT_H
+#define E3_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_build_config.h>
+#include <rte_ether.h>
+
+#include "base/defs.h"
+#include "base/rcu.h"
+
+struct e3_port {
+	uint16_t port_id;
+	uint8_t kind;              /* enum e3_port_kind */
+	uint8_t link_up;
+	uint32_t speed_mbps;
+	uint16_t mtu;
+	uint16_t n_rxq;            /* polled: conf.rx_queues, or more (af_packet, below) */
+	uint16_t n_txq;            /* one per worker, unless the device has fewer */
+	bool tx_shared;            /* n_txq < workers: workers share queues under a lock */
+	int16_t rxq_worker[E3_MAX_QUEUES]; /* worker polling each rx queue */
+	struct rte_ether_addr mac; /* our MAC on this port */
+	unsigned kernel_ifindex;   /* af_packet: the kernel interface, else 0 */
+	struct e3_port_conf conf;  /* as given, with the effective MAC and workers */
+};
+
+extern struct e3_port *e3_port_tbl[RTE_MAX_ETHPORTS];
+
+static inline const struct e3_port *e3_port_get(uint16_t port_id)
+{
+	return port_id < RTE_MAX_ETHPORTS ? E3_RCU_GET(e3_port_tbl[port_id]) : NULL;
+}
+
+/* Largest frame (without FCS) a port accepts: MTU + Ethernet header, plus
+ * one VLAN tag per tag on a customer frame. */
+static inline uint32_t e3_port_max_frame(const struct e3_port *p, unsigned n_tags)
+{
+	return p->mtu + RTE_ETHER_HDR_LEN + 4u * n_tags;
+}
+
+/* Main lcore: add what the kernel dropped on af_packet ports' receive
+ * rings since the last call to their rx_ring_full counters. */
+void e3_port_poll_kernel(void);
+
+/* Main lcore only. Probe, configure, start and publish a port; the poll
+ * lists are rebuilt by the caller (e3_workers_assign). */
+int e3_port_open(const struct e3_port_conf *c, struct e3_port **out, char *err);
+/* Change the parameters that need no re-probe (MTU, MAC, workers). */
+int e3_port_update(struct e3_port *p, const struct e3_port_conf *c, struct e3_port **out, char *err);
+/* Removing a port is two steps around the caller's rebuild of the poll
+ * lists (e3_workers_assign): unpublish takes it out of the table, then close
+ * waits a grace period (no worker polls it or holds frames for it any
+ * more), stops, closes and removes the device. */
+void e3_port_unpublish(struct e3_port *p);
+void e3_port_close(struct e3_port *p);
+/* Frames the kernel dropped on the port's af_packet rings, as
+ * e3_port_poll_kernel last read them. */
+uint64_t e3_port_ring_drops(uint16_t port);
+void e3_port_poll_links(void);
+/* Fill the conf fields left to defaults (MTU, rx queues, MAC). */
+void e3_port_conf_defaults(struct e3_port_conf *c);
+
+#endif

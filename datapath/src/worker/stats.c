@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "port/port.h"
+#include "worker/stats.h"
+#include "worker/worker.h"
+
+/* What the counters were when last cleared: reads subtract it. */
+static struct e3_wstats base;
+static bool base_ready;
+
+int e3_wstats_init(struct e3_wstats *s)
+{
+	s->svc = calloc(E3_MAX_SERVICES, sizeof(*s->svc));
+	s->circ = calloc(E3_MAX_CIRCUITS, sizeof(*s->circ));
+	s->label = calloc(E3_LABEL_SPACE, sizeof(*s->label));
+	if (!s->svc || !s->circ || !s->label)
+		return -1;
+	if (!base_ready && s != &base) {
+		if (e3_wstats_init(&base) != 0)
+			return -1;
+		base_ready = true;
+	}
+	return 0;
+}
+
+#define SUM(expr_of_st) ({ \
+	uint64_t _s = 0; \
+	for (unsigned _w = 0; _w < e3.n_workers; _w++) { \
+		const struct e3_wstats *st = &e3_workers[_w]->st; \
+		_s += __atomic_load_n(&(expr_of_st), __ATOMIC_RELAXED); \
+	} \
+	_s; })
+
+
+static void port_sum(uint16_t p, struct e3_port_ctr *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->rx_pkts = SUM(st->port[p].rx_pkts);
+	o->rx_bytes = SUM(st->port[p].rx_bytes);
+	o->tx_pkts = SUM(st->port[p].tx_pkts);
+	o->tx_bytes = SUM(st->port[p].tx_bytes);
+	for (int d = 0; d < E3_DROP_MAX; d++)
+		o->drops[d] = SUM(st->port[p].drops[d]);
+	o->drops[E3_DROP_RX_RING_FULL] += e3_port_ring_drops(p);
+}
+
+void e3_stats_port(uint16_t p, struct e3_port_ctr *o)
+{
+	port_sum(p, o);
+	o->rx_pkts -= base.port[p].rx_pkts;
+	o->rx_bytes -= base.port[p].rx_bytes;
+	o->tx_pkts -= base.port[p].tx_pkts;
+	o->tx_bytes -= base.port[p].tx_bytes;
+	for (int d = 0; d < E3_DROP_MAX; d++)
+		o->drops[d] -= base.port[p].drops[d];
+}
+
+void e3_stats_reset_port(uint16_t p)
+{
+	port_sum(p, &base.port[p]);
+}
+
+static void svc_sum(uint32_t id, struct e3_svc_ctr *o)
+{
+	o->rx_pkts = SUM(st->svc[id].rx_pkts);
+	o->rx_bytes = SUM(st->svc[id].rx_bytes);
+	o->tx_pkts = SUM(st->svc[id].tx_pkts);
+	o->tx_bytes = SUM(st->svc[id].tx_bytes);
+	o->flooded = SUM(st->svc[id].flooded);
+	o->mac_refused = SUM(st->svc[id].mac_refused);
+	o->learn_lost = SUM(st->svc[id].learn_lost);
+}
+
+void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
+{
+	const struct e3_svc_ctr *b = &base.svc[id];
+
+	svc_sum(id, o);
+	o->rx_pkts -= b->rx_pkts;
+	o->rx_bytes -= b->rx_bytes;
+	o->tx_pkts -= b->tx_pkts;
+	o->tx_bytes -= b->tx_bytes;
+	o->flooded -= b->flooded;
+	o->mac_refused -= b->mac_refused;
+	o->learn_lost -= b->learn_lost;
+}
+
+void e3_stats_reset_svc(uint32_t id)
+{
+	svc_sum(id, &base.svc[id]);
+}
+
+static void circ_sum(uint32_t id, struct e3_circ_ctr *o)
+{
+	o->rx_pkts = SUM(st->circ[id].rx_pkts);
+	o->rx_bytes = SUM(st->circ[id].rx_bytes);
+	o->tx_pkts = SUM(st->circ[id].tx_pkts);
+	o->tx_bytes = SUM(st->circ[id].tx_bytes);
+}
+
+void e3_stats_circ(uint32_t id, struct e3_circ_ctr *o)
+{
+	const struct e3_circ_ctr *b = &base.circ[id];
+
+	circ_sum(id, o);
+	o->rx_pkts -= b->rx_pkts;
+	o->rx_bytes -= b->rx_bytes;
+	o->tx_pkts -= b->tx_pkts;
+	o->tx_bytes -= b->tx_bytes;
+}
+
+void e3_stats_reset_circ(uint32_t id)
+{
+	circ_sum(id, &base.circ[id]);
+}
+
+uint64_t e3_stats_label(uint32_t label)
+{
+	return SUM(st->label[label]) - base.label[label];
+}
+
+void e3_stats_reset_label(uint32_t label)
+{
+	base.label[label] = SUM(st->label[label]);
+}
+
+void e3_stats_clear_all(void)
+{
+	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
+		e3_stats_reset_port(p);
+	for (uint32_t i = 0; i < E3_MAX_SERVICES; i++)
+		e3_stats_reset_svc(i);
+	for (uint32_t i = 0; i < E3_MAX_CIRCUITS; i++)
+		e3_stats_reset_circ(i);
+	for (uint32_t i = 0; i < E3_LABEL_SPACE; i++)
+		if (base.label[i] || e3_stats_label(i))
+			e3_stats_reset_label(i);
+}
