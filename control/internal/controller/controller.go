@@ -111,8 +111,7 @@ type state struct {
 	checkRefs map[string]int           // check key -> how many watches of services use it
 	checksAt  map[string]map[string]bool
 	deps      map[string]map[string]bool // node or link element -> services whose route depends on it
-	// fullPass asks the next reaction to recompute every service (the
-	// first after taking over, when the stored routes' view is unknown).
+	// fullPass: no reaction has run since taking over (reactLocked).
 	fullPass bool
 }
 
@@ -315,7 +314,15 @@ func (c *Controller) react(ctx context.Context, why string, full bool) (did bool
 
 func (c *Controller) reactLocked(ctx context.Context, st *state, why string, full bool) bool {
 	v := c.view(st)
-	full = full || st.fullPass
+	if st.fullPass {
+		// The first reaction since taking over. The stored routes were
+		// computed with a view not stored with them: if what is down now
+		// differs from nothing down, every route may have to move. If
+		// nothing is down, they stay as they are: a restart never moves
+		// (and relabels) a service by itself.
+		full = full || !v.equal(st.down)
+		st.fullPass = full
+	}
 	if v.equal(st.down) && len(st.rebuilt) == 0 && !full {
 		c.failedAt = time.Time{} // nothing the fabric view did not already hold
 		return false
