@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control test test-repeat test-unit test-go test-py \
-        demo demo-down bench bench-quick bench-failover clean
+        demo demo-down bench bench-quick bench-failover bench-controller clean
 
 all: build
 
@@ -51,6 +51,11 @@ bench-quick: build deps-bench
 # Loss windows of single failures (docs/ha.md): writes bench/FAILOVER.md.
 bench-failover: build
 	@python3 bench/failover.py $(FAILOVER_ARGS)
+
+# Controller and agent at scale (bench/controller/README.md).
+bench-controller: build
+	@cd control && go run ./cmd/e3-bench-controller --batch 1000 && \
+	  go run ./cmd/e3-bench-agent --vswitchd $(BIN)/e3-vswitchd
 
 clean:
 	rm -rf $(BUILD)

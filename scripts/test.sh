@@ -13,6 +13,8 @@ step() {
   if "$@"; then echo "=== $name: ok"; else echo "=== $name: FAILED"; failed+=("$name"); fi
 }
 
+# What datapath/api/gen.py generates from the schema must be current.
+step generated python3 datapath/api/gen.py --check
 step datapath-unit meson test -C build/datapath --print-errorlogs
 if [ -f control/go.mod ]; then
   step control-go bash -c 'cd control && go vet ./... && go test -count=1 ./...'

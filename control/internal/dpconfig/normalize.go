@@ -8,24 +8,9 @@ import (
 	"strings"
 )
 
-// Datapath defaults (ctl.h). Normalize fills them in so that a desired
-// config that leaves a field out compares equal to the datapath's dump,
-// which always reports the value in force.
-const (
-	DefaultTTL         = 64
-	DefaultControlWord = true
-	DefaultMACAgingS   = 300
-	DefaultMACLimit    = 8192
-	DefaultMACMoves    = 5
-	DefaultMACMoveWinS = 180
-	DefaultMTUCustomer = 1500
-	DefaultMTUFabric   = 2000
-	DefaultRxQueues    = 1
-	DefaultBFDTxMS     = 10
-	DefaultBFDRxMS     = 10
-	DefaultBFDMult     = 3
-	DefaultBFDWTRS     = 5
-)
+// The datapath's defaults (schema_gen.go) are what Normalize fills in, so
+// that a desired config that leaves a field out compares equal to the
+// datapath's dump, which always reports the value in force.
 
 // DefaultSettings are the settings of a freshly started datapath.
 func DefaultSettings() Settings {

@@ -6,14 +6,6 @@ import (
 	"net"
 )
 
-// Label space bounds (ctl.h): 0-15 are reserved, 20 bits in all.
-const (
-	LabelMin   = 16
-	LabelSpace = 1 << 20
-	// MaxSessions bounds BFD session ids (E3_MAX_SESSIONS).
-	MaxSessions = 4096
-)
-
 // Validate checks that c is a config one datapath can hold: known kinds
 // and types, unique keys, in-range values and every reference resolving
 // inside c. It reports every problem it finds, joined, so a bad desired
@@ -25,9 +17,13 @@ func (c Config) Validate() error {
 	if c.Version != 0 && c.Version != Version {
 		bad("version %d: this agent understands %d", c.Version, Version)
 	}
-	if s := c.Settings; s.TTL < 0 || s.TTL > 255 || s.MACAgingS < 0 || s.MACLimit < 0 ||
-		s.MACMoveLimit < 0 || s.MACMoveWindowS < 0 {
-		bad("settings: ttl 0..255, mac_aging_s and mac_limit >= 0")
+	s := c.Settings.Normalize()
+	for _, p := range []param{{"ttl", int64(s.TTL)}, {"mac_aging_s", int64(s.MACAgingS)},
+		{"mac_limit", int64(s.MACLimit)}, {"mac_move_limit", int64(s.MACMoveLimit)},
+		{"mac_move_window_s", int64(s.MACMoveWindowS)}} {
+		if err := p.check("settings"); err != nil {
+			bad("settings: %v", err)
+		}
 	}
 
 	ports := map[string]Port{}
@@ -86,9 +82,11 @@ func (c Config) Validate() error {
 			bad("%s: label %d out of range %d..%d", what, b.Label, LabelMin, LabelSpace-1)
 		}
 		n := b.Normalize()
-		if n.TxMS < 1 || n.TxMS > 60000 || n.RxMS < 1 || n.RxMS > 60000 ||
-			n.Multiplier < 1 || n.Multiplier > 255 || *n.WTRS < 0 || *n.WTRS > 3600 {
-			bad("%s: tx_ms and rx_ms 1..60000, multiplier 1..255, wtr_s 0..3600", what)
+		for _, p := range []param{{"tx_ms", int64(n.TxMS)}, {"rx_ms", int64(n.RxMS)},
+			{"multiplier", int64(n.Multiplier)}, {"wtr_s", int64(*n.WTRS)}} {
+			if err := p.check("bfd"); err != nil {
+				bad("%s: %v", what, err)
+			}
 		}
 		for _, nh := range c.Nexthops {
 			if b.Label != 0 || nh.ID != b.Nexthop { // path sessions share ports
@@ -248,6 +246,21 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// param is an integer param's name and value, checked against the
+// datapath's range for it (paramRanges, from datapath/api/schema.yaml).
+type param struct {
+	name string
+	v    int64
+}
+
+func (p param) check(object string) error {
+	r, ok := paramRanges[object][p.name]
+	if ok && (p.v < r[0] || p.v > r[1]) {
+		return fmt.Errorf("%s %d out of range %d..%d", p.name, p.v, r[0], r[1])
+	}
+	return nil
 }
 
 func isMAC(s string) bool {

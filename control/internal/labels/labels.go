@@ -14,7 +14,9 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
 // KindService is the fabric-wide service id space (node "").
@@ -23,16 +25,16 @@ const KindService = "service"
 // Space is an inclusive range of values.
 type Space struct{ Min, Max uint32 }
 
-// DefaultSpaces are the datapath's limits (datapath/src/base/defs.h).
+// DefaultSpaces are the datapath's limits (datapath/api/schema.yaml).
 func DefaultSpaces() map[string]Space {
 	return map[string]Space{
-		model.KindLabel:   {16, 1<<20 - 1},
-		model.KindNHLFE:   {1, 1<<20 - 1},
-		model.KindCircuit: {1, 65535},
+		model.KindLabel:   {dpconfig.LabelMin, dpconfig.LabelSpace - 1},
+		model.KindNHLFE:   {1, dpconfig.MaxNHLFEs - 1},
+		model.KindCircuit: {1, dpconfig.MaxCircuits - 1},
 		// Above every link id (topology.MaxLinkID), which is its link
-		// session's id, up to the datapath's E3_MAX_SESSIONS.
-		model.KindSession: {2048, 4095},
-		KindService:       {1, 65535},
+		// session's id.
+		model.KindSession: {topology.MaxLinkID + 1, dpconfig.MaxSessions - 1},
+		KindService:       {1, dpconfig.MaxServices - 1},
 	}
 }
 

@@ -13,20 +13,9 @@
 
 #define E3_ERRLEN 256
 
-/* Limits (compile-time; documented in docs/control-api.md). */
-#define E3_MAX_PORTS      64
-#define E3_MAX_WORKERS    16
-#define E3_MAX_QUEUES     8        /* rx queues per port */
-#define E3_MAX_NEXTHOPS   4096
-#define E3_MAX_NHLFES     (1u << 20)
-#define E3_MAX_SERVICES   65536
-#define E3_MAX_CIRCUITS   65536
-#define E3_MAX_REMOTES    1024     /* E-LAN remote endpoints (source ids) per service */
-#define E3_MAX_BRANCHES   256      /* flood branches per service or REPLICATE entry */
-#define E3_MAX_SESSIONS   4096     /* BFD sessions (and protection bytes) */
-#define E3_MAX_IN_PORTS   16       /* ports a label entry takes frames from */
-#define E3_LABEL_SPACE    (1u << 20)
-#define E3_LABEL_MIN      16       /* 0-15 are reserved (RFC 3032) */
+/* Limits: datapath/api/schema.yaml. */
+#include "base/limits_gen.h"
+
 #define E3_VLAN_UNTAGGED  4096     /* circuit "vlan" meaning: the whole untagged port */
 #define E3_NONE           UINT32_MAX
 

@@ -7,8 +7,14 @@
 #include "base/watch.h"
 
 struct e3_dp e3 = {
-	.settings = { .ttl = 64, .control_word = true, .mac_aging_s = 300, .mac_limit = 8192,
-		      .mac_move_limit = 5, .mac_move_window_s = 180 },
+	.settings = {
+		.ttl = E3_DEFAULT_SETTINGS_TTL,
+		.control_word = E3_DEFAULT_SETTINGS_CONTROL_WORD,
+		.mac_aging_s = E3_DEFAULT_SETTINGS_MAC_AGING_S,
+		.mac_limit = E3_DEFAULT_SETTINGS_MAC_LIMIT,
+		.mac_move_limit = E3_DEFAULT_SETTINGS_MAC_MOVE_LIMIT,
+		.mac_move_window_s = E3_DEFAULT_SETTINGS_MAC_MOVE_WINDOW_S,
+	},
 };
 
 uint8_t e3_watch_up[E3_MAX_SESSIONS];

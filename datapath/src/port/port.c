@@ -29,7 +29,7 @@ struct e3_port *e3_port_tbl[RTE_MAX_ETHPORTS];
 void e3_port_conf_defaults(struct e3_port_conf *c)
 {
 	if (c->mtu == 0)
-		c->mtu = c->kind == E3_PORT_FABRIC ? 2000 : 1500;
+		c->mtu = c->kind == E3_PORT_FABRIC ? E3_DEFAULT_PORT_MTU_FABRIC : E3_DEFAULT_PORT_MTU_CUSTOMER;
 	if (c->rx_queues == 0)
 		c->rx_queues = 1;
 	for (unsigned q = c->rx_queues; q < E3_MAX_QUEUES; q++)

@@ -3,14 +3,16 @@
  * rpc_config.c - config_dump and config_load: the snapshot and restore of a
  * whole node, in the JSON shape of control/internal/dpconfig (Go).
  *
- * config_load makes the node equal to the document:
- *   1. validate everything first: every object decodes with its _add table,
- *      no id twice, every reference resolves (to the document, or with
- *      replace=false also to the node), no (port, VLAN) twice; any error
- *      refuses the whole document and names the object;
+ * config_load replays the document through the same handlers as the
+ * methods (SPDK's json_config model), with no checks of its own:
+ *   1. index it: every object must decode with its _add's params table (a
+ *      document that does not decode changes nothing); note its ids;
  *   2. add/replace in dependency order: settings, ports, nexthops, bfd
- *      sessions, plain nhlfes, protected nhlfes, services, circuits, labels (each _add is idempotent, so objects that
- *      did not change are not touched and their traffic never stops);
+ *      sessions, plain nhlfes, protected nhlfes, services, circuits,
+ *      labels, each through its e3_ctl_*_add, which checks it as it would
+ *      for the method (each _add is idempotent, so objects that did not
+ *      change are not touched and their traffic never stops); the first
+ *      refusal stops the load and names the object;
  *   3. with replace=true, delete what the document does not have, in the
  *      reverse order, so nothing is deleted while still referenced.
  * Counts: an object of the document is "added" if the node did not have
@@ -228,7 +230,6 @@ struct doc {
 	int n_ports;
 	uint8_t *nexthop, *nhlfe, *service, *circuit, *label; /* 1 (service: type) if present */
 	uint8_t *bfd;
-	uint8_t *eline_left; /* by service: circuits an E-Line of the document still takes */
 	uint32_t *pv_owner;  /* (port index, vlan) -> circuit id + 1 */
 };
 /* (port slot, VLAN) keys: document ports, then node ports (replace=false) */
@@ -242,7 +243,6 @@ static void doc_free(struct doc *d)
 	free(d->service);
 	free(d->circuit);
 	free(d->label);
-	free(d->eline_left);
 	free(d->pv_owner);
 }
 
@@ -255,17 +255,16 @@ static int doc_alloc(struct doc *d)
 	d->service = calloc(E3_MAX_SERVICES, 1);
 	d->circuit = calloc(E3_MAX_CIRCUITS, 1);
 	d->label = calloc(E3_LABEL_SPACE, 1);
-	d->eline_left = calloc(E3_MAX_SERVICES, 1);
 	d->pv_owner = calloc(PV_SLOTS, sizeof(uint32_t));
 	if (!d->bfd || !d->nexthop || !d->nhlfe || !d->service || !d->circuit || !d->label ||
-	    !d->eline_left || !d->pv_owner) {
+	    !d->pv_owner) {
 		doc_free(d);
 		return -1;
 	}
 	return 0;
 }
 
-/* ---- validation ------------------------------------------ */
+/* ---- the load ------------------------------------------ */
 struct load {
 	struct e3_rpc_call *c;
 	const struct load_params *p;
@@ -297,46 +296,6 @@ static uint32_t *pv_owner(struct load *l, const char *port, uint16_t vlan)
 	return &l->doc.pv_owner[(size_t)slot * (E3_VLAN_UNTAGGED + 1) + vlan];
 }
 
-/* A port a reference may use: from the document, or (no replace) the node. */
-static int ref_port(struct load *l, const char *name, enum e3_port_kind kind,
-		    const char *where, const char *param)
-{
-	int i = find_port(l->doc.ports, l->doc.n_ports, name);
-	const struct port_ref *r = i >= 0 ? &l->doc.ports[i] : NULL;
-	if (r == NULL && !l->p->replace) {
-		i = find_port(l->before.ports, l->before.n_ports, name);
-		r = i >= 0 ? &l->before.ports[i] : NULL;
-	}
-	if (r == NULL)
-		return e3_rpc_err(l->c, E3_RPC_NOT_FOUND, "%s: %s '%s' does not exist", where,
-				  param, name);
-	if (r->kind != kind)
-		return e3_rpc_err(l->c, E3_RPC_INVALID_PARAMS, "%s: %s '%s' is not a %s port",
-				  where, param, name, kind == E3_PORT_FABRIC ? "fabric" : "customer");
-	return 0;
-}
-
-static int ref_id(struct load *l, const uint8_t *in_doc, const uint8_t *in_node, uint32_t id,
-		  const char *where, const char *what)
-{
-	if (in_doc[id] || (!l->p->replace && in_node[id]))
-		return 0;
-	return e3_rpc_err(l->c, E3_RPC_NOT_FOUND, "%s: %s %u does not exist", where, what, id);
-}
-
-/* type 0: any type */
-static int ref_service(struct load *l, uint32_t id, int type, const char *where)
-{
-	int t = l->doc.service[id] ? l->doc.service[id]
-				   : (!l->p->replace ? l->before.service[id] : 0);
-	if (t == 0)
-		return e3_rpc_err(l->c, E3_RPC_NOT_FOUND, "%s: service %u does not exist", where, id);
-	if (type != 0 && t != type)
-		return e3_rpc_err(l->c, E3_RPC_INVALID_PARAMS, "%s: service %u is not an %s", where,
-				  id, type == E3_SVC_ELAN ? "E-LAN" : "E-Line");
-	return 0;
-}
-
 /* Decode element i of a section into scratch; where = "ports[3]". */
 static int decode_elem(struct load *l, const struct e3_obj_type *t, const json_t *arr,
 		       const char *section, size_t i, char *where, size_t wlen)
@@ -352,12 +311,12 @@ static int decode_elem(struct load *l, const struct e3_obj_type *t, const json_t
 	return 0;
 }
 
-static int dup(struct load *l, const char *where, const char *what, uint32_t id)
-{
-	return e3_rpc_err(l->c, E3_RPC_INVALID_PARAMS, "%s: %s %u appears twice", where, what, id);
-}
-
-static int validate(struct load *l)
+/* Index the document: decode every object with its _add's table, note
+ * which ids it has (what replace=true keeps) and which circuit takes each
+ * (port, VLAN) (what must be freed first). Only decoding can fail here;
+ * everything else is the _add handlers' to check as the objects are
+ * replayed. */
+static int index_doc(struct load *l)
 {
 	const struct load_params *p = l->p;
 	char where[64];
@@ -373,147 +332,33 @@ static int validate(struct load *l)
 		if (decode_elem(l, &e3_port_type, p->ports, "ports", i, where, sizeof(where)) < 0)
 			return -1;
 		const struct e3_port_conf *c = &((struct e3_port_req *)l->scratch)->conf;
-		if (find_port(l->doc.ports, l->doc.n_ports, c->name) >= 0)
-			return e3_rpc_err(l->c, E3_RPC_INVALID_PARAMS, "%s: port '%s' appears twice",
-					  where, c->name);
-		if (l->doc.n_ports >= E3_MAX_PORTS)
-			return e3_rpc_err(l->c, E3_RPC_NO_SPACE, "%s: more than %d ports", where,
-					  E3_MAX_PORTS);
+		if (find_port(l->doc.ports, l->doc.n_ports, c->name) >= 0 || l->doc.n_ports >= E3_MAX_PORTS)
+			continue;
 		struct port_ref *r = &l->doc.ports[l->doc.n_ports++];
 		snprintf(r->name, sizeof(r->name), "%s", c->name);
 		r->kind = c->kind;
 	}
-	for (i = 0; i < json_array_size(p->nexthops); i++) {
-		if (decode_elem(l, &e3_nexthop_type, p->nexthops, "nexthops", i, where,
-				sizeof(where)) < 0)
-			return -1;
-		const struct e3_nexthop_conf *c = l->scratch;
-		if (l->doc.nexthop[c->id]++)
-			return dup(l, where, "nexthop", c->id);
-		if (ref_port(l, c->port, E3_PORT_FABRIC, where, "port") < 0)
-			return -1;
+#define INDEX(arr, section, type, conf_t, key, ids)                                          \
+	for (i = 0; i < json_array_size(arr); i++) {                                         \
+		if (decode_elem(l, type, arr, section, i, where, sizeof(where)) < 0)         \
+			return -1;                                                           \
+		(ids)[((const conf_t *)l->scratch)->key] = 1;                                \
 	}
-	for (i = 0; i < json_array_size(p->bfd); i++) {
-		if (decode_elem(l, &e3_bfd_type, p->bfd, "bfd", i, where, sizeof(where)) < 0)
-			return -1;
-		const struct e3_bfd_conf *c = l->scratch;
-		if (l->doc.bfd[c->id]++)
-			return dup(l, where, "bfd session", c->id);
-		if (ref_id(l, l->doc.nexthop, l->before.nexthop, c->nexthop, where, "nexthop") < 0)
-			return -1;
-	}
-	/* plain nhlfes first: protected ones refer to them */
-	for (i = 0; i < json_array_size(p->nhlfes); i++) {
-		if (decode_elem(l, &e3_nhlfe_type, p->nhlfes, "nhlfes", i, where, sizeof(where)) < 0)
-			return -1;
-		const struct e3_nhlfe_conf *c = l->scratch;
-		if (l->doc.nhlfe[c->id]++)
-			return dup(l, where, "nhlfe", c->id);
-		if (!c->protect &&
-		    ref_id(l, l->doc.nexthop, l->before.nexthop, c->nexthop, where, "nexthop") < 0)
-			return -1;
-	}
-	for (i = 0; i < json_array_size(p->nhlfes); i++) {
-		if (decode_elem(l, &e3_nhlfe_type, p->nhlfes, "nhlfes", i, where, sizeof(where)) < 0)
-			return -1;
-		const struct e3_nhlfe_conf *c = l->scratch;
-		if (c->protect &&
-		    (ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->primary, where, "primary") < 0 ||
-		     ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->backup, where, "backup") < 0))
-			return -1;
-	}
-	/* services before their references: a service's type is needed by labels */
-	for (i = 0; i < json_array_size(p->services); i++) {
-		if (decode_elem(l, &e3_service_type, p->services, "services", i, where,
-				sizeof(where)) < 0)
-			return -1;
-		const struct e3_service_conf *c = l->scratch;
-		if (l->doc.service[c->id])
-			return dup(l, where, "service", c->id);
-		l->doc.service[c->id] = (uint8_t)c->type;
-		/* an E-Line has one local circuit, two when it is a hairpin */
-		l->doc.eline_left[c->id] = c->nhlfe == E3_NONE ? 2 : 1;
-		if (c->nhlfe != E3_NONE &&
-		    ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->nhlfe, where, "nhlfe") < 0)
-			return -1;
-		for (unsigned k = 0; k < c->n_remotes; k++)
-			if (ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->remotes[k].nhlfe, where,
-				   "nhlfe") < 0)
-				return -1;
-		for (unsigned k = 0; k < c->n_branches; k++)
-			if (ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->branches[k], where,
-				   "nhlfe") < 0)
-				return -1;
-	}
+	INDEX(p->nexthops, "nexthops", &e3_nexthop_type, struct e3_nexthop_conf, id, l->doc.nexthop);
+	INDEX(p->bfd, "bfd", &e3_bfd_type, struct e3_bfd_conf, id, l->doc.bfd);
+	INDEX(p->nhlfes, "nhlfes", &e3_nhlfe_type, struct e3_nhlfe_conf, id, l->doc.nhlfe);
+	INDEX(p->services, "services", &e3_service_type, struct e3_service_conf, id, l->doc.service);
+	INDEX(p->labels, "labels", &e3_label_type, struct e3_label_conf, label, l->doc.label);
+#undef INDEX
 	for (i = 0; i < json_array_size(p->circuits); i++) {
 		if (decode_elem(l, &e3_circuit_type, p->circuits, "circuits", i, where,
 				sizeof(where)) < 0)
 			return -1;
 		const struct e3_circuit_conf *c = l->scratch;
-		if (l->doc.circuit[c->id]++)
-			return dup(l, where, "circuit", c->id);
-		if (ref_port(l, c->port, E3_PORT_CUSTOMER, where, "port") < 0)
-			return -1;
+		l->doc.circuit[c->id] = 1;
 		uint32_t *owner = pv_owner(l, c->port, c->vlan);
-		if (*owner)
-			return e3_rpc_err(l->c, E3_RPC_CONFLICT,
-					  "%s: port '%s' VLAN %u is also used by circuit %u", where,
-					  c->port, c->vlan, *owner - 1);
-		*owner = c->id + 1;
-		if (ref_service(l, c->service, 0, where) < 0)
-			return -1;
-		if (l->doc.service[c->service] == E3_SVC_ELINE && l->doc.eline_left[c->service]-- == 0)
-			return e3_rpc_err(l->c, E3_RPC_NO_SPACE,
-					  "%s: E-Line service %u has all its circuits already", where,
-					  c->service);
-	}
-	/* without replace, a circuit the node keeps must not collide with the document */
-	if (!p->replace) {
-		for (uint32_t id = 0; id < E3_MAX_CIRCUITS; id++) {
-			if (!l->before.circuit[id] || l->doc.circuit[id])
-				continue;
-			const struct pv *pv = &l->before.circ_pv[id];
-			uint32_t *o = pv_owner(l, pv->port, pv->vlan);
-			uint32_t owner = o != NULL ? *o : 0;
-			if (owner)
-				return e3_rpc_err(l->c, E3_RPC_CONFLICT,
-						  "circuit %u: port '%s' VLAN %u is used by circuit %u "
-						  "on the node (replace=false keeps it)",
-						  owner - 1, pv->port, pv->vlan, id);
-		}
-	}
-	for (i = 0; i < json_array_size(p->labels); i++) {
-		if (decode_elem(l, &e3_label_type, p->labels, "labels", i, where, sizeof(where)) < 0)
-			return -1;
-		const struct e3_label_conf *c = l->scratch;
-		if (l->doc.label[c->label]++)
-			return dup(l, where, "label", c->label);
-		switch (c->type) {
-		case E3_LBL_SWAP:
-			if (ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->nhlfe, where, "nhlfe") < 0)
-				return -1;
-			break;
-		case E3_LBL_ELINE:
-			if (ref_service(l, c->service, E3_SVC_ELINE, where) < 0)
-				return -1;
-			break;
-		case E3_LBL_ELAN:
-			if (ref_service(l, c->service, E3_SVC_ELAN, where) < 0)
-				return -1;
-			break;
-		case E3_LBL_REPLICATE:
-			if (ref_port(l, c->rpf_port, E3_PORT_FABRIC, where, "rpf_port") < 0)
-				return -1;
-			for (unsigned k = 0; k < c->n_branches; k++)
-				if (ref_id(l, l->doc.nhlfe, l->before.nhlfe, c->branches[k], where,
-					   "nhlfe") < 0)
-					return -1;
-			if (c->service != E3_NONE && ref_service(l, c->service, E3_SVC_ELAN, where) < 0)
-				return -1;
-			break;
-		default:
-			break;
-		}
+		if (owner != NULL && *owner == 0)
+			*owner = c->id + 1;
 	}
 	return 0;
 }
@@ -695,7 +540,7 @@ int e3_rpc_config_load(struct e3_rpc_call *c, void *params)
 		e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
 		goto out;
 	}
-	if (validate(&l) < 0 || apply(&l) < 0)
+	if (index_doc(&l) < 0 || apply(&l) < 0)
 		goto out_doc;
 	e3_jw_json(&c->w, NULL,
 		   json_pack("{s:I, s:I, s:I}", "added", l.added, "replaced", l.replaced,

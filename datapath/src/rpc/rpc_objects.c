@@ -1,43 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * rpc_objects.c - the configurable objects as JSON: for each of settings,
- * port, nexthop, nhlfe, bfd session, service, circuit and label, the params table that
- * decodes it (used by <object>_add and config_load), the checks across its
- * params, and the JSON form config_dump writes (which decodes back to the
- * same object).
+ * port, nexthop, nhlfe, bfd session, service, circuit and label, its type
+ * for the decoder (its params table is generated from datapath/api/
+ * schema.yaml into objects_gen.h; used by <object>_add and config_load),
+ * the defaults and checks across its params, and the JSON form config_dump
+ * writes (which decodes back to the same object).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "rpc/objects_gen.h"
 #include "rpc/rpc_int.h"
 
 /* ---- settings ------------------------------------------ */
-static const struct e3_param settings_params[] = {
-	E3_P_INT(struct e3_settings, ttl, "ttl", E3_PT_U8, false, 1, 255),
-	E3_P(struct e3_settings, control_word, "control_word", E3_PT_BOOL, false),
-	E3_P_INT(struct e3_settings, mac_aging_s, "mac_aging_s", E3_PT_U32, false, 0, 1000000),
-	E3_P_INT(struct e3_settings, mac_limit, "mac_limit", E3_PT_U32, false, 1, 16777216),
-	E3_P_INT(struct e3_settings, mac_move_limit, "mac_move_limit", E3_PT_U32, false, 0, 1000000),
-	E3_P_INT(struct e3_settings, mac_move_window_s, "mac_move_window_s", E3_PT_U32, false, 1, 86400),
-};
 const struct e3_obj_type e3_settings_type = {
-	"settings", settings_params, E3_NPARAMS(settings_params),
+	"settings", e3_settings_params, E3_NPARAMS(e3_settings_params),
 	sizeof(struct e3_settings), NULL, NULL,
 };
 
 void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint64_t seen)
 {
-	if (seen & 1)
+	if (seen & (1u << E3_SETTINGS_P_TTL))
 		s->ttl = in->ttl;
-	if (seen & 2)
+	if (seen & (1u << E3_SETTINGS_P_CONTROL_WORD))
 		s->control_word = in->control_word;
-	if (seen & 4)
+	if (seen & (1u << E3_SETTINGS_P_MAC_AGING_S))
 		s->mac_aging_s = in->mac_aging_s;
-	if (seen & 8)
+	if (seen & (1u << E3_SETTINGS_P_MAC_LIMIT))
 		s->mac_limit = in->mac_limit;
-	if (seen & 16)
+	if (seen & (1u << E3_SETTINGS_P_MAC_MOVE_LIMIT))
 		s->mac_move_limit = in->mac_move_limit;
-	if (seen & 32)
+	if (seen & (1u << E3_SETTINGS_P_MAC_MOVE_WINDOW_S))
 		s->mac_move_window_s = in->mac_move_window_s;
 }
 
@@ -51,22 +45,6 @@ json_t *e3_settings_json(const struct e3_settings *s)
 }
 
 /* ---- ports ------------------------------------------ */
-static const char *const port_kinds[] = { "customer", "fabric", NULL };
-static const struct e3_param worker_elem = {
-	.name = "workers", .type = E3_PT_I16, .min = -1, .max = E3_MAX_WORKERS - 1,
-};
-static const struct e3_param port_params[] = {
-	E3_P_STR(struct e3_port_req, conf.name, "name", true, 1),
-	E3_P_STR(struct e3_port_req, conf.devargs, "devargs", true, 1),
-	E3_P_ENUM(struct e3_port_req, conf.kind, "kind", true, port_kinds),
-	E3_P_INT(struct e3_port_req, conf.mtu, "mtu", E3_PT_U16, false, 68, 9600),
-	E3_P(struct e3_port_req, conf.mac, "mac", E3_PT_MAC, false),
-	E3_P_INT(struct e3_port_req, conf.rx_queues, "rx_queues", E3_PT_U16, false, 1, E3_MAX_QUEUES),
-	E3_P_ARRAY(struct e3_port_req, conf.worker, n_workers, "workers", false, E3_MAX_QUEUES,
-		   &worker_elem),
-};
-enum { PORT_P_MTU = 3, PORT_P_RXQ = 5, PORT_P_WORKERS = 6 };
-
 static void port_init(void *p)
 {
 	struct e3_port_req *r = p;
@@ -77,11 +55,11 @@ static void port_init(void *p)
 static int port_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_port_req *r = p;
-	if (!(seen & (1u << PORT_P_MTU)))
-		r->conf.mtu = r->conf.kind == E3_PORT_FABRIC ? 2000 : 1500;
-	if (!(seen & (1u << PORT_P_RXQ)))
+	if (!(seen & (1u << E3_PORT_P_MTU)))
+		r->conf.mtu = r->conf.kind == E3_PORT_FABRIC ? E3_DEFAULT_PORT_MTU_FABRIC : E3_DEFAULT_PORT_MTU_CUSTOMER;
+	if (!(seen & (1u << E3_PORT_P_RX_QUEUES)))
 		r->conf.rx_queues = r->n_workers ? r->n_workers : 1;
-	if ((seen & (1u << PORT_P_WORKERS)) && r->n_workers != r->conf.rx_queues) {
+	if ((seen & (1u << E3_PORT_P_WORKERS)) && r->n_workers != r->conf.rx_queues) {
 		snprintf(msg, len, "param 'workers': needs one entry per rx queue (%u), has %u",
 			 r->conf.rx_queues, r->n_workers);
 		return -1;
@@ -90,7 +68,7 @@ static int port_finish(void *p, uint64_t seen, char *msg, size_t len)
 }
 
 const struct e3_obj_type e3_port_type = {
-	"port", port_params, E3_NPARAMS(port_params), sizeof(struct e3_port_req),
+	"port", e3_port_params, E3_NPARAMS(e3_port_params), sizeof(struct e3_port_req),
 	port_init, port_finish,
 };
 
@@ -112,13 +90,8 @@ json_t *e3_port_conf_json(const struct e3_port_conf *p)
 }
 
 /* ---- nexthops ------------------------------------------ */
-static const struct e3_param nexthop_params[] = {
-	E3_P_INT(struct e3_nexthop_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
-	E3_P_STR(struct e3_nexthop_conf, port, "port", true, 1),
-	E3_P(struct e3_nexthop_conf, mac, "mac", E3_PT_MAC, true),
-};
 const struct e3_obj_type e3_nexthop_type = {
-	"nexthop", nexthop_params, E3_NPARAMS(nexthop_params),
+	"nexthop", e3_nexthop_params, E3_NPARAMS(e3_nexthop_params),
 	sizeof(struct e3_nexthop_conf), NULL, NULL,
 };
 
@@ -130,22 +103,12 @@ json_t *e3_nexthop_conf_json(const struct e3_nexthop_conf *n)
 
 /* ---- nhlfes ------------------------------------------ */
 /* Plain {id, nexthop, label}, or protected {id, primary, backup, watch}. */
-static const struct e3_param nhlfe_params[] = {
-	E3_P_INT(struct e3_nhlfe_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_NHLFES - 1),
-	E3_P_INT(struct e3_nhlfe_conf, nexthop, "nexthop", E3_PT_U32, false, 0, E3_MAX_NEXTHOPS - 1),
-	E3_P_INT(struct e3_nhlfe_conf, label, "label", E3_PT_U32, false, E3_LABEL_MIN,
-		 E3_LABEL_SPACE - 1),
-	E3_P_INT(struct e3_nhlfe_conf, primary, "primary", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
-	E3_P_INT(struct e3_nhlfe_conf, backup, "backup", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
-	E3_P_INT(struct e3_nhlfe_conf, watch, "watch", E3_PT_U32, false, 0, E3_MAX_SESSIONS - 1),
-};
-enum { NHLFE_P_NEXTHOP = 1, NHLFE_P_LABEL, NHLFE_P_PRIMARY, NHLFE_P_BACKUP, NHLFE_P_WATCH };
 
 static int nhlfe_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_nhlfe_conf *n = p;
-	const uint64_t plain = 1u << NHLFE_P_NEXTHOP | 1u << NHLFE_P_LABEL;
-	const uint64_t prot = 1u << NHLFE_P_PRIMARY | 1u << NHLFE_P_BACKUP | 1u << NHLFE_P_WATCH;
+	const uint64_t plain = 1u << E3_NHLFE_P_NEXTHOP | 1u << E3_NHLFE_P_LABEL;
+	const uint64_t prot = 1u << E3_NHLFE_P_PRIMARY | 1u << E3_NHLFE_P_BACKUP | 1u << E3_NHLFE_P_WATCH;
 
 	n->protect = (seen & prot) != 0;
 	if ((seen & plain) == plain && !(seen & prot))
@@ -158,7 +121,7 @@ static int nhlfe_finish(void *p, uint64_t seen, char *msg, size_t len)
 }
 
 const struct e3_obj_type e3_nhlfe_type = {
-	"nhlfe", nhlfe_params, E3_NPARAMS(nhlfe_params), sizeof(struct e3_nhlfe_conf),
+	"nhlfe", e3_nhlfe_params, E3_NPARAMS(e3_nhlfe_params), sizeof(struct e3_nhlfe_conf),
 	NULL, nhlfe_finish,
 };
 
@@ -173,28 +136,19 @@ json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n)
 }
 
 /* ---- BFD sessions ------------------------------------------ */
-static const struct e3_param bfd_params[] = {
-	E3_P_INT(struct e3_bfd_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_SESSIONS - 1),
-	E3_P_INT(struct e3_bfd_conf, nexthop, "nexthop", E3_PT_U32, true, 0, E3_MAX_NEXTHOPS - 1),
-	E3_P_INT(struct e3_bfd_conf, label, "label", E3_PT_U32, false, E3_LABEL_MIN, E3_LABEL_SPACE - 1),
-	E3_P_INT(struct e3_bfd_conf, tx_ms, "tx_ms", E3_PT_U32, false, 1, 60000),
-	E3_P_INT(struct e3_bfd_conf, rx_ms, "rx_ms", E3_PT_U32, false, 1, 60000),
-	E3_P_INT(struct e3_bfd_conf, multiplier, "multiplier", E3_PT_U8, false, 1, 255),
-	E3_P_INT(struct e3_bfd_conf, wtr_s, "wtr_s", E3_PT_U32, false, 0, 3600),
-};
 
 static void bfd_init(void *p)
 {
 	struct e3_bfd_conf *b = p;
 
-	b->tx_ms = 10;
-	b->rx_ms = 10;
-	b->multiplier = 3;
-	b->wtr_s = 5;
+	b->tx_ms = E3_DEFAULT_BFD_TX_MS;
+	b->rx_ms = E3_DEFAULT_BFD_RX_MS;
+	b->multiplier = E3_DEFAULT_BFD_MULTIPLIER;
+	b->wtr_s = E3_DEFAULT_BFD_WTR_S;
 }
 
 const struct e3_obj_type e3_bfd_type = {
-	"bfd", bfd_params, E3_NPARAMS(bfd_params), sizeof(struct e3_bfd_conf), bfd_init, NULL,
+	"bfd", e3_bfd_params, E3_NPARAMS(e3_bfd_params), sizeof(struct e3_bfd_conf), bfd_init, NULL,
 };
 
 json_t *e3_bfd_conf_json(const struct e3_bfd_conf *b)
@@ -210,30 +164,6 @@ json_t *e3_bfd_conf_json(const struct e3_bfd_conf *b)
 }
 
 /* ---- services ------------------------------------------ */
-static const char *const service_types[] = { "", "eline", "elan", NULL };
-static const struct e3_param remote_fields[] = {
-	E3_P_INT(struct e3_remote, source, "source", E3_PT_U16, true, 0, E3_MAX_REMOTES - 1),
-	E3_P_INT(struct e3_remote, nhlfe, "nhlfe", E3_PT_U32, true, 0, E3_MAX_NHLFES - 1),
-};
-static const struct e3_param remote_elem = {
-	.name = "remotes", .type = E3_PT_OBJECT, .sub = remote_fields,
-	.n_sub = E3_NPARAMS(remote_fields),
-};
-static const struct e3_param nhlfe_elem = {
-	.name = "branches", .type = E3_PT_U32, .min = 0, .max = E3_MAX_NHLFES - 1,
-};
-static const struct e3_param service_params[] = {
-	E3_P_INT(struct e3_service_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_SERVICES - 1),
-	E3_P_ENUM(struct e3_service_conf, type, "type", true, service_types),
-	E3_P_STR(struct e3_service_conf, name, "name", false, 0),
-	E3_P_INT(struct e3_service_conf, nhlfe, "nhlfe", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
-	E3_P_INT(struct e3_service_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, 16777216),
-	E3_P_ARRAY(struct e3_service_conf, remotes, n_remotes, "remotes", false, E3_MAX_REMOTES,
-		   &remote_elem),
-	E3_P_ARRAY(struct e3_service_conf, branches, n_branches, "branches", false,
-		   E3_MAX_BRANCHES, &nhlfe_elem),
-};
-enum { SVC_P_NHLFE = 3, SVC_P_MAC_LIMIT, SVC_P_REMOTES, SVC_P_BRANCHES };
 
 static void service_init(void *p)
 {
@@ -245,16 +175,16 @@ static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_service_conf *s = p;
 	if (s->type == E3_SVC_ELINE) {
-		const char *bad = (seen & (1u << SVC_P_MAC_LIMIT)) ? "mac_limit" :
-				  (seen & (1u << SVC_P_REMOTES))   ? "remotes" :
-				  (seen & (1u << SVC_P_BRANCHES))  ? "branches" : NULL;
+		const char *bad = (seen & (1u << E3_SERVICE_P_MAC_LIMIT)) ? "mac_limit" :
+				  (seen & (1u << E3_SERVICE_P_REMOTES))   ? "remotes" :
+				  (seen & (1u << E3_SERVICE_P_BRANCHES))  ? "branches" : NULL;
 		if (bad != NULL) {
 			snprintf(msg, len, "param '%s': applies to type \"elan\" only", bad);
 			return -1;
 		}
 		return 0;
 	}
-	if (seen & (1u << SVC_P_NHLFE)) {
+	if (seen & (1u << E3_SERVICE_P_NHLFE)) {
 		snprintf(msg, len, "param 'nhlfe': applies to type \"eline\" only");
 		return -1;
 	}
@@ -271,7 +201,7 @@ static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 }
 
 const struct e3_obj_type e3_service_type = {
-	"service", service_params, E3_NPARAMS(service_params),
+	"service", e3_service_params, E3_NPARAMS(e3_service_params),
 	sizeof(struct e3_service_conf), service_init, service_finish,
 };
 
@@ -312,15 +242,8 @@ json_t *e3_service_conf_json(const struct e3_service_conf *s)
 }
 
 /* ---- circuits ------------------------------------------ */
-static const struct e3_param circuit_params[] = {
-	E3_P_INT(struct e3_circuit_conf, id, "id", E3_PT_U32, true, 0, E3_MAX_CIRCUITS - 1),
-	E3_P_STR(struct e3_circuit_conf, port, "port", true, 1),
-	E3_P(struct e3_circuit_conf, vlan, "vlan", E3_PT_VLAN, true),
-	E3_P_INT(struct e3_circuit_conf, service, "service", E3_PT_U32, true, 0, E3_MAX_SERVICES - 1),
-	E3_P_INT(struct e3_circuit_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, 16777216),
-};
 const struct e3_obj_type e3_circuit_type = {
-	"circuit", circuit_params, E3_NPARAMS(circuit_params),
+	"circuit", e3_circuit_params, E3_NPARAMS(e3_circuit_params),
 	sizeof(struct e3_circuit_conf), NULL, NULL,
 };
 
@@ -335,25 +258,6 @@ json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c)
 }
 
 /* ---- labels ------------------------------------------ */
-static const struct e3_param port_elem = {
-	.name = "in_ports", .type = E3_PT_STR, .min = 1, .max = 32,
-};
-static const char *const label_types[] = { "", "swap", "eline", "elan", "replicate", "oam", NULL };
-static const struct e3_param label_params[] = {
-	E3_P_INT(struct e3_label_conf, label, "label", E3_PT_U32, true, E3_LABEL_MIN,
-		 E3_LABEL_SPACE - 1),
-	E3_P_ENUM(struct e3_label_conf, type, "type", true, label_types),
-	E3_P_INT(struct e3_label_conf, nhlfe, "nhlfe", E3_PT_U32, false, 0, E3_MAX_NHLFES - 1),
-	E3_P_INT(struct e3_label_conf, service, "service", E3_PT_U32, false, 0, E3_MAX_SERVICES - 1),
-	E3_P_INT(struct e3_label_conf, source, "source", E3_PT_U16, false, 0, E3_MAX_REMOTES - 1),
-	E3_P_STR(struct e3_label_conf, rpf_port, "rpf_port", false, 1),
-	E3_P_ARRAY(struct e3_label_conf, branches, n_branches, "branches", false, E3_MAX_BRANCHES,
-		   &nhlfe_elem),
-	E3_P_INT(struct e3_label_conf, session, "session", E3_PT_U32, false, 0, E3_MAX_SESSIONS - 1),
-	E3_P_ARRAY(struct e3_label_conf, in_ports, n_in_ports, "in_ports", false, E3_MAX_IN_PORTS,
-		   &port_elem),
-};
-enum { LBL_P_NHLFE = 2, LBL_P_SERVICE, LBL_P_SOURCE, LBL_P_RPF, LBL_P_BRANCHES, LBL_P_SESSION };
 
 static void label_init(void *p)
 {
@@ -369,30 +273,30 @@ static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 	static const struct {
 		uint32_t need, allow;
 	} rule[] = {
-		[E3_LBL_SWAP] = { 1u << LBL_P_NHLFE, 1u << LBL_P_NHLFE },
-		[E3_LBL_ELINE] = { 1u << LBL_P_SERVICE, 1u << LBL_P_SERVICE },
-		[E3_LBL_ELAN] = { 1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE,
-				  1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE },
-		[E3_LBL_REPLICATE] = { 1u << LBL_P_RPF,
-				       1u << LBL_P_RPF | 1u << LBL_P_BRANCHES |
-					       1u << LBL_P_SERVICE | 1u << LBL_P_SOURCE },
-		[E3_LBL_OAM] = { 1u << LBL_P_SESSION, 1u << LBL_P_SESSION },
+		[E3_LBL_SWAP] = { 1u << E3_LABEL_P_NHLFE, 1u << E3_LABEL_P_NHLFE },
+		[E3_LBL_ELINE] = { 1u << E3_LABEL_P_SERVICE, 1u << E3_LABEL_P_SERVICE },
+		[E3_LBL_ELAN] = { 1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE,
+				  1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE },
+		[E3_LBL_REPLICATE] = { 1u << E3_LABEL_P_RPF_PORT,
+				       1u << E3_LABEL_P_RPF_PORT | 1u << E3_LABEL_P_BRANCHES |
+					       1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE },
+		[E3_LBL_OAM] = { 1u << E3_LABEL_P_SESSION, 1u << E3_LABEL_P_SESSION },
 	};
-	for (int i = LBL_P_NHLFE; i <= LBL_P_SESSION; i++) {
+	for (int i = E3_LABEL_P_NHLFE; i <= E3_LABEL_P_SESSION; i++) {
 		uint32_t bit = 1u << i;
 		if ((rule[l->type].need & bit) && !(seen & bit)) {
 			snprintf(msg, len, "missing param '%s' (needed by type \"%s\")",
-				 label_params[i].name, label_types[l->type]);
+				 e3_label_params[i].name, e3_label_type_names[l->type]);
 			return -1;
 		}
 		if (!(rule[l->type].allow & bit) && (seen & bit)) {
 			snprintf(msg, len, "param '%s': does not apply to type \"%s\"",
-				 label_params[i].name, label_types[l->type]);
+				 e3_label_params[i].name, e3_label_type_names[l->type]);
 			return -1;
 		}
 	}
 	if (l->type == E3_LBL_REPLICATE &&
-	    !!(seen & (1u << LBL_P_SERVICE)) != !!(seen & (1u << LBL_P_SOURCE))) {
+	    !!(seen & (1u << E3_LABEL_P_SERVICE)) != !!(seen & (1u << E3_LABEL_P_SOURCE))) {
 		snprintf(msg, len, "params 'service' and 'source': local delivery needs both");
 		return -1;
 	}
@@ -400,7 +304,7 @@ static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 }
 
 const struct e3_obj_type e3_label_type = {
-	"label", label_params, E3_NPARAMS(label_params), sizeof(struct e3_label_conf),
+	"label", e3_label_params, E3_NPARAMS(e3_label_params), sizeof(struct e3_label_conf),
 	label_init, label_finish,
 };
 
@@ -408,7 +312,7 @@ json_t *e3_label_conf_json(const struct e3_label_conf *l)
 {
 	unsigned t = l->type <= E3_LBL_OAM ? l->type : 0;
 	json_t *o = json_pack("{s:I, s:s}", "label", (json_int_t)l->label, "type",
-			      t ? label_types[t] : "none");
+			      t ? e3_label_type_names[t] : "none");
 	if (o == NULL)
 		return NULL;
 	switch (l->type) {

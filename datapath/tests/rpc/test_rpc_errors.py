@@ -233,7 +233,7 @@ def test_unterminated_garbage_line_is_one_error(dp, base):
     assert out[1]["id"] == 9
 
 
-def test_config_load_refused_whole(base):
+def test_config_load_that_does_not_decode_changes_nothing(base):
     bad = json.loads(json.dumps(BASE))
     bad["nexthops"].append({"id": 3, "port": "fab0", "mac": "02:00:00:00:00:03"})
     bad["labels"].append({"label": 9, "type": "swap", "nhlfe": 5})  # reserved label
