@@ -49,7 +49,7 @@ func run() error {
 		linkCost   = flag.String("link-cost", controller.CostHops, "path cost: hops (declared link costs) or load (declared cost x utilisation)")
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
 		grace      = flag.Duration("grace", 5*time.Second, "on taking leadership, wait this long for agents' reports before acting on them")
-		hold       = flag.Duration("repair-hold", 5*time.Second, "longest a global repair waits while the fabric keeps changing (negative: none)")
+		hold       = flag.Duration("repair-hold", 500*time.Millisecond, "longest a global repair waits while the fabric keeps changing (negative: none)")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -58,7 +58,7 @@ type Options struct {
 	// may not have reported yet, and a missing report is no failure.
 	Grace time.Duration
 	// RepairHold is the longest a global repair waits while the fabric
-	// keeps changing (default 5s; negative: never, each change at once).
+	// keeps changing (default 500ms; negative: never, each change at once).
 	RepairHold time.Duration
 	// FullPass is how often the leader recomputes every service, besides
 	// the services each change affects (default 10 minutes).
@@ -137,7 +137,7 @@ func New(o Options) *Controller {
 		o.Grace = 5 * time.Second
 	}
 	if o.RepairHold == 0 {
-		o.RepairHold = 5 * time.Second
+		o.RepairHold = 500 * time.Millisecond
 	}
 	if o.FullPass == 0 {
 		o.FullPass = 10 * time.Minute
