@@ -2,29 +2,13 @@
  *
  * circuit.c - control of the circuits (ctl.h).
  */
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
-
-#include <rte_cycles.h>
-#include <rte_ether.h>
-
-#include "tables/circuit_table.h"
-#include "base/dp.h"
-#include "tables/label_table.h"
-#include "tables/mac_table.h"
-#include "tables/nhlfe_table.h"
-#include "pipeline/oam.h"
-#include "port/port.h"
-#include "tables/service_table.h"
-#include "ctl/ctl_int.h"
 #include "ctl/ctl.h"
-#include "pipeline/trace.h"
+#include "ctl/ctl_int.h"
+#include "port/port.h"
+#include "tables/circuit_table.h"
+#include "tables/mac_table.h"
+#include "tables/service_table.h"
 #include "worker/stats.h"
-#include "worker/worker.h"
 
 /* ---- circuits ----------------------------------------------------------------- */
 
