@@ -96,9 +96,27 @@ func (st *state) remove(name string) {
 // graphs returns the full fabric and the live one (without what is down).
 func (c *Controller) graphs(st *state, topo *topology.Topology, skip map[string]bool) (full, live *paths.Graph) {
 	cost := c.costFunc(st, topo, skip)
-	full = paths.New(topo, paths.Options{Cost: cost})
-	live = paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links})
-	return full, live
+	if cost != nil {
+		return paths.New(topo, paths.Options{Cost: cost}),
+			paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links})
+	}
+	g := &st.graphs
+	if g.full == nil || g.topo != topo || !g.down.equal(st.down) {
+		*g = graphCache{topo: topo, down: st.down, full: paths.New(topo, paths.Options{}),
+			live: paths.New(topo, paths.Options{DownNodes: st.down.nodes, DownLinks: st.down.links})}
+	}
+	return g.full, g.live
+}
+
+// graphCache keeps the last graphs built with declared costs. They depend
+// only on the topology and what is down, so they serve every change until
+// one of those moves, with the shortest-path trees and disjoint-path graphs
+// they have cached. (A topology and a down view are replaced, never
+// modified.)
+type graphCache struct {
+	topo       *topology.Topology
+	down       downView
+	full, live *paths.Graph
 }
 
 // costFunc is nil for hop count (declared costs), or the load cost: the

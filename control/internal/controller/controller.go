@@ -111,6 +111,7 @@ type state struct {
 	checkRefs map[string]int           // check key -> how many watches of services use it
 	checksAt  map[string]map[string]bool
 	deps      map[string]map[string]bool // node or link element -> services whose route depends on it
+	graphs    graphCache
 	// fullPass: no reaction has run since taking over (reactLocked).
 	fullPass bool
 }

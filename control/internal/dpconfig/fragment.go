@@ -3,9 +3,9 @@ package dpconfig
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
 	"io"
 	"slices"
 	"sync"

@@ -54,6 +54,10 @@ type bitmap struct {
 type Allocator struct {
 	spaces map[string]Space
 	maps   map[spaceKey]*bitmap
+	// roles is the most roles one Assigner has had, the size new ones
+	// start with: services of a fabric are alike, and growing a map
+	// costs more than sizing it.
+	roles int
 }
 
 // New returns an allocator over spaces (DefaultSpaces if nil).
@@ -184,7 +188,9 @@ type Assigner struct {
 // NewAssigner starts a change for a service whose current allocations are old
 // (already reserved in a).
 func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
-	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}}
+	n := max(len(old), min(a.roles, 4096))
+	s := &Assigner{a: a, old: make(map[roleKey]uint32, len(old)), got: make(map[roleKey]uint32, n),
+		fresh: make([]roleKey, 0, n), order: make([]roleKey, 0, n)}
 	for _, x := range old {
 		s.old[roleKey{x.Node, x.Kind, x.Role}] = x.Value
 	}
@@ -274,6 +280,7 @@ func (s *Assigner) Sequence() (map[string]map[string][]uint32, string) {
 
 // Commit frees the old values no longer used, once the change is stored.
 func (s *Assigner) Commit() {
+	s.a.roles = max(s.a.roles, len(s.got))
 	for k, v := range s.old {
 		if _, ok := s.got[k]; !ok {
 			s.a.Free(k.node, k.kind, v)

@@ -48,6 +48,7 @@ type arc struct {
 type tree struct {
 	dist  []int64 // -1: unreachable
 	preds [][]int
+	paths map[int][]candidate // dst -> every shortest path (all)
 }
 
 // Options select what the graph contains.
@@ -132,7 +133,7 @@ func (g *Graph) spt(src int) *tree {
 		return t
 	}
 	n := len(g.names)
-	t := &tree{dist: make([]int64, n), preds: make([][]int, n)}
+	t := &tree{dist: make([]int64, n), preds: make([][]int, n), paths: map[int][]candidate{}}
 	for i := range t.dist {
 		t.dist[i] = -1
 	}
@@ -201,21 +202,48 @@ func (g *Graph) Shortest(src, dst, salt string) (model.Path, bool) {
 	}
 
 	t := g.spt(g.ids[src])
-	if t.dist[g.ids[dst]] < 0 {
+	cands := g.all(t, g.ids[src], g.ids[dst])
+	if cands == nil {
 		return nil, false
 	}
-	// Every shortest path, walked back from dst over the predecessors;
-	// rev holds the current one backwards.
-	var best []int
-	var bestKey uint64
-	rev := []int{g.ids[dst]}
+	best := 0
+	bestKey := g.tieKey(salt, cands[0].ids)
+	for i := 1; i < len(cands); i++ {
+		k := g.tieKey(salt, cands[i].ids)
+		if k < bestKey || (k == bestKey && g.joined(cands[i].ids) < g.joined(cands[best].ids)) {
+			best, bestKey = i, k
+		}
+	}
+	return slices.Clone(cands[best].path), true
+}
+
+// candidate is one of the shortest paths from a tree's source.
+type candidate struct {
+	ids  []int // nodes, source first
+	path model.Path
+}
+
+// all lists every shortest path from src to dst (nil if there is none),
+// cached in src's tree: the salt only picks one of them.
+func (g *Graph) all(t *tree, src, dst int) []candidate {
+	if t.dist[dst] < 0 {
+		return nil
+	}
+	if c, ok := t.paths[dst]; ok {
+		return c
+	}
+	var out []candidate
+	rev := []int{dst} // the current path, backwards
 	var walk func(at int)
 	walk = func(at int) {
-		if at == g.ids[src] {
-			k := g.tieKey(salt, rev)
-			if best == nil || k < bestKey || (k == bestKey && g.joined(rev) < g.joined(best)) {
-				best, bestKey = slices.Clone(rev), k
+		if at == src {
+			ids := slices.Clone(rev)
+			slices.Reverse(ids)
+			names := make([]string, len(ids))
+			for i, id := range ids {
+				names[i] = g.names[id]
 			}
+			out = append(out, candidate{ids: ids, path: g.hops(names)})
 			return
 		}
 		for _, p := range t.preds[at] {
@@ -224,12 +252,9 @@ func (g *Graph) Shortest(src, dst, salt string) (model.Path, bool) {
 			rev = rev[:len(rev)-1]
 		}
 	}
-	walk(g.ids[dst])
-	names := make([]string, len(best))
-	for i, id := range best {
-		names[len(best)-1-i] = g.names[id]
-	}
-	return g.hops(names), true
+	walk(dst)
+	t.paths[dst] = out
+	return out
 }
 
 // Connected reports whether a path joins src and dst.
@@ -237,19 +262,19 @@ func (g *Graph) Connected(src, dst string) bool {
 	return g.Has(src) && g.Has(dst) && g.spt(g.ids[src]).dist[g.ids[dst]] >= 0
 }
 
-// tieKey is FNV-1a of salt and the path's node names (rev holds the path
-// backwards), 0-separated, finished by the splitmix64 finalizer, which
-// spreads FNV's weakly mixed output so that paths differing in one name
-// compare independently from one salt to the next.
-func (g *Graph) tieKey(salt string, rev []int) uint64 {
+// tieKey is FNV-1a of salt and the path's node names, 0-separated,
+// finished by the splitmix64 finalizer, which spreads FNV's weakly mixed
+// output so that paths differing in one name compare independently from
+// one salt to the next.
+func (g *Graph) tieKey(salt string, ids []int) uint64 {
 	const prime = 1099511628211
 	z := uint64(14695981039346656037)
 	for i := 0; i < len(salt); i++ {
 		z = (z ^ uint64(salt[i])) * prime
 	}
-	for i := len(rev) - 1; i >= 0; i-- {
+	for _, id := range ids {
 		z *= prime // the 0 separator
-		n := g.names[rev[i]]
+		n := g.names[id]
 		for j := 0; j < len(n); j++ {
 			z = (z ^ uint64(n[j])) * prime
 		}
@@ -259,14 +284,14 @@ func (g *Graph) tieKey(salt string, rev []int) uint64 {
 	return z ^ (z >> 31)
 }
 
-// joined is the path's names, src first, comma-separated: the last tie-break.
-func (g *Graph) joined(rev []int) string {
+// joined is the path's names, comma-separated: the last tie-break.
+func (g *Graph) joined(ids []int) string {
 	var b strings.Builder
-	for i := len(rev) - 1; i >= 0; i-- {
-		if i < len(rev)-1 {
+	for i, id := range ids {
+		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(g.names[rev[i]])
+		b.WriteString(g.names[id])
 	}
 	return b.String()
 }
