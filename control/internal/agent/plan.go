@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -84,11 +85,14 @@ func Diff(desired, actual dpconfig.Config) []Op {
 		func(p dpconfig.Port) string { return p.Name },
 		func(want, have dpconfig.Port) bool {
 			// No MAC in the desired config means "the device's own", and
-			// config_dump reports the MAC in use whichever it is.
+			// config_dump reports the MAC in use whichever it is. It never
+			// reports the workers: they are where the queues run, not what
+			// the port is.
 			if want.MAC == "" {
 				want.MAC = have.MAC
 			}
-			return want == have
+			want.Workers, have.Workers = nil, nil
+			return reflect.DeepEqual(want, have)
 		})
 	diffKind(&plan, &dels, KindNexthop, d.Nexthops, a.Nexthops,
 		func(n dpconfig.Nexthop) string { return idKey(n.ID) }, dpconfig.Nexthop.Equal)

@@ -11,23 +11,6 @@ import (
 	"sync"
 )
 
-// Fragment is one object's part of one node's configuration: the node's
-// own part (settings, ports, nexthops, link BFD sessions), one service's,
-// or one path check's. The controller stores each fragment under its own
-// etcd key (docs/control-plane.md, "etcd keys"); a node's configuration is
-// the merge of its fragments (Assemble). Identifiers are allocated per
-// node, so no two fragments of a node hold an object with the same id.
-type Fragment struct {
-	Settings *Settings `json:"settings,omitempty"`
-	Ports    []Port    `json:"ports,omitempty"`
-	Nexthops []Nexthop `json:"nexthops,omitempty"`
-	BFD      []BFD     `json:"bfd,omitempty"`
-	NHLFEs   []NHLFE   `json:"nhlfes,omitempty"`
-	Services []Service `json:"services,omitempty"`
-	Circuits []Circuit `json:"circuits,omitempty"`
-	Labels   []Label   `json:"labels,omitempty"`
-}
-
 // Sort puts every list in id order, so a fragment has one encoding.
 func (f *Fragment) Sort() {
 	slices.SortFunc(f.Ports, func(a, b Port) int { return cmp.Compare(a.Name, b.Name) })
@@ -99,9 +82,14 @@ var gzipWriters = sync.Pool{New: func() any {
 
 // EncodeFragment returns f as stored in etcd: JSON, gzipped when large.
 func EncodeFragment(f *Fragment) ([]byte, error) {
-	b, err := json.Marshal(f)
-	if err != nil || len(b) <= compressAbove {
-		return b, err
+	var e encoder
+	f.encode(&e)
+	b, err := e.b, e.err
+	if err != nil {
+		return nil, fmt.Errorf("fragment: %w", err)
+	}
+	if len(b) <= compressAbove {
+		return b, nil
 	}
 	var buf bytes.Buffer
 	w := gzipWriters.Get().(*gzip.Writer)

@@ -169,7 +169,7 @@ func (c Config) Equal(o Config) bool { return reflect.DeepEqual(c.Normalize(), o
 
 // Equal reports whether two objects are the same once normalised.
 func (s Settings) Equal(o Settings) bool { return s.Normalize() == o.Normalize() }
-func (p Port) Equal(o Port) bool         { return p.Normalize() == o.Normalize() }
+func (p Port) Equal(o Port) bool         { return reflect.DeepEqual(p.Normalize(), o.Normalize()) }
 func (n Nexthop) Equal(o Nexthop) bool   { return n.Normalize() == o.Normalize() }
 func (n NHLFE) Equal(o NHLFE) bool       { return reflect.DeepEqual(n.Normalize(), o.Normalize()) }
 func (b BFD) Equal(o BFD) bool           { return reflect.DeepEqual(b.Normalize(), o.Normalize()) }

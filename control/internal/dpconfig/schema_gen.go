@@ -53,14 +53,6 @@ var paramRanges = map[string]map[string][2]int64{
 	"nexthop": {
 		"id": {0, 4095},
 	},
-	"nhlfe": {
-		"id":      {0, 1048575},
-		"nexthop": {0, 4095},
-		"label":   {16, 1048575},
-		"primary": {0, 1048575},
-		"backup":  {0, 1048575},
-		"watch":   {0, 4095},
-	},
 	"bfd": {
 		"id":         {0, 4095},
 		"nexthop":    {0, 4095},
@@ -69,6 +61,14 @@ var paramRanges = map[string]map[string][2]int64{
 		"rx_ms":      {1, 60000},
 		"multiplier": {1, 255},
 		"wtr_s":      {0, 3600},
+	},
+	"nhlfe": {
+		"id":      {0, 1048575},
+		"nexthop": {0, 4095},
+		"label":   {16, 1048575},
+		"primary": {0, 1048575},
+		"backup":  {0, 1048575},
+		"watch":   {0, 4095},
 	},
 	"service": {
 		"id":        {0, 65535},

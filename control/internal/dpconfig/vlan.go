@@ -31,16 +31,11 @@ func (v VLAN) String() string {
 	return strconv.Itoa(int(v))
 }
 
-// MarshalJSON writes a number, or "untagged"; an invalid VLAN is an error
-// so that a bad value never reaches the datapath or etcd.
+// MarshalJSON writes a number, or "untagged"; an invalid VLAN is an error.
 func (v VLAN) MarshalJSON() ([]byte, error) {
-	if !v.Valid() {
-		return nil, fmt.Errorf("vlan %d: want 1..4094 or untagged", uint16(v))
-	}
-	if v == Untagged {
-		return []byte(`"` + untaggedJSON + `"`), nil
-	}
-	return strconv.AppendUint(nil, uint64(v), 10), nil
+	var e encoder
+	e.vlan(v)
+	return e.b, e.err
 }
 
 // UnmarshalJSON takes a number 1..4094 or the string "untagged".

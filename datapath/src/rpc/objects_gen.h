@@ -44,17 +44,6 @@ static const struct e3_param e3_nexthop_params[] = {
 };
 enum { E3_NEXTHOP_P_ID = 0, E3_NEXTHOP_P_PORT, E3_NEXTHOP_P_MAC };
 
-/* ---- nhlfe: a next hop and the label to write (plain: nexthop and label), or a protected NHLFE (primary, backup, watch) (nhlfe_add) */
-static const struct e3_param e3_nhlfe_params[] = {
-	E3_P_INT(struct e3_nhlfe_conf, id, "id", E3_PT_U32, true, 0, (E3_MAX_NHLFES - 1)),
-	E3_P_INT(struct e3_nhlfe_conf, nexthop, "nexthop", E3_PT_U32, false, 0, (E3_MAX_NEXTHOPS - 1)),
-	E3_P_INT(struct e3_nhlfe_conf, label, "label", E3_PT_U32, false, E3_LABEL_MIN, (E3_LABEL_SPACE - 1)),
-	E3_P_INT(struct e3_nhlfe_conf, primary, "primary", E3_PT_U32, false, 0, (E3_MAX_NHLFES - 1)),
-	E3_P_INT(struct e3_nhlfe_conf, backup, "backup", E3_PT_U32, false, 0, (E3_MAX_NHLFES - 1)),
-	E3_P_INT(struct e3_nhlfe_conf, watch, "watch", E3_PT_U32, false, 0, (E3_MAX_SESSIONS - 1)),
-};
-enum { E3_NHLFE_P_ID = 0, E3_NHLFE_P_NEXTHOP, E3_NHLFE_P_LABEL, E3_NHLFE_P_PRIMARY, E3_NHLFE_P_BACKUP, E3_NHLFE_P_WATCH };
-
 /* ---- bfd: a BFD session of a link (no label) or of a path (bfd_add) */
 static const struct e3_param e3_bfd_params[] = {
 	E3_P_INT(struct e3_bfd_conf, id, "id", E3_PT_U32, true, 0, (E3_MAX_SESSIONS - 1)),
@@ -66,6 +55,17 @@ static const struct e3_param e3_bfd_params[] = {
 	E3_P_INT(struct e3_bfd_conf, wtr_s, "wtr_s", E3_PT_U32, false, 0, 3600),
 };
 enum { E3_BFD_P_ID = 0, E3_BFD_P_NEXTHOP, E3_BFD_P_LABEL, E3_BFD_P_TX_MS, E3_BFD_P_RX_MS, E3_BFD_P_MULTIPLIER, E3_BFD_P_WTR_S };
+
+/* ---- nhlfe: a next hop and the label to write (plain: nexthop and label), or a protected NHLFE (primary, backup, watch) (nhlfe_add) */
+static const struct e3_param e3_nhlfe_params[] = {
+	E3_P_INT(struct e3_nhlfe_conf, id, "id", E3_PT_U32, true, 0, (E3_MAX_NHLFES - 1)),
+	E3_P_INT(struct e3_nhlfe_conf, nexthop, "nexthop", E3_PT_U32, false, 0, (E3_MAX_NEXTHOPS - 1)),
+	E3_P_INT(struct e3_nhlfe_conf, label, "label", E3_PT_U32, false, E3_LABEL_MIN, (E3_LABEL_SPACE - 1)),
+	E3_P_INT(struct e3_nhlfe_conf, primary, "primary", E3_PT_U32, false, 0, (E3_MAX_NHLFES - 1)),
+	E3_P_INT(struct e3_nhlfe_conf, backup, "backup", E3_PT_U32, false, 0, (E3_MAX_NHLFES - 1)),
+	E3_P_INT(struct e3_nhlfe_conf, watch, "watch", E3_PT_U32, false, 0, (E3_MAX_SESSIONS - 1)),
+};
+enum { E3_NHLFE_P_ID = 0, E3_NHLFE_P_NEXTHOP, E3_NHLFE_P_LABEL, E3_NHLFE_P_PRIMARY, E3_NHLFE_P_BACKUP, E3_NHLFE_P_WATCH };
 
 /* ---- service: an E-Line or E-LAN instance (service_add) */
 static const char *const e3_service_type_names[] = { "", "eline", "elan", NULL };
