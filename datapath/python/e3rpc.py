@@ -1,6 +1,6 @@
 """e3rpc - a small client for e3-vswitchd's JSON-RPC 2.0 control socket.
 
-Standard library only. One Client is one connection; calls are sequential.
+Standard library and e3schema (the error codes, generated) only. One Client is one connection; calls are sequential.
 
     from e3rpc import Client, RpcError
     with Client("/run/e3/e3.sock") as c:
@@ -9,21 +9,11 @@ Standard library only. One Client is one connection; calls are sequential.
 import json
 import socket
 
+from e3schema import ERRORS
+
 __all__ = ["Client", "RpcError", "DEFAULT_SOCKET"]
 
 DEFAULT_SOCKET = "/run/e3/e3.sock"
-
-# Error codes of docs/control-api.md.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-NOT_FOUND = -32000
-CONFLICT = -32001
-BUSY = -32002
-NO_SPACE = -32003
-DEVICE_ERROR = -32004
 
 
 class RpcError(Exception):
@@ -34,6 +24,7 @@ class RpcError(Exception):
         super().__init__(f"{message} ({code})" if code is not None else message)
         self.code = code
         self.message = message
+        self.name = ERRORS.get(code)  # e.g. "NOT_FOUND"; None for a transport failure
 
 
 class Client:

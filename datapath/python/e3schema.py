@@ -125,3 +125,15 @@ OBJECTS = {'settings': {'method': 'settings_set',
                        'cli': {'flag': 'in-port', 'item': 'PORT'},
                        'doc': 'the fabric ports it takes frames from; none = any',
                        'of': 'str'}]}}
+
+# JSON-RPC error codes: code -> name.
+ERRORS = {-32700: 'PARSE_ERROR',
+ -32600: 'INVALID_REQUEST',
+ -32601: 'METHOD_NOT_FOUND',
+ -32602: 'INVALID_PARAMS',
+ -32603: 'INTERNAL_ERROR',
+ -32000: 'NOT_FOUND',
+ -32001: 'CONFLICT',
+ -32002: 'BUSY',
+ -32003: 'NO_SPACE',
+ -32004: 'DEVICE_ERROR'}

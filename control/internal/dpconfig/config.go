@@ -9,24 +9,3 @@ package dpconfig
 
 // Version is the schema version of Config (the "version" field).
 const Version = 1
-
-// Port kinds.
-const (
-	KindCustomer = "customer"
-	KindFabric   = "fabric"
-)
-
-// Service types.
-const (
-	ServiceELine = "eline"
-	ServiceELAN  = "elan"
-)
-
-// Label entry types.
-const (
-	LabelSwap      = "swap"
-	LabelELine     = "eline"
-	LabelELAN      = "elan"
-	LabelReplicate = "replicate"
-	LabelOAM       = "oam"
-)

@@ -8,6 +8,27 @@ import (
 	"strconv"
 )
 
+// Values of Port.Kind.
+const (
+	KindCustomer = "customer"
+	KindFabric   = "fabric"
+)
+
+// Values of Service.Type.
+const (
+	ServiceELine = "eline"
+	ServiceELAN  = "elan"
+)
+
+// Values of Label.Type.
+const (
+	LabelSwap      = "swap"
+	LabelELine     = "eline"
+	LabelELAN      = "elan"
+	LabelReplicate = "replicate"
+	LabelOAM       = "oam"
+)
+
 // Settings is the node-wide settings (settings_get, settings_set).
 type Settings struct {
 	TTL            int  `json:"ttl"`               // initial TTL of labelled frames

@@ -27,20 +27,6 @@ import (
 // that probes a device is the slowest.
 const DefaultTimeout = 10 * time.Second
 
-// JSON-RPC error codes of e3-vswitchd (docs/control-api.md).
-const (
-	CodeParse          = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternal       = -32603
-	CodeNotFound       = -32000
-	CodeConflict       = -32001
-	CodeBusy           = -32002
-	CodeNoSpace        = -32003
-	CodeDevice         = -32004
-)
-
 // Error is an error answered by the datapath: the call reached it and it
 // refused; its state is unchanged.
 type Error struct {

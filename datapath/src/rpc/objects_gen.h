@@ -19,6 +19,7 @@ static const struct e3_param e3_settings_params[] = {
 	E3_P_INT(struct e3_settings, mac_move_window_s, "mac_move_window_s", E3_PT_U32, false, 1, 86400),
 };
 enum { E3_SETTINGS_P_TTL = 0, E3_SETTINGS_P_CONTROL_WORD, E3_SETTINGS_P_MAC_AGING_S, E3_SETTINGS_P_MAC_LIMIT, E3_SETTINGS_P_MAC_MOVE_LIMIT, E3_SETTINGS_P_MAC_MOVE_WINDOW_S };
+static const struct e3_dump e3_settings_dump = { .if_set = 0, .unless_none = 0, .never = 0 };
 
 /* ---- port: a DPDK device attached to the switch (port_add) */
 static const char *const e3_port_kind_names[] = { "customer", "fabric", NULL };
@@ -35,6 +36,7 @@ static const struct e3_param e3_port_params[] = {
 	E3_P_ARRAY(struct e3_port_req, conf.worker, n_workers, "workers", false, E3_MAX_QUEUES, &e3_port_workers_elem),
 };
 enum { E3_PORT_P_NAME = 0, E3_PORT_P_DEVARGS, E3_PORT_P_KIND, E3_PORT_P_MTU, E3_PORT_P_MAC, E3_PORT_P_RX_QUEUES, E3_PORT_P_WORKERS };
+static const struct e3_dump e3_port_dump = { .if_set = 1ull << E3_PORT_P_MTU | 1ull << E3_PORT_P_MAC | 1ull << E3_PORT_P_RX_QUEUES, .unless_none = 0, .never = 1ull << E3_PORT_P_WORKERS };
 
 /* ---- nexthop: a fabric port and the neighbour's MAC (nexthop_add) */
 static const struct e3_param e3_nexthop_params[] = {
@@ -43,6 +45,7 @@ static const struct e3_param e3_nexthop_params[] = {
 	E3_P(struct e3_nexthop_conf, mac, "mac", E3_PT_MAC, true),
 };
 enum { E3_NEXTHOP_P_ID = 0, E3_NEXTHOP_P_PORT, E3_NEXTHOP_P_MAC };
+static const struct e3_dump e3_nexthop_dump = { .if_set = 0, .unless_none = 0, .never = 0 };
 
 /* ---- bfd: a BFD session of a link (no label) or of a path (bfd_add) */
 static const struct e3_param e3_bfd_params[] = {
@@ -55,6 +58,7 @@ static const struct e3_param e3_bfd_params[] = {
 	E3_P_INT(struct e3_bfd_conf, wtr_s, "wtr_s", E3_PT_U32, false, 0, 3600),
 };
 enum { E3_BFD_P_ID = 0, E3_BFD_P_NEXTHOP, E3_BFD_P_LABEL, E3_BFD_P_TX_MS, E3_BFD_P_RX_MS, E3_BFD_P_MULTIPLIER, E3_BFD_P_WTR_S };
+static const struct e3_dump e3_bfd_dump = { .if_set = 1ull << E3_BFD_P_LABEL, .unless_none = 0, .never = 0 };
 
 /* ---- nhlfe: a next hop and the label to write (plain: nexthop and label), or a protected NHLFE (primary, backup, watch) (nhlfe_add) */
 static const struct e3_param e3_nhlfe_params[] = {
@@ -66,6 +70,7 @@ static const struct e3_param e3_nhlfe_params[] = {
 	E3_P_INT(struct e3_nhlfe_conf, watch, "watch", E3_PT_U32, false, 0, (E3_MAX_SESSIONS - 1)),
 };
 enum { E3_NHLFE_P_ID = 0, E3_NHLFE_P_NEXTHOP, E3_NHLFE_P_LABEL, E3_NHLFE_P_PRIMARY, E3_NHLFE_P_BACKUP, E3_NHLFE_P_WATCH };
+static const struct e3_dump e3_nhlfe_dump = { .if_set = 0, .unless_none = 0, .never = 0 };
 
 /* ---- service: an E-Line or E-LAN instance (service_add) */
 static const char *const e3_service_type_names[] = { "", "eline", "elan", NULL };
@@ -89,6 +94,7 @@ static const struct e3_param e3_service_params[] = {
 	E3_P_ARRAY(struct e3_service_conf, branches, n_branches, "branches", false, E3_MAX_BRANCHES, &e3_service_branches_elem),
 };
 enum { E3_SERVICE_P_ID = 0, E3_SERVICE_P_TYPE, E3_SERVICE_P_NAME, E3_SERVICE_P_NHLFE, E3_SERVICE_P_MAC_LIMIT, E3_SERVICE_P_REMOTES, E3_SERVICE_P_BRANCHES };
+static const struct e3_dump e3_service_dump = { .if_set = 1ull << E3_SERVICE_P_NAME | 1ull << E3_SERVICE_P_MAC_LIMIT | 1ull << E3_SERVICE_P_REMOTES | 1ull << E3_SERVICE_P_BRANCHES, .unless_none = 1ull << E3_SERVICE_P_NHLFE, .never = 0 };
 
 /* ---- circuit: a customer port and VLAN (or untagged) attached to a service (circuit_add) */
 static const struct e3_param e3_circuit_params[] = {
@@ -99,6 +105,7 @@ static const struct e3_param e3_circuit_params[] = {
 	E3_P_INT(struct e3_circuit_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, E3_MAC_LIMIT_MAX),
 };
 enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT };
+static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT, .unless_none = 0, .never = 0 };
 
 /* ---- label: an entry of the label table (label_add) */
 static const char *const e3_label_type_names[] = { "", "swap", "eline", "elan", "replicate", "oam", NULL };
@@ -120,5 +127,6 @@ static const struct e3_param e3_label_params[] = {
 	E3_P_ARRAY(struct e3_label_conf, in_ports, n_in_ports, "in_ports", false, E3_MAX_IN_PORTS, &e3_label_in_ports_elem),
 };
 enum { E3_LABEL_P_LABEL = 0, E3_LABEL_P_TYPE, E3_LABEL_P_NHLFE, E3_LABEL_P_SERVICE, E3_LABEL_P_SOURCE, E3_LABEL_P_RPF_PORT, E3_LABEL_P_BRANCHES, E3_LABEL_P_SESSION, E3_LABEL_P_IN_PORTS };
+static const struct e3_dump e3_label_dump = { .if_set = 1ull << E3_LABEL_P_BRANCHES | 1ull << E3_LABEL_P_IN_PORTS, .unless_none = 1ull << E3_LABEL_P_SERVICE, .never = 0 };
 
 #endif

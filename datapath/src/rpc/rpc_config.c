@@ -34,31 +34,31 @@
 /* ---- config_dump ------------------------------------------ */
 static void dump_port(const struct e3_port_info *p, void *w)
 {
-	e3_jw_json(w, NULL, e3_port_conf_json(&p->conf));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_port_type, &p->conf));
 }
 static void dump_nexthop(const struct e3_nexthop_conf *n, void *w)
 {
-	e3_jw_json(w, NULL, e3_nexthop_conf_json(n));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_nexthop_type, n));
 }
 static void dump_nhlfe(const struct e3_nhlfe_conf *n, void *w)
 {
-	e3_jw_json(w, NULL, e3_nhlfe_conf_json(n));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_nhlfe_type, n));
 }
 static void dump_bfd(const struct e3_bfd_info *b, void *w)
 {
-	e3_jw_json(w, NULL, e3_bfd_conf_json(&b->conf));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_bfd_type, &b->conf));
 }
 static void dump_service(const struct e3_service_info *s, void *w)
 {
-	e3_jw_json(w, NULL, e3_service_conf_json(s->conf));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_service_type, s->conf));
 }
 static void dump_circuit(const struct e3_circuit_info *c, void *w)
 {
-	e3_jw_json(w, NULL, e3_circuit_conf_json(&c->conf));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_circuit_type, &c->conf));
 }
 static void dump_label(const struct e3_label_info *l, void *w)
 {
-	e3_jw_json(w, NULL, e3_label_conf_json(l->conf));
+	e3_jw_json(w, NULL, e3_obj_json(&e3_label_type, l->conf));
 }
 
 int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
@@ -69,7 +69,7 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 	e3_ctl_settings_get(&s);
 	e3_jw_open(w, NULL, '{');
 	e3_jw_json(w, "version", json_integer(1));
-	e3_jw_json(w, "settings", e3_settings_json(&s));
+	e3_jw_json(w, "settings", e3_obj_json(&e3_settings_type, &s));
 	e3_jw_open(w, "ports", '[');
 	e3_ctl_port_walk(dump_port, w);
 	e3_jw_close(w, ']');
@@ -118,8 +118,8 @@ static void load_init(void *p)
 	((struct load_params *)p)->replace = true;
 }
 const struct e3_obj_type e3_config_load_params = {
-	"params", load_table, E3_NPARAMS(load_table), sizeof(struct load_params),
-	load_init, NULL,
+	.what = "params", .params = load_table, .n_params = E3_NPARAMS(load_table),
+	.size = sizeof(struct load_params), .init = load_init,
 };
 
 /* ---- what the node has: by id, and what references need ---------- */

@@ -3,7 +3,8 @@
  * rpc_int.h - internals shared by the JSON-RPC server's files:
  *   rpc.c          transport (socket, epoll, framing, dispatch)
  *   rpc_json.c     buffers, the streaming result writer, the params decoder
- *   rpc_objects.c  each configurable object: params table, checks, JSON form
+ *                  and its inverse, the encoder config_dump uses
+ *   rpc_objects.c  each configurable object: params table, checks, its forms
  *   rpc_methods.c  the method table and its handlers
  *   rpc_config.c   config_dump / config_load / e3_rpc_load_file
  *   telemetry.c    DPDK telemetry commands
@@ -18,20 +19,7 @@
 #include <jansson.h>
 
 #include "ctl/ctl.h"
-
-/* JSON-RPC error codes (docs/control-api.md). */
-enum {
-	E3_RPC_PARSE_ERROR = -32700,
-	E3_RPC_INVALID_REQUEST = -32600,
-	E3_RPC_METHOD_NOT_FOUND = -32601,
-	E3_RPC_INVALID_PARAMS = -32602,
-	E3_RPC_INTERNAL_ERROR = -32603,
-	E3_RPC_NOT_FOUND = -32000,
-	E3_RPC_CONFLICT = -32001,
-	E3_RPC_BUSY = -32002,
-	E3_RPC_NO_SPACE = -32003,
-	E3_RPC_DEVICE_ERROR = -32004,
-};
+#include "rpc/rpc_gen.h"
 
 #define E3_VERSION "0.1.0"
 #define E3_RPC_MAX_MSG (1u << 20) /* one request, bytes */
@@ -149,6 +137,13 @@ struct e3_port_req {             /* port_add params: the conf and how many worke
 	struct e3_port_conf conf;
 	uint16_t n_workers;
 };
+/* Which params config_dump leaves out (bits of the params table; generated
+ * from the schema's `dump` keys into objects_gen.h): those in if_set when
+ * zero (0, "", a zero MAC, no elements), those in unless_none when E3_NONE,
+ * and those in never. */
+struct e3_dump {
+	uint64_t if_set, unless_none, never;
+};
 struct e3_obj_type {
 	const char *what;              /* "port", ... for messages */
 	const struct e3_param *params;
@@ -157,6 +152,9 @@ struct e3_obj_type {
 	void (*init)(void *conf);      /* defaults before decoding */
 	/* defaults that depend on other params, and checks across params */
 	int (*finish)(void *conf, uint64_t seen, char *msg, size_t len);
+	const struct e3_dump *dump;
+	/* The params of conf's form (e.g. a label's type), NULL: all. */
+	uint64_t (*applies)(const void *conf);
 };
 extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type, e3_bfd_type,
 	e3_service_type, e3_circuit_type, e3_label_type, e3_settings_type;
@@ -179,14 +177,11 @@ const struct e3_rpc_method *e3_rpc_method_find(const char *name);
 void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params,
 		   struct e3_rpc_call *c);
 
-json_t *e3_port_conf_json(const struct e3_port_conf *p);
-json_t *e3_nexthop_conf_json(const struct e3_nexthop_conf *n);
-json_t *e3_nhlfe_conf_json(const struct e3_nhlfe_conf *n);
-json_t *e3_bfd_conf_json(const struct e3_bfd_conf *b);
-json_t *e3_service_conf_json(const struct e3_service_conf *s);
-json_t *e3_circuit_conf_json(const struct e3_circuit_conf *c);
-json_t *e3_label_conf_json(const struct e3_label_conf *l);
-json_t *e3_settings_json(const struct e3_settings *s);
+/* An object as config_dump writes it (which decodes back to the same
+ * object): the params of t's table that apply to it, less those its dump
+ * masks leave out. conf is the struct the table decodes into (for a port,
+ * its e3_port_conf, the first member of e3_port_req). */
+json_t *e3_obj_json(const struct e3_obj_type *t, const void *conf);
 /* Settings given (seen: bits of the settings table) override those in s. */
 void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint64_t seen);
 

@@ -142,15 +142,12 @@ int e3_rpc_err(struct e3_rpc_call *c, int code, const char *fmt, ...)
 
 int e3_rpc_code_of(int rc)
 {
+#define E3_RPC_CTL_CASE(ctl, code) case ctl: return code;
 	switch (-rc) {
-	case E3_EINVAL: return E3_RPC_INVALID_PARAMS;
-	case E3_ENOENT: return E3_RPC_NOT_FOUND;
-	case E3_EEXIST: return E3_RPC_CONFLICT;
-	case E3_EBUSY: return E3_RPC_BUSY;
-	case E3_ENOSPC: return E3_RPC_NO_SPACE;
-	case E3_EIO: return E3_RPC_DEVICE_ERROR;
+	E3_RPC_CTL_CODES(E3_RPC_CTL_CASE)
 	default: return E3_RPC_INTERNAL_ERROR;
 	}
+#undef E3_RPC_CTL_CASE
 }
 
 int e3_rpc_ctl_err(struct e3_rpc_call *c, int rc, const char *err)
@@ -417,4 +414,95 @@ int e3_decode(const json_t *obj, const struct e3_param *t, size_t n, void *out,
 	if (seen != NULL)
 		*seen = s;
 	return rc;
+}
+
+/* ---- params encoder: the decoder's inverse ------------------------------- */
+static uint16_t enc_count(const struct e3_param *p, const void *src)
+{
+	/* count_off is relative to the same base as off */
+	return *(const uint16_t *)((const char *)src - p->off + p->count_off);
+}
+
+static int64_t enc_int(const struct e3_param *p, const void *src)
+{
+	switch (p->type) {
+	case E3_PT_U8: return *(const uint8_t *)src;
+	case E3_PT_U16: return *(const uint16_t *)src;
+	case E3_PT_I16: return *(const int16_t *)src;
+	case E3_PT_U32: return *(const uint32_t *)src;
+	case E3_PT_I32: return *(const int32_t *)src;
+	default: return *(const int64_t *)src;
+	}
+}
+
+static bool enc_zero(const struct e3_param *p, const void *src)
+{
+	switch (p->type) {
+	case E3_PT_BOOL: return !*(const bool *)src;
+	case E3_PT_STR: return *(const char *)src == '\0';
+	case E3_PT_MAC: return e3_mac_is_zero(src);
+	case E3_PT_VLAN: return *(const uint16_t *)src == 0;
+	case E3_PT_ENUM: return *(const int *)src == 0;
+	case E3_PT_ARRAY: return enc_count(p, src) == 0;
+	case E3_PT_OBJECT:
+	case E3_PT_JARRAY:
+	case E3_PT_JOBJECT: return false;
+	default: return enc_int(p, src) == 0;
+	}
+}
+
+static json_t *enc_table(const struct e3_param *t, size_t n, const void *in, uint64_t skip,
+			 uint64_t if_set, uint64_t unless_none);
+
+static json_t *enc_value(const struct e3_param *p, const void *src)
+{
+	switch (p->type) {
+	case E3_PT_BOOL: return json_boolean(*(const bool *)src);
+	case E3_PT_STR: return json_string(src);
+	case E3_PT_MAC: return e3_mac_json(src);
+	case E3_PT_VLAN: return e3_vlan_json(*(const uint16_t *)src);
+	case E3_PT_ENUM: {
+		int v = *(const int *)src, i = 0;
+		while (p->names[i] != NULL && i < v)
+			i++;
+		const char *name = i == v ? p->names[i] : NULL;
+		return json_string(name != NULL && name[0] != '\0' ? name : "none");
+	}
+	case E3_PT_ARRAY: {
+		json_t *a = json_array();
+		unsigned n = enc_count(p, src);
+		for (unsigned i = 0; a != NULL && i < n; i++)
+			json_array_append_new(a, enc_value(p->elem, (const char *)src + i * p->elem_size));
+		return a;
+	}
+	case E3_PT_OBJECT: return enc_table(p->sub, p->n_sub, src, 0, 0, 0);
+	case E3_PT_JARRAY:
+	case E3_PT_JOBJECT: return NULL;
+	default: return json_integer(enc_int(p, src));
+	}
+}
+
+static json_t *enc_table(const struct e3_param *t, size_t n, const void *in, uint64_t skip,
+			 uint64_t if_set, uint64_t unless_none)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o != NULL && i < n && i < 64; i++) {
+		const void *src = (const char *)in + t[i].off;
+		uint64_t bit = 1ull << i;
+		if ((skip & bit) || ((if_set & bit) && enc_zero(&t[i], src)) ||
+		    ((unless_none & bit) && t[i].type == E3_PT_U32 && *(const uint32_t *)src == E3_NONE))
+			continue;
+		json_t *v = enc_value(&t[i], src);
+		if (v != NULL)
+			json_object_set_new(o, t[i].name, v);
+	}
+	return o;
+}
+
+json_t *e3_obj_json(const struct e3_obj_type *t, const void *conf)
+{
+	uint64_t applies = t->applies != NULL ? t->applies(conf) : ~0ull;
+	const struct e3_dump none = { 0, 0, 0 }, *d = t->dump != NULL ? t->dump : &none;
+	return enc_table(t->params, t->n_params, conf, ~applies | d->never, d->if_set,
+			 d->unless_none);
 }

@@ -11,7 +11,7 @@
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
 
-static const struct e3_obj_type no_params = { "params", NULL, 0, 0, NULL, NULL };
+static const struct e3_obj_type no_params = { .what = "params" };
 
 static int result(struct e3_rpc_call *c, json_t *v)
 {
@@ -38,8 +38,8 @@ struct id_params {
 	static const struct e3_param var##_table[] = {                                 \
 		E3_P_INT(struct id_params, id, key, E3_PT_U32, req, 0, (n) - 1),       \
 	};                                                                             \
-	static const struct e3_obj_type var = { "params", var##_table, 1,              \
-						sizeof(struct id_params), NULL, NULL }
+	static const struct e3_obj_type var = { .what = "params", .params = var##_table, \
+						.n_params = 1, .size = sizeof(struct id_params) }
 
 static json_t *drops_json(const uint64_t d[E3_DROP_MAX])
 {
@@ -76,7 +76,7 @@ static int settings_result(struct e3_rpc_call *c)
 {
 	struct e3_settings s;
 	e3_ctl_settings_get(&s);
-	return result(c, e3_settings_json(&s));
+	return result(c, e3_obj_json(&e3_settings_type, &s));
 }
 
 static int m_settings_get(struct e3_rpc_call *c, void *p)
@@ -122,13 +122,13 @@ struct name_params {
 static const struct e3_param name_table[] = {
 	E3_P_STR(struct name_params, name, "name", true, 1),
 };
-static const struct e3_obj_type name_params = { "params", name_table, 1,
-						sizeof(struct name_params), NULL, NULL };
+static const struct e3_obj_type name_params = { .what = "params", .params = name_table,
+						.n_params = 1, .size = sizeof(struct name_params) };
 static const struct e3_param name_filter_table[] = {
 	E3_P_STR(struct name_params, name, "name", false, 1),
 };
-static const struct e3_obj_type name_filter = { "params", name_filter_table, 1,
-						sizeof(struct name_params), NULL, NULL };
+static const struct e3_obj_type name_filter = { .what = "params", .params = name_filter_table,
+						.n_params = 1, .size = sizeof(struct name_params) };
 
 static int m_port_del(struct e3_rpc_call *c, void *p)
 {
@@ -146,7 +146,7 @@ static json_t *port_stats_json(const struct e3_port_info *p)
 
 static json_t *port_json(const struct e3_port_info *p)
 {
-	json_t *o = e3_port_conf_json(&p->conf);
+	json_t *o = e3_obj_json(&e3_port_type, &p->conf);
 	json_t *w = json_array();
 	for (int i = 0; i < p->conf.rx_queues && i < E3_MAX_QUEUES; i++)
 		json_array_append_new(w, json_integer(p->conf.worker[i]));
@@ -217,7 +217,7 @@ ID_PARAMS(label_filter, "label", E3_LABEL_SPACE, false);
 /* ---- lists ------------------------------------------ */
 static void nexthop_list_cb(const struct e3_nexthop_conf *n, void *arg)
 {
-	e3_jw_json(arg, NULL, e3_nexthop_conf_json(n));
+	e3_jw_json(arg, NULL, e3_obj_json(&e3_nexthop_type, n));
 }
 
 static int m_nexthop_list(struct e3_rpc_call *c, void *p)
@@ -231,7 +231,7 @@ static int m_nexthop_list(struct e3_rpc_call *c, void *p)
 
 static void nhlfe_list_cb(const struct e3_nhlfe_conf *n, void *arg)
 {
-	e3_jw_json(arg, NULL, e3_nhlfe_conf_json(n));
+	e3_jw_json(arg, NULL, e3_obj_json(&e3_nhlfe_type, n));
 }
 
 static int m_nhlfe_list(struct e3_rpc_call *c, void *p)
@@ -246,7 +246,7 @@ static int m_nhlfe_list(struct e3_rpc_call *c, void *p)
 /* Each session's configuration, state and counters. */
 static void bfd_list_cb(const struct e3_bfd_info *b, void *arg)
 {
-	json_t *o = e3_bfd_conf_json(&b->conf);
+	json_t *o = e3_obj_json(&e3_bfd_type, &b->conf);
 
 	json_object_update_new(o, json_pack(
 		"{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b, s:I, s:I, s:I, s:I, s:I}",
@@ -331,7 +331,7 @@ static void service_list_cb(const struct e3_service_info *si, void *arg)
 	if (l->only != E3_NONE && si->conf->id != l->only)
 		return;
 	l->found = true;
-	json_t *o = e3_service_conf_json(si->conf);
+	json_t *o = e3_obj_json(&e3_service_type, si->conf);
 	json_t *circuits = json_array();
 	/* first pair of this service, by binary search */
 	size_t lo = 0, hi = l->n;
@@ -371,7 +371,7 @@ static int m_service_list(struct e3_rpc_call *c, void *p)
 
 static void circuit_list_cb(const struct e3_circuit_info *ci, void *arg)
 {
-	json_t *o = e3_circuit_conf_json(&ci->conf);
+	json_t *o = e3_obj_json(&e3_circuit_type, &ci->conf);
 	json_object_set_new(o, "stats",
 			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "macs", (json_int_t)ci->macs,
 				      "rx_pkts", (json_int_t)ci->rx_pkts,
@@ -403,7 +403,7 @@ static void label_list_cb(const struct e3_label_info *li, void *arg)
 	if (l->only != E3_NONE && li->conf->label != l->only)
 		return;
 	l->found = true;
-	json_t *o = e3_label_conf_json(li->conf);
+	json_t *o = e3_obj_json(&e3_label_type, li->conf);
 	json_object_set_new(o, "pkts", json_integer((json_int_t)li->pkts));
 	e3_jw_json(l->w, NULL, o);
 }
@@ -430,10 +430,10 @@ static const struct e3_param mac_list_table[] = {
 	E3_P_INT(struct mac_params, limit, "limit", E3_PT_U32, false, 1, UINT32_MAX),
 };
 static const struct e3_obj_type mac_list_params = {
-	"params", mac_list_table, 2, sizeof(struct mac_params), NULL, NULL,
+	.what = "params", .params = mac_list_table, .n_params = 2, .size = sizeof(struct mac_params),
 };
 static const struct e3_obj_type mac_flush_params = {
-	"params", mac_list_table, 1, sizeof(struct mac_params), NULL, NULL,
+	.what = "params", .params = mac_list_table, .n_params = 1, .size = sizeof(struct mac_params),
 };
 
 struct mac_list {
@@ -589,7 +589,7 @@ static const struct e3_param trace_start_table[] = {
 	E3_P_INT(struct trace_params, label, "label", E3_PT_U32, false, 0, E3_LABEL_SPACE - 1),
 };
 static const struct e3_obj_type trace_start_params = {
-	"params", trace_start_table, 4, sizeof(struct trace_params), NULL, NULL,
+	.what = "params", .params = trace_start_table, .n_params = 4, .size = sizeof(struct trace_params),
 };
 
 static int m_trace_start(struct e3_rpc_call *c, void *p)
@@ -615,7 +615,7 @@ static const struct e3_param trace_get_table[] = {
 	E3_P_ENUM(struct trace_get_params, format, "format", false, trace_formats),
 };
 static const struct e3_obj_type trace_get_params = {
-	"params", trace_get_table, 1, sizeof(struct trace_get_params), NULL, NULL,
+	.what = "params", .params = trace_get_table, .n_params = 1, .size = sizeof(struct trace_get_params),
 };
 
 static void trace_text_cb(const struct e3_trace_record *r, void *arg)
@@ -692,40 +692,10 @@ static int m_trace_get(struct e3_rpc_call *c, void *p)
 }
 
 /* ---- the table ------------------------------------------ */
-static const struct e3_rpc_method methods[] = {
-	{ "system_info", m_system_info, &no_params },
-	{ "settings_get", m_settings_get, &no_params },
-	{ "settings_set", m_settings_set, &e3_settings_type },
-	{ "port_add", m_port_add, &e3_port_type },
-	{ "port_del", m_port_del, &name_params },
-	{ "port_list", m_port_list, &name_filter },
-	{ "nexthop_add", m_nexthop_add, &e3_nexthop_type },
-	{ "nexthop_del", m_nexthop_del, &nexthop_id },
-	{ "nexthop_list", m_nexthop_list, &no_params },
-	{ "nhlfe_add", m_nhlfe_add, &e3_nhlfe_type },
-	{ "nhlfe_del", m_nhlfe_del, &nhlfe_id },
-	{ "nhlfe_list", m_nhlfe_list, &no_params },
-	{ "bfd_add", m_bfd_add, &e3_bfd_type },
-	{ "bfd_del", m_bfd_del, &bfd_id },
-	{ "bfd_list", m_bfd_list, &no_params },
-	{ "service_add", m_service_add, &e3_service_type },
-	{ "service_del", m_service_del, &service_id },
-	{ "service_list", m_service_list, &service_filter },
-	{ "circuit_add", m_circuit_add, &e3_circuit_type },
-	{ "circuit_del", m_circuit_del, &circuit_id },
-	{ "circuit_list", m_circuit_list, &no_params },
-	{ "label_add", m_label_add, &e3_label_type },
-	{ "label_del", m_label_del, &label_id },
-	{ "label_list", m_label_list, &label_filter },
-	{ "mac_list", m_mac_list, &mac_list_params },
-	{ "mac_flush", m_mac_flush, &mac_flush_params },
-	{ "stats_get", m_stats_get, &no_params },
-	{ "stats_clear", m_stats_clear, &no_params },
-	{ "trace_start", m_trace_start, &trace_start_params },
-	{ "trace_get", m_trace_get, &trace_get_params },
-	{ "config_dump", e3_rpc_config_dump, &no_params },
-	{ "config_load", e3_rpc_config_load, &e3_config_load_params },
-};
+/* The methods and their order come from the schema (rpc_gen.h). */
+#define E3_RPC_METHOD(name, fn, params) { name, fn, params },
+static const struct e3_rpc_method methods[] = { E3_RPC_METHODS(E3_RPC_METHOD) };
+#undef E3_RPC_METHOD
 
 const struct e3_rpc_method *e3_rpc_method_find(const char *name)
 {
