@@ -123,7 +123,8 @@ static void test_service_table(void)
 	sc.branches[0] = 13;
 	sc.branches[1] = 14;
 	uint32_t circ[2] = { 1, 2 };
-	struct e3_service *s = e3_service_build(&sc, circ, 2);
+	struct e3_bum_filter bum[2] = { { .non_df = true }, { .n_peers = 1, .peers = { 7 } } };
+	struct e3_service *s = e3_service_build(&sc, circ, bum, 2);
 
 	CHECK_EQ(s->n_sources, 4);
 	CHECK_EQ(e3_service_remote(s, 3), 11);
@@ -132,15 +133,28 @@ static void test_service_table(void)
 	CHECK_EQ(e3_service_remote(s, 1000), E3_NONE);
 	CHECK_EQ(s->n_branches, 2);
 	CHECK_EQ(s->branches[1], 14);
-	struct e3_service *s2 = e3_service_with_circuit(s, 5, true);
+	CHECK(e3_bum_filtered(&s->bum[0], 3));
+	CHECK(e3_bum_filtered(&s->bum[1], 7));
+	CHECK(!e3_bum_filtered(&s->bum[1], 3));
+	const struct e3_bum_filter none = { 0 };
+	struct e3_service *s2 = e3_service_with_circuit(s, 5, &none);
 
 	CHECK_EQ(s2->n_circuits, 3);
 	CHECK_EQ(s2->circuits[2], 5);
-	struct e3_service *s3 = e3_service_with_circuit(s2, 1, false);
+	CHECK(!e3_bum_filtered(&s2->bum[2], 7));
+	CHECK(e3_bum_filtered(&s2->bum[1], 7));   /* circuit 2 keeps its filter */
+	struct e3_service *s3 = e3_service_with_circuit(s2, 1, NULL);
 
 	CHECK_EQ(s3->n_circuits, 2);
 	CHECK_EQ(s3->circuits[0], 2);
 	CHECK_EQ(s3->circuits[1], 5);
+	CHECK(e3_bum_filtered(&s3->bum[0], 7));
+	/* replacing a circuit's filter keeps it once */
+	struct e3_service *s4 = e3_service_with_circuit(s3, 2, &none);
+
+	CHECK_EQ(s4->n_circuits, 2);
+	CHECK(!e3_bum_filtered(&s4->bum[1], 7));
+	free(s4);
 	CHECK_EQ(e3_service_remote(s3, 3), 11);
 	static struct e3_service_conf back;
 
@@ -205,7 +219,7 @@ static void test_mac_table(void)
 	sc.mac_limit = 3;
 	uint32_t circ[2] = { 100, 101 };
 
-	e3_service_publish(20, e3_service_build(&sc, circ, 2));
+	e3_service_publish(20, e3_service_build(&sc, circ, NULL, 2));
 	e3_mac_svc_reset(20);
 	CHECK_EQ(e3_circuit_port_attach(10), 0);
 	e3_circuit_set(100, (struct e3_circuit){ 10, 10, 20 });
@@ -300,7 +314,7 @@ static void test_mac_capacity(void)
 	sc.id = 21;
 	sc.type = E3_SVC_ELAN;
 	sc.mac_limit = 1u << 30;
-	e3_service_publish(21, e3_service_build(&sc, NULL, 0));
+	e3_service_publish(21, e3_service_build(&sc, NULL, NULL, 0));
 	uint32_t cap = e3_mac_capacity();
 	uint64_t full0 = e3_mac_table_full();
 
@@ -429,7 +443,7 @@ static void test_mac_concurrent(void)
 	sc.id = CONC_SVC;
 	sc.type = E3_SVC_ELAN;
 	sc.mac_limit = 1u << 30;
-	e3_service_publish(CONC_SVC, e3_service_build(&sc, NULL, 0));
+	e3_service_publish(CONC_SVC, e3_service_build(&sc, NULL, NULL, 0));
 	uint32_t aging0 = e3.settings.mac_aging_s, now0 = e3.now_s;
 	pthread_t t;
 

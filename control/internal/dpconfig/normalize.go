@@ -116,7 +116,13 @@ func (s Service) Normalize() Service {
 }
 
 // Normalize returns c; see NHLFE.Normalize.
-func (c Circuit) Normalize() Circuit { return c }
+// Normalize makes an empty peer list nil (the datapath dumps none as none).
+func (c Circuit) Normalize() Circuit {
+	if len(c.Peers) == 0 {
+		c.Peers = nil
+	}
+	return c
+}
 
 // Normalize keeps only the fields the entry's type uses and sorts the
 // branches of a REPLICATE entry. The result shares no memory with l.
@@ -173,7 +179,7 @@ func (p Port) Equal(o Port) bool         { return reflect.DeepEqual(p.Normalize(
 func (n Nexthop) Equal(o Nexthop) bool   { return n.Normalize() == o.Normalize() }
 func (n NHLFE) Equal(o NHLFE) bool       { return reflect.DeepEqual(n.Normalize(), o.Normalize()) }
 func (b BFD) Equal(o BFD) bool           { return reflect.DeepEqual(b.Normalize(), o.Normalize()) }
-func (c Circuit) Equal(o Circuit) bool   { return c == o }
+func (c Circuit) Equal(o Circuit) bool   { return reflect.DeepEqual(c.Normalize(), o.Normalize()) }
 func (s Service) Equal(o Service) bool {
 	return reflect.DeepEqual(s.Normalize(), o.Normalize())
 }

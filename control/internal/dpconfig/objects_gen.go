@@ -353,11 +353,13 @@ func (x Remote) MarshalJSON() ([]byte, error) {
 
 // Circuit is a customer port and VLAN (or untagged) attached to a service (circuit_add).
 type Circuit struct {
-	ID       uint32 `json:"id"`
-	Port     string `json:"port"` // a customer port
-	VLAN     VLAN   `json:"vlan"` // 1..4094 or "untagged"
-	Service  uint32 `json:"service"`
-	MACLimit int    `json:"mac_limit,omitempty"` // MACs an E-LAN learns on this circuit; 0 = no limit of its own
+	ID       uint32   `json:"id"`
+	Port     string   `json:"port"` // a customer port
+	VLAN     VLAN     `json:"vlan"` // 1..4094 or "untagged"
+	Service  uint32   `json:"service"`
+	MACLimit int      `json:"mac_limit,omitempty"` // MACs an E-LAN learns on this circuit; 0 = no limit of its own
+	NonDf    bool     `json:"non_df,omitempty"`    // multi-homed: another leaf is the designated forwarder of this circuit's segment, so BUM from the fabric is not delivered here
+	Peers    []uint16 `json:"peers,omitempty"`     // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
 }
 
 func (x *Circuit) encode(e *encoder) {
@@ -373,6 +375,21 @@ func (x *Circuit) encode(e *encoder) {
 	if x.MACLimit != 0 {
 		e.b = append(e.b, `,"mac_limit":`...)
 		e.b = strconv.AppendInt(e.b, int64(x.MACLimit), 10)
+	}
+	if x.NonDf {
+		e.b = append(e.b, `,"non_df":`...)
+		e.b = strconv.AppendBool(e.b, x.NonDf)
+	}
+	if len(x.Peers) > 0 {
+		e.b = append(e.b, `,"peers":`...)
+		e.b = append(e.b, '[')
+		for i := range x.Peers {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			e.b = strconv.AppendUint(e.b, uint64(x.Peers[i]), 10)
+		}
+		e.b = append(e.b, ']')
 	}
 	e.b = append(e.b, '}')
 }

@@ -15,6 +15,7 @@ const (
 	MaxBranches = 256      // flood branches per service or REPLICATE entry
 	MaxSessions = 4096     // BFD session ids (and protection bytes): 0..MAX_SESSIONS-1
 	MaxInPorts  = 16       // ports a label entry takes frames from
+	MaxPeers    = 8        // other leaves of a circuit's multi-homed segment
 	LabelSpace  = 1048576  // labels: LABEL_MIN..LABEL_SPACE-1
 	LabelMin    = 16       // the lowest label a table takes: 0-15 are reserved (RFC 3032)
 	MACLimitMax = 16777216 // most MACs a limit may allow

@@ -196,6 +196,14 @@ func (c Config) Validate() error {
 		}
 		attached[attach{ci.Port, ci.VLAN}] = ci.ID
 		serviceRef(what, &ci.Service)
+		if len(ci.Peers) > MaxPeers {
+			bad("%s: %d peers, at most %d", what, len(ci.Peers), MaxPeers)
+		}
+		for _, p := range ci.Peers {
+			if p >= MaxRemotes {
+				bad("%s: peer %d: want 0..%d", what, p, MaxRemotes-1)
+			}
+		}
 	}
 
 	labels := map[uint32]bool{}

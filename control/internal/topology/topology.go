@@ -30,6 +30,26 @@ type Topology struct {
 	Nodes         []Node         `json:"nodes" yaml:"nodes"`
 	Links         []Link         `json:"links" yaml:"links"`
 	CustomerPorts []CustomerPort `json:"customer_ports" yaml:"customer_ports"`
+	Segments      []Segment      `json:"segments,omitempty" yaml:"segments"`
+}
+
+// Segment is a multi-homed customer site (an Ethernet segment): one customer
+// switch attached to customer ports of two or more leaves. A service's
+// circuit on a segment stands for a circuit on each of its ports, with one
+// VLAN (docs/multihoming.md).
+type Segment struct {
+	Name  string     `json:"name" yaml:"name"`
+	Ports []Endpoint `json:"ports" yaml:"ports"`
+}
+
+// Segment returns the named segment, or nil.
+func (t *Topology) Segment(name string) *Segment {
+	for i := range t.Segments {
+		if t.Segments[i].Name == name {
+			return &t.Segments[i]
+		}
+	}
+	return nil
 }
 
 // Fabric holds the fabric-wide datapath settings.
@@ -141,6 +161,7 @@ type fileFormat struct {
 	Nodes         []Node         `yaml:"nodes"`
 	Links         []Link         `yaml:"links"`
 	CustomerPorts []CustomerPort `yaml:"customer_ports"`
+	Segments      []Segment      `yaml:"segments"`
 	Hosts         []struct {
 		Name    string `yaml:"name"`
 		Node    string `yaml:"node"`
@@ -168,7 +189,8 @@ func Parse(data []byte) (*Topology, []FileService, error) {
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		return nil, nil, fmt.Errorf("topology: %w", err)
 	}
-	t := &Topology{Name: f.Name, Fabric: f.Fabric, Nodes: f.Nodes, Links: f.Links, CustomerPorts: f.CustomerPorts}
+	t := &Topology{Name: f.Name, Fabric: f.Fabric, Nodes: f.Nodes, Links: f.Links, CustomerPorts: f.CustomerPorts,
+		Segments: f.Segments}
 	seen := map[[2]string]bool{}
 	for _, cp := range t.CustomerPorts {
 		seen[[2]string{cp.Node, cp.Port}] = true
@@ -275,6 +297,9 @@ func (t *Topology) Normalize(prev *Topology) error {
 			return err
 		}
 	}
+	if err := t.checkSegments(ports); err != nil {
+		return err
+	}
 	macs := map[string]string{}
 	for k, kind := range ports {
 		if kind != "fabric" {
@@ -293,6 +318,43 @@ func (t *Topology) Normalize(prev *Topology) error {
 		return a.Node < b.Node || (a.Node == b.Node && a.Port < b.Port)
 	})
 	return t.assignLinkIDs(prev)
+}
+
+// checkSegments validates the segments against the ports ((node, port) ->
+// kind): customer ports of two or more distinct nodes, none in two segments.
+func (t *Topology) checkSegments(ports map[[2]string]string) error {
+	names := map[string]bool{}
+	inSegment := map[[2]string]string{}
+	for i := range t.Segments {
+		sg := &t.Segments[i]
+		if !nameRE.MatchString(sg.Name) {
+			return fmt.Errorf("topology: segment name %q: want [a-z0-9-], 1..15 characters", sg.Name)
+		}
+		if names[sg.Name] {
+			return fmt.Errorf("topology: segment %q listed twice", sg.Name)
+		}
+		names[sg.Name] = true
+		nodes := map[string]bool{}
+		for _, p := range sg.Ports {
+			k := [2]string{p.Node, p.Port}
+			if ports[k] != "customer" {
+				return fmt.Errorf("topology: segment %s: %s:%s is not a customer port", sg.Name, p.Node, p.Port)
+			}
+			if other, ok := inSegment[k]; ok {
+				return fmt.Errorf("topology: segment %s: %s:%s is on segment %s already", sg.Name, p.Node, p.Port, other)
+			}
+			if nodes[p.Node] {
+				return fmt.Errorf("topology: segment %s: two ports on %s (a segment has one port per leaf)", sg.Name, p.Node)
+			}
+			inSegment[k], nodes[p.Node] = sg.Name, true
+		}
+		if len(sg.Ports) < 2 {
+			return fmt.Errorf("topology: segment %s: %d port(s), a segment is on two leaves or more", sg.Name, len(sg.Ports))
+		}
+		sort.Slice(sg.Ports, func(i, j int) bool { return sg.Ports[i].Node < sg.Ports[j].Node })
+	}
+	sort.Slice(t.Segments, func(i, j int) bool { return t.Segments[i].Name < t.Segments[j].Name })
+	return nil
 }
 
 func (t *Topology) assignLinkIDs(prev *Topology) error {

@@ -194,7 +194,7 @@ struct e3_service_conf {
  * (flapping) MAC, a full learn queue. */
 #define E3_SVC_COUNTERS(X) \
 	X(rx_pkts) X(rx_bytes) X(tx_pkts) X(tx_bytes) X(flooded) X(learned) X(moves) \
-	X(limit_hits) X(table_full) X(moves_refused) X(learn_lost)
+	X(limit_hits) X(table_full) X(moves_refused) X(learn_lost) X(bum_filtered)
 
 struct e3_service_info {
 	const struct e3_service_conf *conf;
@@ -207,12 +207,34 @@ struct e3_service_info {
 };
 
 /* ---- circuits: (customer port, VLAN or untagged) -> service ---------------- */
+/* What a circuit on a multi-homed segment takes of the BUM frames that come
+ * from the fabric (docs/multihoming.md): nothing if another leaf is the
+ * segment's designated forwarder (non_df), and nothing from the segment's
+ * other leaves (peers, by source id), which deliver what entered through
+ * them to the segment themselves (local bias). Zero: all of it. */
+struct e3_bum_filter {
+	bool non_df;
+	uint16_t n_peers;
+	uint16_t peers[E3_MAX_PEERS];
+};
+
+static inline bool e3_bum_filtered(const struct e3_bum_filter *f, uint16_t source)
+{
+	if (f->non_df)
+		return true;
+	for (unsigned i = 0; i < f->n_peers; i++)
+		if (f->peers[i] == source)
+			return true;
+	return false;
+}
+
 struct e3_circuit_conf {
 	uint32_t id;             /* < E3_MAX_CIRCUITS */
 	char port[32];           /* a customer port's name */
 	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
 	uint32_t service;
 	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
+	struct e3_bum_filter bum;
 };
 struct e3_circuit_info {
 	struct e3_circuit_conf conf;

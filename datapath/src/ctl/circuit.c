@@ -12,16 +12,26 @@
 
 /* ---- circuits ----------------------------------------------------------------- */
 
-/* Republish service id with circuit added or removed. */
-static int service_set_circuit(uint32_t id, uint32_t circuit, bool add)
+/* Each circuit's BUM filter as configured; services hold a copy. */
+static struct e3_bum_filter circ_bum[E3_MAX_CIRCUITS];
+
+/* Republish service id with circuit added or replaced (with its BUM
+ * filter bum), or removed (bum == NULL). */
+static int service_set_circuit(uint32_t id, uint32_t circuit, const struct e3_bum_filter *bum)
 {
 	const struct e3_service *s = e3_service_get(id);
-	struct e3_service *ns = e3_service_with_circuit(s, circuit, add);
+	struct e3_service *ns = e3_service_with_circuit(s, circuit, bum);
 
 	if (ns == NULL)
 		return -1;
 	e3_service_publish(id, ns);
 	return 0;
+}
+
+static bool bum_equal(const struct e3_bum_filter *a, const struct e3_bum_filter *b)
+{
+	return a->non_df == b->non_df && a->n_peers == b->n_peers &&
+	       memcmp(a->peers, b->peers, a->n_peers * sizeof(a->peers[0])) == 0;
 }
 
 int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
@@ -49,22 +59,27 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	struct e3_circuit old = e3_circuit_get(c->id);
 	bool existed = old.port != E3_CIRCUIT_NOPORT;
 
+	if (c->bum.n_peers > E3_MAX_PEERS)
+		return E3_ERR(err, E3_EINVAL, "peers: at most %u", E3_MAX_PEERS);
+	bool same_bum = existed && bum_equal(&circ_bum[c->id], &c->bum);
+
 	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
-	    e3_mac_circ_stats(c->id)->limit == c->mac_limit)
+	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_bum)
 		return e3_ctl_ok(false);
 	bool joins = !existed || old.service != c->service;
 
 	if (joins && s->n_circuits >= e3_ctl_service_max_circuits(s->type, s->nhlfe))
 		return E3_ERR(err, E3_ENOSPC, "service %u already has its %u circuits", c->service, s->n_circuits);
-	if (joins && service_set_circuit(c->service, c->id, true) != 0)
+	if ((joins || !same_bum) && service_set_circuit(c->service, c->id, &c->bum) != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
+	circ_bum[c->id] = c->bum;
 	e3_mac_circuit_limit(c->id, c->mac_limit);
 	e3_circuit_set(c->id, (struct e3_circuit){ p->port_id, c->vlan, c->service });
 	e3_ctl_port_refs[p->port_id]++;
 	if (existed) {
 		e3_ctl_port_refs[old.port]--;
 		if (joins) {
-			service_set_circuit(old.service, c->id, false);
+			service_set_circuit(old.service, c->id, NULL);
 			e3_mac_flush(old.service, c->id);
 		}
 	} else {
@@ -80,7 +95,8 @@ int e3_ctl_circuit_del(uint32_t id, char *err)
 	if (c.port == E3_CIRCUIT_NOPORT)
 		return E3_ERR(err, E3_ENOENT, "circuit %u not found", id);
 	e3_circuit_clear(id);
-	service_set_circuit(c.service, id, false);
+	service_set_circuit(c.service, id, NULL);
+	circ_bum[id] = (struct e3_bum_filter){ 0 };
 	e3_mac_flush(c.service, id);
 	e3_mac_circuit_limit(id, 0);
 	e3_ctl_port_refs[c.port]--;
@@ -97,7 +113,8 @@ void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg)
 		struct e3_circ_ctr ctr;
 		const struct e3_mac_circ_stats *ms = e3_mac_circ_stats(id);
 		struct e3_circuit_info info = {
-			.conf = { .id = id, .vlan = c.vlan, .service = c.service, .mac_limit = ms->limit },
+			.conf = { .id = id, .vlan = c.vlan, .service = c.service, .mac_limit = ms->limit,
+				  .bum = circ_bum[id] },
 			.macs = ms->n_macs, .limit_hits = ms->limit_hits,
 		};
 		const struct e3_port *p = e3_port_tbl[c.port];

@@ -110,7 +110,8 @@ int e3_ctl_service_add(const struct e3_service_conf *c, char *err)
 			return E3_ERR(err, E3_EBUSY, "service %u has %u circuits, more than this type allows",
 				      c->id, old->n_circuits);
 	}
-	struct e3_service *s = e3_service_build(c, old ? old->circuits : NULL, old ? old->n_circuits : 0);
+	struct e3_service *s = e3_service_build(c, old ? old->circuits : NULL, old ? old->bum : NULL,
+						old ? old->n_circuits : 0);
 
 	if (s == NULL)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
@@ -170,6 +171,7 @@ void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg)
 			.learned = ms->learned, .moves = ms->moves,
 			.limit_hits = ms->limit_hits + c.mac_refused, .table_full = ms->table_full,
 			.moves_refused = ms->moves_refused, .learn_lost = c.learn_lost,
+			.bum_filtered = c.bum_filtered,
 			.frozen = ms->frozen,
 		};
 		fn(&info, arg);

@@ -97,15 +97,20 @@ enum { E3_SERVICE_P_ID = 0, E3_SERVICE_P_TYPE, E3_SERVICE_P_NAME, E3_SERVICE_P_N
 static const struct e3_dump e3_service_dump = { .if_set = 1ull << E3_SERVICE_P_NAME | 1ull << E3_SERVICE_P_MAC_LIMIT | 1ull << E3_SERVICE_P_REMOTES | 1ull << E3_SERVICE_P_BRANCHES, .unless_none = 1ull << E3_SERVICE_P_NHLFE, .never = 0 };
 
 /* ---- circuit: a customer port and VLAN (or untagged) attached to a service (circuit_add) */
+static const struct e3_param e3_circuit_peers_elem = {
+	.name = "peers", .type = E3_PT_U16, .min = 0, .max = (E3_MAX_REMOTES - 1),
+};
 static const struct e3_param e3_circuit_params[] = {
 	E3_P_INT(struct e3_circuit_conf, id, "id", E3_PT_U32, true, 0, (E3_MAX_CIRCUITS - 1)),
 	E3_P_STR(struct e3_circuit_conf, port, "port", true, 1),
 	E3_P(struct e3_circuit_conf, vlan, "vlan", E3_PT_VLAN, true),
 	E3_P_INT(struct e3_circuit_conf, service, "service", E3_PT_U32, true, 0, (E3_MAX_SERVICES - 1)),
 	E3_P_INT(struct e3_circuit_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, E3_MAC_LIMIT_MAX),
+	E3_P(struct e3_circuit_conf, bum.non_df, "non_df", E3_PT_BOOL, false),
+	E3_P_ARRAY(struct e3_circuit_conf, bum.peers, bum.n_peers, "peers", false, E3_MAX_PEERS, &e3_circuit_peers_elem),
 };
-enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT };
-static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT, .unless_none = 0, .never = 0 };
+enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT, E3_CIRCUIT_P_NON_DF, E3_CIRCUIT_P_PEERS };
+static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT | 1ull << E3_CIRCUIT_P_NON_DF | 1ull << E3_CIRCUIT_P_PEERS, .unless_none = 0, .never = 0 };
 
 /* ---- label: an entry of the label table (label_add) */
 static const char *const e3_label_type_names[] = { "", "swap", "eline", "elan", "replicate", "oam", NULL };

@@ -12,7 +12,8 @@ struct e3_service *e3_service_tbl[E3_MAX_SERVICES];
 static struct e3_service *alloc_service(uint16_t n_circuits, uint16_t n_branches, uint16_t n_sources)
 {
 	size_t n = (size_t)n_circuits + n_branches + n_sources;
-	struct e3_service *s = calloc(1, sizeof(*s) + n * sizeof(uint32_t));
+	struct e3_service *s = calloc(1, sizeof(*s) + n * sizeof(uint32_t) +
+					     n_circuits * sizeof(struct e3_bum_filter));
 
 	if (s == NULL)
 		return NULL;
@@ -22,11 +23,12 @@ static struct e3_service *alloc_service(uint16_t n_circuits, uint16_t n_branches
 	s->circuits = s->data;
 	s->branches = s->circuits + n_circuits;
 	s->remote_nhlfe = s->branches + n_branches;
+	s->bum = (struct e3_bum_filter *)(s->remote_nhlfe + n_sources);
 	return s;
 }
 
-struct e3_service *e3_service_build(const struct e3_service_conf *c,
-				    const uint32_t *circuits, uint16_t n_circuits)
+struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint32_t *circuits,
+				    const struct e3_bum_filter *bum, uint16_t n_circuits)
 {
 	uint16_t n_sources = 0;
 
@@ -45,6 +47,8 @@ struct e3_service *e3_service_build(const struct e3_service_conf *c,
 	s->mac_limit = c->type == E3_SVC_ELAN ? c->mac_limit : 0;
 	snprintf(s->name, sizeof(s->name), "%s", c->name);
 	memcpy(s->circuits, circuits, sizeof(uint32_t) * n_circuits);
+	if (bum != NULL)
+		memcpy(s->bum, bum, sizeof(*bum) * n_circuits);
 	memcpy(s->branches, c->branches, sizeof(uint32_t) * n_branches);
 	for (unsigned i = 0; i < n_sources; i++)
 		s->remote_nhlfe[i] = E3_NONE;
@@ -56,10 +60,11 @@ struct e3_service *e3_service_build(const struct e3_service_conf *c,
 	return s;
 }
 
-struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit, bool add)
+struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit,
+					   const struct e3_bum_filter *bum)
 {
-	uint16_t n = s->n_circuits + (add ? 1 : -1);
-	struct e3_service *ns = alloc_service(n, s->n_branches, s->n_sources);
+	/* room for one more: the circuit may be new */
+	struct e3_service *ns = alloc_service(s->n_circuits + 1, s->n_branches, s->n_sources);
 
 	if (ns == NULL)
 		return NULL;
@@ -73,11 +78,16 @@ struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t 
 	memcpy(ns->remote_nhlfe, s->remote_nhlfe, sizeof(uint32_t) * s->n_sources);
 	uint16_t k = 0;
 
-	for (unsigned i = 0; i < s->n_circuits; i++)
-		if (s->circuits[i] != circuit)
-			ns->circuits[k++] = s->circuits[i];
-	if (add)
+	for (unsigned i = 0; i < s->n_circuits; i++) {
+		if (s->circuits[i] == circuit)
+			continue;
+		ns->bum[k] = s->bum[i];
+		ns->circuits[k++] = s->circuits[i];
+	}
+	if (bum != NULL) {
+		ns->bum[k] = *bum;
 		ns->circuits[k++] = circuit;
+	}
 	ns->n_circuits = k;
 	return ns;
 }

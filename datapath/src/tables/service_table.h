@@ -26,8 +26,9 @@ struct e3_service {
 	uint32_t *circuits;      /* local circuit ids */
 	uint32_t *branches;      /* flood branches (nhlfe ids) */
 	uint32_t *remote_nhlfe;  /* by source id; E3_NONE = no such remote */
+	struct e3_bum_filter *bum; /* by local circuit, as circuits[] */
 	char name[64];
-	uint32_t data[];         /* the three arrays above */
+	uint32_t data[];         /* the arrays above */
 };
 
 extern struct e3_service *e3_service_tbl[E3_MAX_SERVICES];
@@ -43,11 +44,14 @@ static inline uint32_t e3_service_remote(const struct e3_service *s, uint16_t so
 	return source < s->n_sources ? s->remote_nhlfe[source] : E3_NONE;
 }
 
-/* Main lcore only. Build a service from c with the given local circuits. */
-struct e3_service *e3_service_build(const struct e3_service_conf *c,
-				    const uint32_t *circuits, uint16_t n_circuits);
-/* Same parameters, one circuit more (add) or fewer (remove). */
-struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit, bool add);
+/* Main lcore only. Build a service from c with the given local circuits
+ * and their BUM filters (NULL: none filter). */
+struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint32_t *circuits,
+				    const struct e3_bum_filter *bum, uint16_t n_circuits);
+/* Same parameters, with circuit (and its BUM filter bum) added or replaced
+ * (bum != NULL), or removed (bum == NULL). */
+struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit,
+					   const struct e3_bum_filter *bum);
 /* Fill conf back from an object (for dumps and idempotency checks). */
 void e3_service_conf_of(const struct e3_service *s, struct e3_service_conf *c);
 /* Publish s at id (NULL = remove), freeing the old one after a grace period. */

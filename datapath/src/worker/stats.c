@@ -71,6 +71,7 @@ static void svc_sum(uint32_t id, struct e3_svc_ctr *o)
 	o->flooded = SUM(st->svc[id].flooded);
 	o->mac_refused = SUM(st->svc[id].mac_refused);
 	o->learn_lost = SUM(st->svc[id].learn_lost);
+	o->bum_filtered = SUM(st->svc[id].bum_filtered);
 }
 
 void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
@@ -85,6 +86,7 @@ void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
 	o->flooded -= b->flooded;
 	o->mac_refused -= b->mac_refused;
 	o->learn_lost -= b->learn_lost;
+	o->bum_filtered -= b->bum_filtered;
 }
 
 void e3_stats_reset_svc(uint32_t id)
