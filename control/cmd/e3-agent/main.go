@@ -36,7 +36,8 @@ func run() error {
 		socket    = flag.String("dp-socket", "", "e3-vswitchd control socket (default /run/e3/NODE.sock)")
 		statusInt = flag.Duration("status-interval", 2*time.Second, "write the status at least this often")
 		pollInt   = flag.Duration("poll-interval", 100*time.Millisecond, "poll the datapath's ports and BFD sessions this often")
-		resyncInt = flag.Duration("resync-interval", 30*time.Second, "reconcile at least this often (safety net)")
+		resyncInt = flag.Duration("resync-interval", 30*time.Second, "re-read the desired keys at least this often (safety net)")
+		fullInt   = flag.Duration("full-pass-interval", 5*time.Minute, "dump and diff the whole datapath this often (anti-entropy; also on SIGHUP)")
 		rpcTO     = flag.Duration("dp-timeout", dprpc.DefaultTimeout, "timeout of one datapath call")
 		debug     = flag.Bool("debug", false, "log every planned datapath call")
 	)
@@ -78,11 +79,26 @@ func run() error {
 
 	a, err := agent.New(agent.Config{
 		Node: *node, Etcd: etcd, DP: dp,
-		StatusInterval: *statusInt, PollInterval: *pollInt, ResyncInterval: *resyncInt, Log: log,
+		StatusInterval: *statusInt, PollInterval: *pollInt, ResyncInterval: *resyncInt,
+		FullPassInterval: *fullInt, Log: log,
 	})
 	if err != nil {
 		return err
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: full pass")
+				a.Resync()
+			}
+		}
+	}()
 	log.Info("e3-agent starting", "node", *node, "etcd", *endpoints, "dp_socket", *socket)
 	err = a.Run(ctx)
 	log.Info("e3-agent stopped")

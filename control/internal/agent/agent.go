@@ -51,10 +51,15 @@ type Config struct {
 	StatusInterval time.Duration // status written at least this often; default 2s
 	PollInterval   time.Duration // datapath polled (ports, BFD) this often; default 100ms
 	LeaseTTL       time.Duration // status lease; default 5s
-	ResyncInterval time.Duration // full pass and re-read of the desired keys; default 30s
-	RetryMin       time.Duration // first retry after a failed reconcile; default 200ms
-	RetryMax       time.Duration // longest retry backoff; default 10s
-	EtcdTimeout    time.Duration // one etcd request; default 3s
+	ResyncInterval time.Duration // re-read of the desired keys; default 30s
+	// FullPassInterval is the anti-entropy pass: dump the datapath and diff
+	// it whole. It finds what changed behind the agent's back (e3-dpctl);
+	// everything else is incremental, so it need not be frequent, and on a
+	// spine of 300,000 labels it is seconds of CPU. Default 5 min.
+	FullPassInterval time.Duration
+	RetryMin         time.Duration // first retry after a failed reconcile; default 200ms
+	RetryMax         time.Duration // longest retry backoff; default 10s
+	EtcdTimeout      time.Duration // one etcd request; default 3s
 
 	Log *slog.Logger
 	// OnReconcile, if set, is called after every reconcile pass.
@@ -104,6 +109,7 @@ func New(cfg Config) (*Agent, error) {
 	def(&cfg.PollInterval, 100*time.Millisecond)
 	def(&cfg.LeaseTTL, 5*time.Second)
 	def(&cfg.ResyncInterval, 30*time.Second)
+	def(&cfg.FullPassInterval, 5*time.Minute)
 	def(&cfg.RetryMin, 200*time.Millisecond)
 	def(&cfg.RetryMax, 10*time.Second)
 	def(&cfg.EtcdTimeout, 3*time.Second)
@@ -230,8 +236,10 @@ func (a *Agent) watch(ctx context.Context, rev int64) {
 		case <-resync.C:
 			return
 		case <-a.etcdBack:
+			// The re-read takes in the keys that changed meanwhile; the
+			// datapath is as the agent left it unless its boot id moved
+			// (pollLoop), so no dump is needed.
 			a.log.Info("etcd reachable again: re-reading desired keys")
-			a.requestFull()
 			return
 		case wr, ok := <-wch:
 			if !ok {
@@ -272,6 +280,11 @@ func (a *Agent) deleteKey(k string) {
 	}
 }
 
+// Resync makes the agent pass over everything now: dump the datapath, diff
+// it with the whole desired state and apply the difference (e3-agent does
+// it on SIGHUP).
+func (a *Agent) Resync() { a.requestFull() }
+
 // requestFull makes the next pass a full one.
 func (a *Agent) requestFull() {
 	a.mu.Lock()
@@ -283,10 +296,10 @@ func (a *Agent) requestFull() {
 // ---- reconcile ----------------------------------------------------------
 
 // reconcileLoop runs a pass whenever one is wanted, a full pass every
-// ResyncInterval, and after a failure a full pass with exponential backoff.
+// FullPassInterval, and after a failure a full pass with exponential backoff.
 func (a *Agent) reconcileLoop(ctx context.Context) {
 	backoff := newBackoff(a.cfg.RetryMin, a.cfg.RetryMax)
-	resync := time.NewTicker(a.cfg.ResyncInterval)
+	resync := time.NewTicker(a.cfg.FullPassInterval)
 	defer resync.Stop()
 	retry := time.NewTimer(0)
 	<-retry.C

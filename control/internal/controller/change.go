@@ -70,7 +70,7 @@ func (st *state) put(s *svcState) {
 		st.byNode[n][s.rec.Spec.Name] = true
 	}
 	for _, ci := range s.rec.Spec.Circuits {
-		st.circuits[ci] = s.rec.Spec.Name
+		st.circuits[ci.Key()] = s.rec.Spec.Name
 	}
 }
 
@@ -86,8 +86,8 @@ func (st *state) remove(name string) {
 		delete(st.deps[e], name)
 	}
 	for _, ci := range s.rec.Spec.Circuits {
-		if st.circuits[ci] == name {
-			delete(st.circuits, ci)
+		if st.circuits[ci.Key()] == name {
+			delete(st.circuits, ci.Key())
 		}
 	}
 	delete(st.services, name)

@@ -105,10 +105,10 @@ type state struct {
 	status    map[string]nodestate.NodeStatus
 	statusRev int64
 	down      downView
-	circuits  map[model.Circuit]string // circuit -> service using it
-	rebuilt   map[string]bool          // services loaded with other roles than stored: to rewrite
-	checks    map[string]*checkState   // path checks by key (checks.go)
-	checkRefs map[string]int           // check key -> how many watches of services use it
+	circuits  map[model.CircuitKey]string // circuit -> service using it
+	rebuilt   map[string]bool             // services loaded with other roles than stored: to rewrite
+	checks    map[string]*checkState      // path checks by key (checks.go)
+	checkRefs map[string]int              // check key -> how many watches of services use it
 	checksAt  map[string]map[string]bool
 	deps      map[string]map[string]bool // node or link element -> services whose route depends on it
 	graphs    graphCache
@@ -477,7 +477,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		alloc:     labels.New(o.Spaces),
 		nodeGen:   map[string]int64{},
 		written:   map[string][sha256.Size]byte{},
-		circuits:  map[model.Circuit]string{},
+		circuits:  map[model.CircuitKey]string{},
 		rebuilt:   map[string]bool{},
 		checks:    map[string]*checkState{},
 		checkRefs: map[string]int{},

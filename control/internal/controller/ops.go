@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
@@ -35,6 +36,9 @@ func (c *Controller) leaderHint() string {
 
 // validate checks spec against the topology and the other services.
 func validate(st *state, spec *model.ServiceSpec) error {
+	if err := expandSegments(st.topo, spec); err != nil {
+		return err
+	}
 	if err := spec.ValidateShape(); err != nil {
 		return errorf(KindInvalid, "%v", err)
 	}
@@ -48,9 +52,46 @@ func validate(st *state, spec *model.ServiceSpec) error {
 			}
 			return errorf(KindNotFound, "circuit %s: unknown port %q on node %s", ci, ci.Port, ci.Node)
 		}
-		if other, ok := st.circuits[ci]; ok && other != spec.Name {
+		if other, ok := st.circuits[ci.Key()]; ok && other != spec.Name {
 			return errorf(KindConflict, "circuit %s: vlan %s on %s:%s is already used by service %s", ci, ci.VLAN, ci.Node, ci.Port, other)
 		}
+	}
+	return nil
+}
+
+// expandSegments replaces each circuit given as a segment and a VLAN by a
+// circuit on each of the segment's ports, and checks that a circuit naming
+// a segment and a port is on it. An E-LAN's circuits stay sorted.
+func expandSegments(t *topology.Topology, spec *model.ServiceSpec) error {
+	var out []model.Circuit
+	expanded := false
+	for _, ci := range spec.Circuits {
+		if ci.Segment == "" {
+			out = append(out, ci)
+			continue
+		}
+		if spec.Type == model.ELine {
+			return errorf(KindInvalid, "service %s: circuit %s: an eline to a multi-homed site is not supported yet", spec.Name, ci)
+		}
+		sg := t.Segment(ci.Segment)
+		if sg == nil {
+			return errorf(KindNotFound, "circuit %s: unknown segment %q", ci, ci.Segment)
+		}
+		if ci.Node != "" {
+			if !slices.ContainsFunc(sg.Ports, func(p topology.Endpoint) bool { return p.Node == ci.Node && p.Port == ci.Port }) {
+				return errorf(KindInvalid, "circuit %s: %s:%s is not a port of segment %s", ci, ci.Node, ci.Port, ci.Segment)
+			}
+			out = append(out, ci)
+			continue
+		}
+		expanded = true
+		for _, p := range sg.Ports {
+			out = append(out, model.Circuit{Node: p.Node, Port: p.Port, VLAN: ci.VLAN, Segment: sg.Name})
+		}
+	}
+	spec.Circuits = out
+	if expanded && spec.Type == model.ELAN {
+		model.SortCircuits(spec.Circuits)
 	}
 	return nil
 }
@@ -63,7 +104,7 @@ func (c *Controller) CreateServices(ctx context.Context, specs []model.ServiceSp
 
 func (c *Controller) createServices(ctx context.Context, st *state, specs []model.ServiceSpec) error {
 	ch := newChange()
-	inBatch := map[model.Circuit]string{}
+	inBatch := map[model.CircuitKey]string{}
 	var full, live *paths.Graph
 	for i := range specs {
 		spec := specs[i]
@@ -80,11 +121,11 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 			return err
 		}
 		for _, ci := range spec.Circuits {
-			if other, ok := inBatch[ci]; ok {
+			if other, ok := inBatch[ci.Key()]; ok {
 				ch.abort()
 				return errorf(KindConflict, "circuit %s: used by both %s and %s", ci, other, spec.Name)
 			}
-			inBatch[ci] = spec.Name
+			inBatch[ci.Key()] = spec.Name
 		}
 		if full == nil {
 			// New services carry no load yet: one pair of graphs serves
@@ -116,19 +157,25 @@ func (c *Controller) updateService(ctx context.Context, st *state, name string, 
 	}
 	spec := old.rec.Spec
 	spec.Circuits = nil
-	drop := map[model.Circuit]bool{}
-	for _, ci := range remove {
-		drop[ci] = true
+	rm := model.ServiceSpec{Type: spec.Type, Circuits: remove}
+	if err := expandSegments(st.topo, &rm); err != nil {
+		return err
+	}
+	drop := map[model.CircuitKey]model.Circuit{}
+	for _, ci := range rm.Circuits {
+		drop[ci.Key()] = ci
 	}
 	for _, ci := range old.rec.Spec.Circuits {
-		if drop[ci] {
-			delete(drop, ci)
+		if _, ok := drop[ci.Key()]; ok {
+			delete(drop, ci.Key())
 			continue
 		}
 		spec.Circuits = append(spec.Circuits, ci)
 	}
-	for ci := range drop {
-		return errorf(KindNotFound, "service %s has no circuit %s", name, ci)
+	for _, ci := range rm.Circuits {
+		if _, ok := drop[ci.Key()]; ok {
+			return errorf(KindNotFound, "service %s has no circuit %s", name, ci)
+		}
 	}
 	spec.Circuits = append(spec.Circuits, add...)
 	if spec.Type == model.ELAN {
@@ -174,6 +221,11 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 				if _, ok := t.CustomerPort(ci.Node, ci.Port); !ok {
 					return errorf(KindConflict, "topology has no customer port %s:%s, which service %s uses", ci.Node, ci.Port, name)
 				}
+				if sg := t.Segment(ci.Segment); ci.Segment != "" && (sg == nil || !slices.Contains(sg.Ports,
+					topology.Endpoint{Node: ci.Node, Port: ci.Port})) {
+					return errorf(KindConflict, "topology has no port %s:%s on segment %s, which service %s uses",
+						ci.Node, ci.Port, ci.Segment, name)
+				}
 			}
 		}
 		if topoEqual(t, st.topo) {
@@ -210,7 +262,7 @@ func fileService(fs topology.FileService) (model.ServiceSpec, error) {
 		if err != nil {
 			return spec, fmt.Errorf("service %s: circuit %s:%s: %w", fs.Name, ci.Node, ci.Port, err)
 		}
-		spec.Circuits = append(spec.Circuits, model.Circuit{Node: ci.Node, Port: ci.Port, VLAN: v})
+		spec.Circuits = append(spec.Circuits, model.Circuit{Node: ci.Node, Port: ci.Port, VLAN: v, Segment: ci.Segment})
 	}
 	return spec, nil
 }

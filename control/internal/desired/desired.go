@@ -32,6 +32,7 @@ type builder struct {
 	as    *labels.Assigner
 	watch Watcher
 	frags map[string]*Fragment
+	bum   map[model.CircuitKey]bumFilter // E-LAN circuits on segments (segments.go)
 }
 
 func (b *builder) frag(node string) *Fragment {
@@ -85,8 +86,9 @@ func (b *builder) circuits(node string, reachable bool) error {
 			return err
 		}
 		f := b.frag(node)
+		bf := b.bum[c.Key()]
 		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
-			MACLimit: b.rec.Spec.CircuitMACLimit})
+			MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: bf.nonDF, Peers: bf.peers})
 	}
 	return nil
 }
@@ -258,6 +260,7 @@ func (b *builder) elan() error {
 			reach = append(reach, m)
 		}
 	}
+	b.bum = bumFilters(s, r, reach)
 	svc := map[string]*dpconfig.Service{}
 	for _, m := range reach {
 		svc[m] = &dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELAN, Name: s.Name, MACLimit: s.MACLimit}

@@ -358,7 +358,7 @@ type Circuit struct {
 	VLAN     VLAN     `json:"vlan"` // 1..4094 or "untagged"
 	Service  uint32   `json:"service"`
 	MACLimit int      `json:"mac_limit,omitempty"` // MACs an E-LAN learns on this circuit; 0 = no limit of its own
-	NonDf    bool     `json:"non_df,omitempty"`    // multi-homed: another leaf is the designated forwarder of this circuit's segment, so BUM from the fabric is not delivered here
+	NonDF    bool     `json:"non_df,omitempty"`    // multi-homed: another leaf is the designated forwarder of this circuit's segment, so BUM from the fabric is not delivered here
 	Peers    []uint16 `json:"peers,omitempty"`     // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
 }
 
@@ -376,9 +376,9 @@ func (x *Circuit) encode(e *encoder) {
 		e.b = append(e.b, `,"mac_limit":`...)
 		e.b = strconv.AppendInt(e.b, int64(x.MACLimit), 10)
 	}
-	if x.NonDf {
+	if x.NonDF {
 		e.b = append(e.b, `,"non_df":`...)
-		e.b = strconv.AppendBool(e.b, x.NonDf)
+		e.b = strconv.AppendBool(e.b, x.NonDF)
 	}
 	if len(x.Peers) > 0 {
 		e.b = append(e.b, `,"peers":`...)

@@ -27,30 +27,68 @@ type Circuit struct {
 	Node string        `json:"node"`
 	Port string        `json:"port"`
 	VLAN dpconfig.VLAN `json:"vlan"`
+	// Segment names the multi-homed site (topology.Segment) the circuit's
+	// port is on. In a request, a circuit with a segment and no node
+	// stands for one circuit on each of the segment's ports.
+	Segment string `json:"segment,omitempty"`
 }
+
+// CircuitKey is what makes a circuit: two circuits with one key are one.
+type CircuitKey struct {
+	Node, Port string
+	VLAN       dpconfig.VLAN
+}
+
+// Key returns the circuit's key.
+func (c Circuit) Key() CircuitKey { return CircuitKey{c.Node, c.Port, c.VLAN} }
 
 // UnmarshalJSON reads a circuit; without a vlan (or with null) it is the
 // whole untagged port.
 func (c *Circuit) UnmarshalJSON(b []byte) error {
 	var j struct {
-		Node string         `json:"node"`
-		Port string         `json:"port"`
-		VLAN *dpconfig.VLAN `json:"vlan"`
+		Node    string         `json:"node"`
+		Port    string         `json:"port"`
+		VLAN    *dpconfig.VLAN `json:"vlan"`
+		Segment string         `json:"segment"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Circuit{Node: j.Node, Port: j.Port, VLAN: dpconfig.Untagged}
+	*c = Circuit{Node: j.Node, Port: j.Port, VLAN: dpconfig.Untagged, Segment: j.Segment}
 	if j.VLAN != nil {
 		c.VLAN = *j.VLAN
 	}
 	return nil
 }
 
-func (c Circuit) String() string { return c.Node + ":" + c.Port + ":" + c.VLAN.String() }
+func (c Circuit) String() string {
+	switch {
+	case c.Node == "":
+		return "@" + c.Segment + ":" + c.VLAN.String()
+	case c.Segment != "":
+		return c.Node + ":" + c.Port + ":" + c.VLAN.String() + "@" + c.Segment
+	}
+	return c.Node + ":" + c.Port + ":" + c.VLAN.String()
+}
 
-// ParseCircuit reads "node:port:vlan" or "node:port" (untagged).
+// ParseCircuit reads "node:port:vlan" or "node:port" (untagged), or
+// "@segment:vlan" or "@segment" (untagged) for a multi-homed site.
 func ParseCircuit(s string) (Circuit, error) {
+	if seg, ok := strings.CutPrefix(s, "@"); ok {
+		name, vlan, tagged := strings.Cut(seg, ":")
+		c := Circuit{Segment: name, VLAN: dpconfig.Untagged}
+		if name == "" {
+			return Circuit{}, fmt.Errorf("circuit %q: want @SEGMENT:VLAN or @SEGMENT", s)
+		}
+		if tagged {
+			v, err := dpconfig.ParseVLAN(vlan)
+			if err != nil {
+				return Circuit{}, fmt.Errorf("circuit %q: %w", s, err)
+			}
+			c.VLAN = v
+		}
+		return c, nil
+	}
 	f := strings.Split(s, ":")
 	if len(f) < 2 || len(f) > 3 || f[0] == "" || f[1] == "" {
 		return Circuit{}, fmt.Errorf("circuit %q: want NODE:PORT:VLAN or NODE:PORT", s)
@@ -121,15 +159,18 @@ func (s *ServiceSpec) ValidateShape() error {
 	if s.CircuitMACLimit > 0 && s.Type != ELAN {
 		return fmt.Errorf("service %s: circuit_mac_limit applies to an elan only", s.Name)
 	}
-	seen := map[Circuit]bool{}
+	seen := map[CircuitKey]bool{}
 	for _, c := range s.Circuits {
 		if !c.VLAN.Valid() {
 			return fmt.Errorf("service %s: circuit %s:%s: vlan %d: want 1..4094 or untagged", s.Name, c.Node, c.Port, uint16(c.VLAN))
 		}
-		if seen[c] {
+		if c.Segment != "" && s.Type == ELine {
+			return fmt.Errorf("service %s: circuit %s: an eline to a multi-homed site is not supported yet", s.Name, c)
+		}
+		if seen[c.Key()] {
 			return fmt.Errorf("service %s: circuit %s listed twice", s.Name, c)
 		}
-		seen[c] = true
+		seen[c.Key()] = true
 	}
 	return nil
 }

@@ -176,9 +176,10 @@ type FileService struct {
 	Name     string `yaml:"name" json:"name"`
 	Type     string `yaml:"type" json:"type"`
 	Circuits []struct {
-		Node string `yaml:"node" json:"node"`
-		Port string `yaml:"port" json:"port"`
-		VLAN any    `yaml:"vlan" json:"vlan"`
+		Node    string `yaml:"node" json:"node"`
+		Port    string `yaml:"port" json:"port"`
+		VLAN    any    `yaml:"vlan" json:"vlan"`
+		Segment string `yaml:"segment" json:"segment"` // a multi-homed site: no node or port
 	} `yaml:"circuits" json:"circuits"`
 }
 

@@ -61,3 +61,49 @@ func TestParseRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestSegments(t *testing.T) {
+	const base = `
+name: seg
+nodes: [{name: leaf1, role: leaf}, {name: leaf2, role: leaf}, {name: spine1, role: spine}]
+links:
+  - {a: {node: leaf1, port: fab1}, b: {node: spine1, port: fab1}}
+  - {a: {node: leaf2, port: fab1}, b: {node: spine1, port: fab2}}
+customer_ports:
+  - {node: leaf1, port: cust1}
+  - {node: leaf1, port: cust2}
+  - {node: leaf2, port: cust1}
+`
+	tests := []struct {
+		name, segments, err string
+	}{
+		{"two leaves", `[{name: site1, ports: [{node: leaf2, port: cust1}, {node: leaf1, port: cust1}]}]`, ""},
+		{"one port", `[{name: site1, ports: [{node: leaf1, port: cust1}]}]`, "a segment is on two leaves or more"},
+		{"two ports of a leaf", `[{name: site1, ports: [{node: leaf1, port: cust1}, {node: leaf1, port: cust2}]}]`, "two ports on leaf1"},
+		{"fabric port", `[{name: site1, ports: [{node: leaf1, port: fab1}, {node: leaf2, port: cust1}]}]`, "not a customer port"},
+		{"unknown port", `[{name: site1, ports: [{node: leaf1, port: cust9}, {node: leaf2, port: cust1}]}]`, "not a customer port"},
+		{"port on two segments", `[{name: a, ports: [{node: leaf1, port: cust1}, {node: leaf2, port: cust1}]},
+			{name: b, ports: [{node: leaf1, port: cust1}, {node: leaf2, port: cust1}]}]`, "on segment a already"},
+		{"bad name", `[{name: Site, ports: [{node: leaf1, port: cust1}, {node: leaf2, port: cust1}]}]`, "segment name"},
+		{"listed twice", `[{name: a, ports: [{node: leaf1, port: cust1}, {node: leaf2, port: cust1}]},
+			{name: a, ports: [{node: leaf1, port: cust2}]}]`, "listed twice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, _, err := Parse([]byte(base + "segments: " + tc.segments + "\n"))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sg := topo.Segment("site1")
+			if sg == nil || len(sg.Ports) != 2 || sg.Ports[0].Node != "leaf1" {
+				t.Fatalf("segment %+v: want its two ports, leaf1 first", sg)
+			}
+		})
+	}
+}

@@ -1,0 +1,85 @@
+package desired
+
+import (
+	"slices"
+
+	"github.com/e3fabric/e3fabric/control/internal/model"
+)
+
+// bumFilter is what an E-LAN circuit on a multi-homed segment takes of the
+// BUM frames that come from the fabric (the datapath's circuit params
+// non_df and peers; docs/multihoming.md).
+type bumFilter struct {
+	nonDF bool     // another leaf is the segment's designated forwarder
+	peers []uint16 // the source ids of the segment's other leaves
+}
+
+// bumFilters gives each of the service's circuits on a segment its filter.
+// Split horizon is local bias (RFC 8365 section 8.3.2): the leaf a BUM
+// frame enters delivers it to its own segments itself, so a leaf never
+// delivers BUM from a leaf it shares a segment with into that segment; it
+// costs no label, only the peers' source ids. Of the other BUM, only the
+// segment's designated forwarder delivers: one leaf per (service,
+// segment) among the reachable ones, so a leaf that fails hands its
+// segments to the others at the controller's next computation.
+func bumFilters(s *model.ServiceSpec, r *model.Route, reach []string) map[model.CircuitKey]bumFilter {
+	bySegment := map[string][]model.Circuit{}
+	for _, c := range s.Circuits {
+		if c.Segment != "" {
+			bySegment[c.Segment] = append(bySegment[c.Segment], c)
+		}
+	}
+	out := map[model.CircuitKey]bumFilter{}
+	for segment, cs := range bySegment {
+		var live []string
+		for _, c := range cs {
+			if slices.Contains(reach, c.Node) {
+				live = append(live, c.Node)
+			}
+		}
+		df := DesignatedForwarder(s.Name, segment, live)
+		for _, c := range cs {
+			f := bumFilter{nonDF: c.Node != df}
+			for _, o := range cs {
+				if o.Node != c.Node {
+					f.peers = append(f.peers, r.Sources[o.Node])
+				}
+			}
+			slices.Sort(f.peers)
+			out[c.Key()] = f
+		}
+	}
+	return out
+}
+
+// DesignatedForwarder elects, of the nodes a service's segment is reachable
+// through, the one that delivers BUM from the fabric into it: the highest
+// random weight of (service, segment, node), as RFC 8584 section 3.2 does
+// for EVPN. The services of a segment spread evenly over its leaves, and
+// when one leaf goes, only the services it served move. "" if none.
+func DesignatedForwarder(service, segment string, nodes []string) string {
+	best, bestW := "", uint64(0)
+	for _, n := range nodes {
+		w := hrw(service, segment, n)
+		if best == "" || w > bestW || (w == bestW && n < best) {
+			best, bestW = n, w
+		}
+	}
+	return best
+}
+
+// hrw is FNV-1a of the three names, 0-separated, finished by splitmix64 so
+// that names differing in one character weigh independently.
+func hrw(parts ...string) uint64 {
+	const prime = 1099511628211
+	z := uint64(14695981039346656037)
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			z = (z ^ uint64(p[i])) * prime
+		}
+		z *= prime
+	}
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
