@@ -215,9 +215,12 @@ class Lab:
                        l.b.node, l.b.port, t.fabric_mac(l.b.node, l.b.port), FABRIC_MTU)
         for h in t.hosts:
             untagged = [i for i in h.interfaces if i.vlan is None]
-            self._veth(h.node, h.port, None, h.name, "eth0",
-                       untagged[0].mac if untagged else None, CUSTOMER_MTU)
+            mac = untagged[0].mac if untagged else None
             ns = self.ns(h.name)
+            if h.also:
+                self._site_bridge(h, mac)
+            else:
+                self._veth(h.node, h.port, None, h.name, "eth0", mac, CUSTOMER_MTU)
             for i in h.interfaces:
                 if i.vlan is not None:
                     # A TAP the VLAN shim attaches to (see vlanshim.py: no 802.1Q in some kernels).
@@ -226,6 +229,22 @@ class Lab:
                 run(["ip", "-n", ns, "addr", "add", i.ip, "dev", i.ifname])
                 run(["ip", "-n", ns, "link", "set", i.ifname, "up"])
             self._start_vlan_shim(h)
+
+    def _site_bridge(self, h, mac) -> None:
+        """A multi-homed site: its switch, a Linux bridge eth0 over one uplink
+        per leaf (up0, up1, ...). The uplinks are isolated from each other
+        (no frame crosses from one to another), as the members of a LAG are:
+        this kernel has no bonding. No STP: the fabric keeps the site
+        loop-free (docs/multihoming.md)."""
+        ns = self.ns(h.name)
+        run(["ip", "-n", ns, "link", "add", "eth0", "mtu", str(CUSTOMER_MTU)] + (["address", mac] if mac else [])
+            + ["type", "bridge", "stp_state", "0", "forward_delay", "0"])
+        for k, (node, port) in enumerate([(h.node, h.port)] + [(e.node, e.port) for e in h.also]):
+            up = f"up{k}"
+            self._veth(node, port, None, h.name, up, None, CUSTOMER_MTU)
+            run(["ip", "-n", ns, "link", "set", up, "master", "eth0"])
+            run(["ip", "netns", "exec", ns, "bridge", "link", "set", "dev", up, "isolated", "on"])
+        run(["ip", "-n", ns, "link", "set", "eth0", "up"])
 
     def _start_vlan_shim(self, h) -> None:
         maps = [f"{i.vlan}={i.ifname}" for i in h.interfaces if i.vlan is not None]

@@ -76,6 +76,9 @@ class Host:
     node: str
     port: str
     interfaces: tuple
+    # More uplinks (Endpoints), for a multi-homed site: the host's eth0 is
+    # then a Linux bridge over all of them, the site's switch.
+    also: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,7 @@ def _unknown(d: dict, allowed: set, where: str) -> None:
 def parse(doc, source: str = "<topology>") -> Topology:
     """Validate a decoded YAML document and return the Topology."""
     d = _map(doc, source)
-    _unknown(d, {"name", "fabric", "nodes", "links", "hosts", "services"}, source)
+    _unknown(d, {"name", "fabric", "nodes", "links", "hosts", "services", "segments"}, source)
     name = _name(d, "name", source)
     fab = _map(d.get("fabric") or {}, "fabric")
     _unknown(fab, {"control_word", "ttl"}, "fabric")
@@ -254,13 +257,20 @@ def parse(doc, source: str = "<topology>") -> Topology:
     for i, raw in enumerate(_list(d, "hosts", "", required=False)):
         w = f"hosts[{i}]"
         raw = _map(raw, w)
-        _unknown(raw, {"name", "node", "port", "interfaces"}, w)
+        _unknown(raw, {"name", "node", "port", "interfaces", "also"}, w)
         hname = _name(raw, "name", w)
         if hname in seen:
             raise _err(f"{w}.name", f"{hname!r} is already the name of a node or host")
         seen.add(hname)
         node, port = _name(raw, "node", w), _name(raw, "port", w)
         claim(node, port, "customer", w)
+        also = []
+        for j, e in enumerate(_list(raw, "also", f"{w}.", required=False)):
+            we = f"{w}.also[{j}]"
+            e = _map(e, we)
+            _unknown(e, {"node", "port"}, we)
+            also.append(Endpoint(_name(e, "node", we), _name(e, "port", we)))
+            claim(also[-1].node, also[-1].port, "customer", we)
         ifaces, vlans = [], set()
         for j, r in enumerate(_list(raw, "interfaces", f"{w}.")):
             wi = f"{w}.interfaces[{j}]"
@@ -282,7 +292,7 @@ def parse(doc, source: str = "<topology>") -> Topology:
             if not MAC_RE.match(mac) or int(mac[:2], 16) & 1:
                 raise _err(f"{wi}.mac", f"must be a unicast MAC like 02:00:00:00:00:01, got {r.get('mac')!r}")
             ifaces.append(HostInterface(vlan, r["ip"], mac))
-        hosts.append(Host(hname, node, port, tuple(ifaces)))
+        hosts.append(Host(hname, node, port, tuple(ifaces), tuple(also)))
 
     services, seen, used = [], set(), {}
     for i, raw in enumerate(_list(d, "services", "", required=False)):

@@ -37,7 +37,9 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
   service delete NAME
 
-VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged).
+VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged). An E-LAN's
+circuit on a multi-homed site is @SEGMENT:VLAN (a segment of the topology):
+one circuit on each of the segment's ports.
 --server defaults to $E3_SERVER or https://127.0.0.1:8080; --token to $E3_TOKEN
 (the admin token, or the read-only one for reads). The controller's TLS
 certificate is checked against --ca ($E3_CA, e.g. the controller's

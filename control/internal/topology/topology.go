@@ -163,10 +163,11 @@ type fileFormat struct {
 	CustomerPorts []CustomerPort `yaml:"customer_ports"`
 	Segments      []Segment      `yaml:"segments"`
 	Hosts         []struct {
-		Name    string `yaml:"name"`
-		Node    string `yaml:"node"`
-		Port    string `yaml:"port"`
-		Devargs string `yaml:"devargs"`
+		Name    string     `yaml:"name"`
+		Node    string     `yaml:"node"`
+		Port    string     `yaml:"port"`
+		Devargs string     `yaml:"devargs"`
+		Also    []Endpoint `yaml:"also"` // a multi-homed host's other uplinks
 	} `yaml:"hosts"`
 	Services []FileService `yaml:"services"`
 }
@@ -197,10 +198,12 @@ func Parse(data []byte) (*Topology, []FileService, error) {
 		seen[[2]string{cp.Node, cp.Port}] = true
 	}
 	for _, h := range f.Hosts {
-		k := [2]string{h.Node, h.Port}
-		if !seen[k] {
-			seen[k] = true
-			t.CustomerPorts = append(t.CustomerPorts, CustomerPort{Node: h.Node, Port: h.Port, Devargs: h.Devargs})
+		for _, e := range append([]Endpoint{{Node: h.Node, Port: h.Port, Devargs: h.Devargs}}, h.Also...) {
+			k := [2]string{e.Node, e.Port}
+			if !seen[k] {
+				seen[k] = true
+				t.CustomerPorts = append(t.CustomerPorts, CustomerPort{Node: e.Node, Port: e.Port, Devargs: e.Devargs})
+			}
 		}
 	}
 	if err := t.Normalize(nil); err != nil {
