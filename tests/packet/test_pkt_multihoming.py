@@ -133,3 +133,29 @@ def test_bad_filter_is_refused(sw, params, message):
     with pytest.raises(Exception, match=message):
         sw.rpc("circuit_add", id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, **params)
     assert sw.rpc("config_dump")["circuits"] == before
+
+
+def test_site_mac_seen_from_a_peer_stays_local(sw, wire):
+    """The site's MAC, learned on its circuit here, also comes from the
+    segment's other leaf (the site sent a copy up each link): it stays on
+    the circuit, where known unicast reaches it. From a leaf that is not on
+    the segment it moves as any MAC does."""
+    setup(sw, c2={"peers": [1]})
+    site = "02:00:1e:00:00:5e"
+    tok = token()
+    wire.exchange([("c2p", customer_frame(BCAST, site, tok, vlan=300))], expect=2, match=tok)
+    wait_for(lambda: sw.macs(SVC).get(site, {}).get("circuit") == CIRCUIT["c2"], what="site MAC on c2")
+    def from_source(source, src):
+        tok = token()
+        port = "f1" if source == 1 else "f2"
+        frame = fabric_frame(MAC[port], PEER_MAC[port], ELAN_IN[source], customer_frame(BCAST, src, tok))
+        wire.exchange([(port + "p", frame)], expect=0, match=tok, quiet=0.2)
+
+    from_source(1, site)
+    # Learning is asynchronous: a MAC learned after it shows it was seen.
+    marker = "02:00:1e:00:00:6e"
+    from_source(1, marker)
+    wait_for(lambda: sw.macs(SVC).get(marker, {}).get("source") == 1, what="marker learned")
+    assert sw.macs(SVC)[site].get("circuit") == CIRCUIT["c2"], sw.macs(SVC)[site]
+    from_source(2, site)
+    wait_for(lambda: sw.macs(SVC).get(site, {}).get("source") == 2, what="site MAC moved to source 2")

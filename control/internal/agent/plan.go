@@ -77,7 +77,8 @@ func (o Op) String() string {
 // empty takes the device's, so its current MAC is not a difference.
 func Diff(desired, actual dpconfig.Config) []Op {
 	d, a := desired.Normalize(), actual.Normalize()
-	var plan, dels []Op
+	plan := breakRetyped(d, &a)
+	var dels []Op
 	if d.Settings != a.Settings {
 		plan = append(plan, Op{Action: Replace, Kind: KindSettings, Obj: d.Settings})
 	}
@@ -122,6 +123,51 @@ func Diff(desired, actual dpconfig.Config) []Op {
 	// dels were appended kind by kind in dependency order: reverse the kinds.
 	slices.SortStableFunc(dels, func(x, y Op) int { return cmp.Compare(y.Kind, x.Kind) })
 	return append(plan, dels...)
+}
+
+// breakRetyped returns the deletions that must come first: a service id
+// desired with another type than it has is another service, and the
+// datapath will not change a service's type while circuits or labels use
+// it. So its circuits and labels, then the old service, are deleted before
+// anything else (labels first), and taken out of actual so that the rest
+// of the plan adds them back as new. Nothing can be made before this
+// break: what goes is the old service's.
+func breakRetyped(d dpconfig.Config, a *dpconfig.Config) []Op {
+	retyped := map[uint32]bool{}
+	want := make(map[uint32]string, len(d.Services))
+	for _, s := range d.Services {
+		want[s.ID] = s.Type
+	}
+	for _, s := range a.Services {
+		if t, ok := want[s.ID]; ok && t != s.Type {
+			retyped[s.ID] = true
+		}
+	}
+	if len(retyped) == 0 {
+		return nil
+	}
+	var ops []Op
+	a.Labels = slices.DeleteFunc(slices.Clone(a.Labels), func(l dpconfig.Label) bool {
+		gone := l.Service != nil && retyped[*l.Service]
+		if gone {
+			ops = append(ops, Op{Action: Delete, Kind: KindLabel, Key: idKey(l.Label), Obj: l})
+		}
+		return gone
+	})
+	a.Circuits = slices.DeleteFunc(slices.Clone(a.Circuits), func(c dpconfig.Circuit) bool {
+		gone := retyped[c.Service]
+		if gone {
+			ops = append(ops, Op{Action: Delete, Kind: KindCircuit, Key: idKey(c.ID), Obj: c})
+		}
+		return gone
+	})
+	a.Services = slices.DeleteFunc(slices.Clone(a.Services), func(s dpconfig.Service) bool {
+		if retyped[s.ID] {
+			ops = append(ops, Op{Action: Delete, Kind: KindService, Key: idKey(s.ID), Obj: s})
+		}
+		return retyped[s.ID]
+	})
+	return ops
 }
 
 // diffKind compares one kind's normalised, key-sorted lists, appending its

@@ -83,6 +83,14 @@ func TestDiff(t *testing.T) {
 			want: []string{"delete label 500", "delete label 501", "delete circuit 1", "delete circuit 2",
 				"delete service 1", "delete service 2", "delete nhlfe 10", "delete nhlfe 11",
 				"delete nexthop 1", "delete port cust0", "delete port fab0"}},
+		{name: "a service id reused with another type: its old circuits, labels and itself go first",
+			desired: edit(func(c *dpconfig.Config) {
+				c.Services[0] = dpconfig.Service{ID: 1, Type: dpconfig.ServiceELAN, Remotes: []dpconfig.Remote{{Source: 1, NHLFE: 10}}}
+				c.Labels[0] = dpconfig.Label{Label: 502, Type: dpconfig.LabelELAN, Service: u32(1), Source: u16(1)}
+			}),
+			actual: base(),
+			want: []string{"delete label 500", "delete circuit 1", "delete service 1",
+				"add service 1", "add circuit 1", "add label 502"}},
 		{name: "settings first",
 			desired: edit(func(c *dpconfig.Config) {
 				c.Settings.ControlWord = false

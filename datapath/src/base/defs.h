@@ -218,14 +218,17 @@ struct e3_bum_filter {
 	uint16_t peers[E3_MAX_PEERS];
 };
 
-static inline bool e3_bum_filtered(const struct e3_bum_filter *f, uint16_t source)
+static inline bool e3_bum_peer(const struct e3_bum_filter *f, uint16_t source)
 {
-	if (f->non_df)
-		return true;
 	for (unsigned i = 0; i < f->n_peers; i++)
 		if (f->peers[i] == source)
 			return true;
 	return false;
+}
+
+static inline bool e3_bum_filtered(const struct e3_bum_filter *f, uint16_t source)
+{
+	return f->non_df || e3_bum_peer(f, source);
 }
 
 struct e3_circuit_conf {

@@ -178,6 +178,19 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 	}
 }
 
+/* Whether MAC entry dest is a local circuit of s on a segment that the
+ * leaf of source shares: the MAC is then the site's, which that leaf
+ * reaches too, and stays local here rather than move behind the fabric. */
+static __rte_always_inline bool site_mac(const struct e3_service *s, uint32_t dest, uint16_t source)
+{
+	if (dest == E3_MAC_ABSENT || (dest & E3_MAC_REMOTE))
+		return false;
+	for (unsigned k = 0; k < s->n_circuits; k++)
+		if (s->circuits[k] == dest)
+			return e3_bum_peer(&s->bum[k], source);
+	return false;
+}
+
 static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
@@ -187,7 +200,8 @@ static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing
 		unsigned i = l.idx[k];
 		const struct e3_service *s = b->meta[i].svc;
 
-		learn(b, &l, k, E3_MAC_REMOTE | b->meta[i].source);
+		if (!site_mac(s, l.src_dest[k], b->meta[i].source))
+			learn(b, &l, k, E3_MAC_REMOTE | b->meta[i].source);
 		uint32_t d = known_dest(&l, k, s);
 
 		if (d == E3_NONE) {
