@@ -115,6 +115,8 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
         ("e3ctl status", "leader, generation, nodes and links up"),
         ("e3ctl service show red", "paths, labels per node, status"),
         ("e3ctl service create eline test --circuit leaf3:cust1:99 --circuit leaf1:cust1:99", "a new service"),
+        ("e3ctl service create elan violet --circuit leaf1:cust3 --circuit @site1",
+         "h7 and h6, a site on leaf2 and leaf3 (docs/multihoming.md)"),
         (f"ip -n {lab.ns('leaf1')} link set fab1 down; e3ctl service show red", "fail a link: red moves to its backup"),
         (f"ip -n {lab.ns('leaf1')} link set fab1 up", "repair it: red moves back"),
         (f"e3-dpctl -s {lab.node_socket('leaf1')} bfd list", "leaf1's BFD sessions (in-band OAM, docs/ha.md)"),

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
+	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -386,6 +387,7 @@ func (s *Server) view(snap *controller.Snapshot, rec *model.ServiceRecord, detai
 	if detail {
 		route := rec.Route
 		v.Route, v.Allocs, v.Checks = &route, rec.Allocs, snap.Checks(rec)
+		v.DF = desired.DesignatedForwarders(&rec.Spec, &rec.Route)
 	}
 	return v
 }

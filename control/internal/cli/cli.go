@@ -424,7 +424,11 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 		fmt.Fprintf(tw, "path check\t%s\t%s\n", strings.Join(c.Path, " -> "), strings.Join(ends, ", "))
 	}
 	for _, ci := range v.Circuits {
-		fmt.Fprintf(tw, "circuit\t%s\n", ci)
+		df := ""
+		if ci.Segment != "" && v.DF[ci.Segment] == ci.Node {
+			df = "\tdesignated forwarder"
+		}
+		fmt.Fprintf(tw, "circuit\t%s%s\n", ci, df)
 	}
 	if r := v.Route; r != nil {
 		src := ""

@@ -52,6 +52,26 @@ func bumFilters(s *model.ServiceSpec, r *model.Route, reach []string) map[model.
 	return out
 }
 
+// DesignatedForwarders returns each of the service's segments' DF.
+func DesignatedForwarders(s *model.ServiceSpec, r *model.Route) map[string]string {
+	var out map[string]string
+	live := map[string][]string{}
+	for _, c := range s.Circuits {
+		if c.Segment != "" && !slices.Contains(r.Unreachable, c.Node) {
+			live[c.Segment] = append(live[c.Segment], c.Node)
+		}
+	}
+	for _, c := range s.Circuits {
+		if c.Segment != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[c.Segment] = DesignatedForwarder(s.Name, c.Segment, live[c.Segment])
+		}
+	}
+	return out
+}
+
 // DesignatedForwarder elects, of the nodes a service's segment is reachable
 // through, the one that delivers BUM from the fabric into it: the highest
 // random weight of (service, segment, node), as RFC 8584 section 3.2 does

@@ -339,6 +339,8 @@ type ServiceView struct {
 	Route      *Route      `json:"route,omitempty"`
 	Allocs     []Alloc     `json:"allocations,omitempty"`
 	Checks     []CheckView `json:"checks,omitempty"`
+	// DF is each segment's designated forwarder (docs/multihoming.md).
+	DF map[string]string `json:"designated_forwarders,omitempty"`
 }
 
 // CheckView is a path check a service's protected traffic relies on, with
