@@ -133,6 +133,7 @@ static void test_service_table(void)
 	CHECK_EQ(e3_service_remote(s, 1000), E3_NONE);
 	CHECK_EQ(s->n_branches, 2);
 	CHECK_EQ(s->branches[1], 14);
+	CHECK_EQ(s->n_bum_filters, 2);
 	CHECK(e3_bum_filtered(&s->bum[0], 3));
 	CHECK(e3_bum_filtered(&s->bum[1], 7));
 	CHECK(!e3_bum_filtered(&s->bum[1], 3));
@@ -153,6 +154,7 @@ static void test_service_table(void)
 	struct e3_service *s4 = e3_service_with_circuit(s3, 2, &none);
 
 	CHECK_EQ(s4->n_circuits, 2);
+	CHECK_EQ(s4->n_bum_filters, 0);
 	CHECK(!e3_bum_filtered(&s4->bum[1], 7));
 	free(s4);
 	CHECK_EQ(e3_service_remote(s3, 3), 11);

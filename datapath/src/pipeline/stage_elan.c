@@ -86,37 +86,30 @@ static __rte_always_inline uint32_t known_dest(const struct lookups *l, unsigned
 	return d;
 }
 
-/* Whether local circuit k of s takes frame i's BUM: all do from customers;
- * from the fabric, a circuit on a multi-homed segment may not (its BUM
- * filter: another leaf is the designated forwarder, or the frame's source
- * leaf is on the segment too and delivered it there itself). */
-static __rte_always_inline bool takes_bum(const struct e3_burst *b, unsigned i,
-					  const struct e3_service *s, unsigned k, bool from_fabric)
-{
-	return !from_fabric || !e3_bum_filtered(&s->bum[k], b->meta[i].source);
-}
-
-/* Send frame i to every local circuit but except that takes it, and to
- * every branch (branches only from customers). */
+/* Send frame i to every local circuit but except, and to every branch
+ * (branches only from customers). From the fabric, a circuit on a
+ * multi-homed segment may not take it (its BUM filter: another leaf is the
+ * designated forwarder, or the frame's source leaf is on the segment too
+ * and delivered it there itself); only services with such circuits look. */
 static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t except,
 				    bool to_branches, const bool tracing)
 {
 	const struct e3_service *s = b->meta[i].svc;
-	const bool from_fabric = !to_branches;
-	unsigned n_circ = 0, n_filtered = 0;
+	const bool filter = !to_branches && s->n_bum_filters > 0;
+	const uint16_t source = b->meta[i].source;
+	unsigned n_circ = s->n_circuits - (except != E3_NONE);
 
-	for (unsigned k = 0; k < s->n_circuits; k++) {
-		if (s->circuits[k] == except)
-			continue;
-		if (takes_bum(b, i, s, k, from_fabric))
-			n_circ++;
-		else
-			n_filtered++;
+	if (filter) {
+		unsigned n_filtered = 0;
+
+		for (unsigned k = 0; k < s->n_circuits; k++)
+			n_filtered += s->circuits[k] != except && e3_bum_filtered(&s->bum[k], source);
+		n_circ -= n_filtered;
+		b->w->st.svc[s->id].bum_filtered += n_filtered;
 	}
 	unsigned n_br = to_branches ? s->n_branches : 0;
 	unsigned total = n_circ + n_br, done = 0;
 
-	b->w->st.svc[s->id].bum_filtered += n_filtered;
 	if (total == 0) {
 		/* Nowhere else to go: the only member is where it came from, or
 		 * the segments here are another leaf's to serve. */
@@ -130,7 +123,7 @@ static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t e
 
 	/* Copies first, from the untouched original; the original goes last. */
 	for (unsigned k = 0; k < s->n_circuits; k++) {
-		if (s->circuits[k] == except || !takes_bum(b, i, s, k, from_fabric))
+		if (s->circuits[k] == except || (filter && e3_bum_filtered(&s->bum[k], source)))
 			continue;
 		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
 
@@ -183,7 +176,7 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
  * reaches too, and stays local here rather than move behind the fabric. */
 static __rte_always_inline bool site_mac(const struct e3_service *s, uint32_t dest, uint16_t source)
 {
-	if (dest == E3_MAC_ABSENT || (dest & E3_MAC_REMOTE))
+	if (s->n_bum_filters == 0 || dest == E3_MAC_ABSENT || (dest & E3_MAC_REMOTE))
 		return false;
 	for (unsigned k = 0; k < s->n_circuits; k++)
 		if (s->circuits[k] == dest)

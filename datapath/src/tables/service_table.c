@@ -27,6 +27,16 @@ static struct e3_service *alloc_service(uint16_t n_circuits, uint16_t n_branches
 	return s;
 }
 
+/* Count the circuits with a BUM filter, so that a service with none (all
+ * but multi-homed ones) floods without looking at any. */
+static struct e3_service *count_bum_filters(struct e3_service *s)
+{
+	s->n_bum_filters = 0;
+	for (unsigned i = 0; i < s->n_circuits; i++)
+		s->n_bum_filters += s->bum[i].non_df || s->bum[i].n_peers > 0;
+	return s;
+}
+
 struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint32_t *circuits,
 				    const struct e3_bum_filter *bum, uint16_t n_circuits)
 {
@@ -57,7 +67,7 @@ struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint3
 			s->remote_nhlfe[c->remotes[i].source] = c->remotes[i].nhlfe;
 		s->n_remotes = c->n_remotes;
 	}
-	return s;
+	return count_bum_filters(s);
 }
 
 struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit,
@@ -89,7 +99,7 @@ struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t 
 		ns->circuits[k++] = circuit;
 	}
 	ns->n_circuits = k;
-	return ns;
+	return count_bum_filters(ns);
 }
 
 void e3_service_conf_of(const struct e3_service *s, struct e3_service_conf *c)

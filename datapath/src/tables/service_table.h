@@ -23,6 +23,7 @@ struct e3_service {
 	uint16_t n_branches;
 	uint16_t n_sources;      /* length of remote_nhlfe[] (highest source + 1) */
 	uint16_t n_remotes;      /* entries of remote_nhlfe[] that are set */
+	uint16_t n_bum_filters;  /* circuits whose BUM filter leaves something out */
 	uint32_t *circuits;      /* local circuit ids */
 	uint32_t *branches;      /* flood branches (nhlfe ids) */
 	uint32_t *remote_nhlfe;  /* by source id; E3_NONE = no such remote */
