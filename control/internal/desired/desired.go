@@ -260,7 +260,7 @@ func (b *builder) elan() error {
 			reach = append(reach, m)
 		}
 	}
-	b.bum = bumFilters(s, r, reach)
+	b.bum = bumFilters(s, r)
 	svc := map[string]*dpconfig.Service{}
 	for _, m := range reach {
 		svc[m] = &dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELAN, Name: s.Name, MACLimit: s.MACLimit}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/paths"
 )
 
 // bumFilter is what an E-LAN circuit on a multi-homed segment takes of the
@@ -22,37 +23,27 @@ type bumFilter struct {
 // segment's designated forwarder delivers: one leaf per (service,
 // segment) among the reachable ones, so a leaf that fails hands its
 // segments to the others at the controller's next computation.
-func bumFilters(s *model.ServiceSpec, r *model.Route, reach []string) map[model.CircuitKey]bumFilter {
-	bySegment := map[string][]model.Circuit{}
-	for _, c := range s.Circuits {
-		if c.Segment != "" {
-			bySegment[c.Segment] = append(bySegment[c.Segment], c)
-		}
-	}
+func bumFilters(s *model.ServiceSpec, r *model.Route) map[model.CircuitKey]bumFilter {
+	dfs := DesignatedForwarders(s, r)
 	out := map[model.CircuitKey]bumFilter{}
-	for segment, cs := range bySegment {
-		var live []string
-		for _, c := range cs {
-			if slices.Contains(reach, c.Node) {
-				live = append(live, c.Node)
+	for _, c := range s.Circuits {
+		if c.Segment == "" {
+			continue
+		}
+		f := bumFilter{nonDF: c.Node != dfs[c.Segment]}
+		for _, o := range s.Circuits {
+			if o.Segment == c.Segment && o.Node != c.Node {
+				f.peers = append(f.peers, r.Sources[o.Node])
 			}
 		}
-		df := DesignatedForwarder(s.Name, segment, live)
-		for _, c := range cs {
-			f := bumFilter{nonDF: c.Node != df}
-			for _, o := range cs {
-				if o.Node != c.Node {
-					f.peers = append(f.peers, r.Sources[o.Node])
-				}
-			}
-			slices.Sort(f.peers)
-			out[c.Key()] = f
-		}
+		slices.Sort(f.peers)
+		out[c.Key()] = f
 	}
 	return out
 }
 
-// DesignatedForwarders returns each of the service's segments' DF.
+// DesignatedForwarders returns each of the service's segments' DF, elected
+// among the segment's leaves the route reaches.
 func DesignatedForwarders(s *model.ServiceSpec, r *model.Route) map[string]string {
 	var out map[string]string
 	live := map[string][]string{}
@@ -80,26 +71,10 @@ func DesignatedForwarders(s *model.ServiceSpec, r *model.Route) map[string]strin
 func DesignatedForwarder(service, segment string, nodes []string) string {
 	best, bestW := "", uint64(0)
 	for _, n := range nodes {
-		w := hrw(service, segment, n)
+		w := paths.Weight(service, segment, n)
 		if best == "" || w > bestW || (w == bestW && n < best) {
 			best, bestW = n, w
 		}
 	}
 	return best
-}
-
-// hrw is FNV-1a of the three names, 0-separated, finished by splitmix64 so
-// that names differing in one character weigh independently.
-func hrw(parts ...string) uint64 {
-	const prime = 1099511628211
-	z := uint64(14695981039346656037)
-	for _, p := range parts {
-		for i := 0; i < len(p); i++ {
-			z = (z ^ uint64(p[i])) * prime
-		}
-		z *= prime
-	}
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }

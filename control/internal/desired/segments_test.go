@@ -27,7 +27,13 @@ func TestBUMFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := bumFilters(spec, route, tc.reach)
+			r := *route
+			for _, m := range spec.Members() {
+				if !slices.Contains(tc.reach, m) {
+					r.Unreachable = append(r.Unreachable, m)
+				}
+			}
+			f := bumFilters(spec, &r)
 			df := DesignatedForwarder(spec.Name, "site1", slices.DeleteFunc(slices.Clone(tc.reach),
 				func(n string) bool { return n == "leaf3" }))
 			if !slices.Contains(tc.reach, df) {

@@ -262,23 +262,38 @@ func (g *Graph) Connected(src, dst string) bool {
 	return g.Has(src) && g.Has(dst) && g.spt(g.ids[src]).dist[g.ids[dst]] >= 0
 }
 
-// tieKey is FNV-1a of salt and the path's node names, 0-separated,
-// finished by the splitmix64 finalizer, which spreads FNV's weakly mixed
-// output so that paths differing in one name compare independently from
-// one salt to the next.
+// tieKey is the Weight of the path's node names, salted.
 func (g *Graph) tieKey(salt string, ids []int) uint64 {
-	const prime = 1099511628211
-	z := uint64(14695981039346656037)
-	for i := 0; i < len(salt); i++ {
-		z = (z ^ uint64(salt[i])) * prime
-	}
+	z := fnv(fnvOffset, salt)
 	for _, id := range ids {
-		z *= prime // the 0 separator
-		n := g.names[id]
-		for j := 0; j < len(n); j++ {
-			z = (z ^ uint64(n[j])) * prime
-		}
+		z = fnv(z*fnvPrime, g.names[id]) // 0-separated
 	}
+	return splitmix(z)
+}
+
+// Weight is FNV-1a of salt and names, 0-separated, finished by the
+// splitmix64 finalizer, which spreads FNV's weakly mixed output so that
+// names differing in one character weigh independently from one salt to
+// the next. It breaks ties between equal-cost paths, and ranks nodes for
+// highest-random-weight elections.
+func Weight(salt string, names ...string) uint64 {
+	z := fnv(fnvOffset, salt)
+	for _, n := range names {
+		z = fnv(z*fnvPrime, n)
+	}
+	return splitmix(z)
+}
+
+const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+
+func fnv(z uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		z = (z ^ uint64(s[i])) * fnvPrime
+	}
+	return z
+}
+
+func splitmix(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
