@@ -74,17 +74,125 @@ static void test_nhlfe_table(void)
 	nh->port = 3;
 	e3_nexthop_publish(3, nh);
 	e3_nhlfe_set(7, 1234, 3);
-	CHECK(e3_nhlfe_resolve(7, &label) == nh);
+	CHECK(e3_nhlfe_resolve(7, NULL, 0, &label) == nh);
 	CHECK_EQ(label, 1234);
-	CHECK(e3_nhlfe_resolve(8, &label) == NULL);           /* never set */
-	CHECK(e3_nhlfe_resolve(E3_MAX_NHLFES, &label) == NULL);
+	CHECK(e3_nhlfe_resolve(8, NULL, 0, &label) == NULL);           /* never set */
+	CHECK(e3_nhlfe_resolve(E3_MAX_NHLFES, NULL, 0, &label) == NULL);
 	e3_nhlfe_set(9, 99, 4);                                 /* nexthop 4 missing */
-	CHECK(e3_nhlfe_resolve(9, &label) == NULL);
+	CHECK(e3_nhlfe_resolve(9, NULL, 0, &label) == NULL);
 	e3_nhlfe_clear(7);
-	CHECK(e3_nhlfe_resolve(7, &label) == NULL);
+	CHECK(e3_nhlfe_resolve(7, NULL, 0, &label) == NULL);
 	e3_nhlfe_clear(9);
 	e3_nexthop_publish(3, NULL);
 	CHECK(e3_nexthop_get(3) == NULL);
+	e3_rcu_reclaim();
+}
+
+/* A UDP/IPv4 frame of flow k (source port 1000 + k). */
+static void udp_frame(uint8_t *f, unsigned k)
+{
+	static const uint8_t hdr[42] = {
+		0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00,          /* Ethernet */
+		0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, /* IPv4 */
+		0, 0, 0x13, 0x89, 0, 8, 0, 0,                                    /* UDP */
+	};
+
+	memcpy(f, hdr, sizeof(hdr));
+	f[34] = (uint8_t)((1000 + k) >> 8);
+	f[35] = (uint8_t)(1000 + k);
+}
+
+/* The flow hash: the same for every frame of a flow, whatever follows its
+ * headers; different flows spread evenly over 2 and 3 members. */
+static void test_flow_hash(void)
+{
+	uint8_t f[64], g[64];
+	unsigned on[3] = { 0 }, of2[2] = { 0 };
+
+	memset(f, 0, sizeof(f));
+	memset(g, 0xee, sizeof(g));
+	udp_frame(f, 1);
+	udp_frame(g, 1);
+	CHECK_EQ(e3_flow_hash(f, 42), e3_flow_hash(g, 64));   /* payload is not hashed */
+	udp_frame(g, 2);
+	CHECK(e3_flow_hash(f, 42) != e3_flow_hash(g, 42));    /* ports are */
+	g[35] = f[35];
+	g[36] = 0xff;                                         /* the other port */
+	CHECK(e3_flow_hash(f, 42) != e3_flow_hash(g, 42));
+	udp_frame(g, 1);
+	g[20] = 0x20;                                         /* a fragment: no ports */
+	f[20] = 0x20;
+	g[34] = 0x77;
+	CHECK_EQ(e3_flow_hash(f, 42), e3_flow_hash(g, 42));
+	CHECK_EQ(e3_flow_hash(f, 10), e3_flow_hash(f, 10));   /* runts hash what they have */
+	for (unsigned k = 0; k < 3000; k++) {
+		udp_frame(f, k);
+		uint32_t h = e3_flow_hash(f, 42);
+
+		on[e3_flow_reduce(h, 3)]++;
+		of2[e3_flow_reduce(h, 2)]++;
+	}
+	for (unsigned j = 0; j < 3; j++)
+		CHECK(on[j] > 900 && on[j] < 1100);           /* within 10% of 1000 */
+	CHECK(of2[0] > 1350 && of2[0] < 1650);
+}
+
+/* An ECMP group: each flow keeps one member; a protected member whose
+ * watched session is down is left out, and only its flows move. */
+static void test_ecmp_group(void)
+{
+	struct e3_nexthop *nh1 = calloc(1, sizeof(*nh1)), *nh2 = calloc(1, sizeof(*nh2));
+	struct e3_ecmp *g = calloc(1, sizeof(*g));
+	uint8_t f[64];
+	uint32_t label = 0;
+	unsigned on1 = 0, moved = 0;
+	const struct e3_nexthop *was[256];
+
+	e3_nexthop_publish(1, nh1);
+	e3_nexthop_publish(2, nh2);
+	e3_nhlfe_set(11, 111, 1);
+	e3_nhlfe_set(12, 222, 2);
+	e3_nhlfe_set_protected(21, 11, 12, 5);                /* via 1, else 2; session 5 */
+	e3_nhlfe_set_protected(22, 12, 11, 6);                /* via 2, else 1; session 6 */
+	g->n = 2;
+	g->members[0] = 21;
+	g->members[1] = 22;
+	e3_nhlfe_set_ecmp(30, 4, g);
+	e3_watch_set(5, true);
+	e3_watch_set(6, true);
+	for (unsigned k = 0; k < 256; k++) {
+		udp_frame(f, k);
+		was[k] = e3_nhlfe_resolve(30, f, 42, &label);
+		CHECK(was[k] == nh1 || was[k] == nh2);
+		CHECK_EQ(label, was[k] == nh1 ? 111u : 222u);
+		CHECK(e3_nhlfe_resolve(30, f, 42, &label) == was[k]);   /* stable */
+		on1 += was[k] == nh1;
+	}
+	CHECK(on1 > 96 && on1 < 160);
+	e3_watch_set(5, false);                               /* the path via 1 fails */
+	for (unsigned k = 0; k < 256; k++) {
+		udp_frame(f, k);
+		const struct e3_nexthop *now = e3_nhlfe_resolve(30, f, 42, &label);
+
+		CHECK(now == nh2);
+		moved += was[k] != now;
+	}
+	CHECK_EQ(moved, on1);                                 /* only the failed member's flows */
+	e3_watch_set(6, false);                               /* both: each through its backup */
+	udp_frame(f, 0);
+	CHECK(e3_nhlfe_resolve(30, f, 42, &label) != NULL);
+	CHECK(e3_nhlfe_resolve(30, NULL, 0, &label) != NULL); /* not a customer frame */
+	e3_watch_set(5, true);
+	e3_watch_set(6, true);
+	e3_nhlfe_clear(30);
+	e3_ecmp_release(4);
+	CHECK(e3_nhlfe_resolve(30, f, 42, &label) == NULL);
+	e3_nhlfe_clear(21);
+	e3_nhlfe_clear(22);
+	e3_nhlfe_clear(11);
+	e3_nhlfe_clear(12);
+	e3_nexthop_publish(1, NULL);
+	e3_nexthop_publish(2, NULL);
 	e3_rcu_reclaim();
 }
 
@@ -739,6 +847,8 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "label_table", test_label_table },
 		{ "nhlfe_table", test_nhlfe_table },
+		{ "flow_hash", test_flow_hash },
+		{ "ecmp_group", test_ecmp_group },
 		{ "circuit_table", test_circuit_table },
 		{ "service_table", test_service_table },
 		{ "mac_table", test_mac_table },

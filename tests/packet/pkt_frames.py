@@ -39,10 +39,10 @@ def mac_str(b):
     return ":".join("%02x" % x for x in b)
 
 
-def customer_frame(dst, src, tok, vlan=None, pcp=0, size=128, inner_vlan=None):
+def customer_frame(dst, src, tok, vlan=None, pcp=0, size=128, inner_vlan=None, sport=4000):
     """A customer IPv4/UDP frame carrying tok, padded to `size` bytes (without
     the service tag), optionally with the service tag (vlan, pcp) and a
-    customer's own inner tag that must cross untouched."""
+    customer's own inner tag that must cross untouched; sport: its flow."""
     l2 = Ether(dst=dst, src=src)
     if vlan is not None:
         l2 = l2 / Dot1Q(vlan=vlan, prio=pcp)
@@ -50,7 +50,7 @@ def customer_frame(dst, src, tok, vlan=None, pcp=0, size=128, inner_vlan=None):
         l2 = l2 / Dot1Q(vlan=inner_vlan, prio=1)
     hdr = len(l2) - (4 if vlan is not None else 0) + 20 + 8
     body = tok + bytes(max(0, size - hdr - len(tok)))
-    return bytes(l2 / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=4000, dport=5000) / Raw(body))
+    return bytes(l2 / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=sport, dport=5000) / Raw(body))
 
 
 def untag(frame):

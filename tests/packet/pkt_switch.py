@@ -115,7 +115,7 @@ class Switch:
 
     def reset(self):
         """Back to ports only, default settings, zero counters."""
-        for kind, key in (("label", "label"), ("circuit", "id"), ("service", "id"),
+        for kind, key in (("label", "label"), ("circuit", "id"), ("service", "id"), ("ecmp", "id"),
                           ("nhlfe", "id"), ("bfd", "id"), ("nexthop", "id")):
             # Protected nhlfes before the plain ones they refer to.
             for obj in sorted(self.rpc(f"{kind}_list"), key=lambda o: "primary" not in o):

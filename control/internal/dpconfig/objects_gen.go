@@ -268,6 +268,35 @@ func (x NHLFE) MarshalJSON() ([]byte, error) {
 	return e.b, e.err
 }
 
+// ECMP is an ECMP group: an NHLFE id that sends each flow of customer frames to one of its members (ecmp_add).
+type ECMP struct {
+	ID      uint32   `json:"id"`      // an NHLFE id, not a plain or protected NHLFE's: services and labels refer to it as to any NHLFE
+	Members []uint32 `json:"members"` // plain or protected NHLFEs, at least one; a protected member is left out while its watched session finds its path unusable
+}
+
+func (x *ECMP) encode(e *encoder) {
+	e.b = append(e.b, '{')
+	e.b = append(e.b, `"id":`...)
+	e.b = strconv.AppendUint(e.b, uint64(x.ID), 10)
+	e.b = append(e.b, `,"members":`...)
+	e.b = append(e.b, '[')
+	for i := range x.Members {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = strconv.AppendUint(e.b, uint64(x.Members[i]), 10)
+	}
+	e.b = append(e.b, ']')
+	e.b = append(e.b, '}')
+}
+
+// MarshalJSON writes x as the datapath's ecmp_add takes it.
+func (x ECMP) MarshalJSON() ([]byte, error) {
+	var e encoder
+	x.encode(&e)
+	return e.b, e.err
+}
+
 // Service is an E-Line or E-LAN instance (service_add).
 type Service struct {
 	ID       uint32   `json:"id"`
@@ -480,6 +509,7 @@ type Config struct {
 	Nexthops []Nexthop `json:"nexthops"`
 	BFD      []BFD     `json:"bfd"`
 	NHLFEs   []NHLFE   `json:"nhlfes"`
+	ECMPs    []ECMP    `json:"ecmps"`
 	Services []Service `json:"services"`
 	Circuits []Circuit `json:"circuits"`
 	Labels   []Label   `json:"labels"`
@@ -496,6 +526,7 @@ type Fragment struct {
 	Nexthops []Nexthop `json:"nexthops,omitempty"`
 	BFD      []BFD     `json:"bfd,omitempty"`
 	NHLFEs   []NHLFE   `json:"nhlfes,omitempty"`
+	ECMPs    []ECMP    `json:"ecmps,omitempty"`
 	Services []Service `json:"services,omitempty"`
 	Circuits []Circuit `json:"circuits,omitempty"`
 	Labels   []Label   `json:"labels,omitempty"`
@@ -536,6 +567,14 @@ func (x *Config) encode(e *encoder) {
 			e.b = append(e.b, ',')
 		}
 		x.NHLFEs[i].encode(e)
+	}
+	e.b = append(e.b, ']')
+	e.b = append(e.b, `,"ecmps":[`...)
+	for i := range x.ECMPs {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		x.ECMPs[i].encode(e)
 	}
 	e.b = append(e.b, ']')
 	e.b = append(e.b, `,"services":[`...)
@@ -616,6 +655,16 @@ func (x *Fragment) encode(e *encoder) {
 				e.b = append(e.b, ',')
 			}
 			x.NHLFEs[i].encode(e)
+		}
+		e.b = append(e.b, ']')
+	}
+	if len(x.ECMPs) > 0 {
+		e.b = append(e.b, `,"ecmps":[`...)
+		for i := range x.ECMPs {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			x.ECMPs[i].encode(e)
 		}
 		e.b = append(e.b, ']')
 	}

@@ -139,6 +139,16 @@ struct e3_nhlfe_conf {
 	uint32_t watch;          /* protected: a BFD session id (< E3_MAX_SESSIONS) */
 };
 
+/* ---- ECMP groups ------------------------------------------------------------ */
+/* An NHLFE id that stands for up to E3_MAX_ECMP_MEMBERS plain or protected
+ * nhlfes: each customer flow (a hash of its addresses and ports) takes one
+ * member, among those whose path is usable (docs/datapath.md). */
+struct e3_ecmp_conf {
+	uint32_t id;             /* < E3_MAX_NHLFES, in the nhlfe ids */
+	uint16_t n_members;
+	uint32_t members[E3_MAX_ECMP_MEMBERS];
+};
+
 /* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
 /* Asynchronous-mode sessions (RFC 5880) carried in the MPLS G-ACh (GAL 13 +
  * ACH channel 0x0007). Workers send and check them; a session's state drives

@@ -68,6 +68,12 @@ int e3_ctl_nhlfe_del(uint32_t id, char *err);                /* EBUSY if referen
 typedef void (*e3_nhlfe_walk_fn)(const struct e3_nhlfe_conf *c, void *arg);
 void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg);
 
+/* ---- ECMP groups: an nhlfe id over up to E3_MAX_ECMP_MEMBERS nhlfes -------- */
+int e3_ctl_ecmp_add(const struct e3_ecmp_conf *c, char *err); /* EEXIST if a plain/protected id */
+int e3_ctl_ecmp_del(uint32_t id, char *err);                 /* EBUSY if referenced */
+typedef void (*e3_ecmp_walk_fn)(const struct e3_ecmp_conf *c, void *arg);
+void e3_ctl_ecmp_walk(e3_ecmp_walk_fn fn, void *arg);
+
 /* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
 int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err);
 int e3_ctl_bfd_del(uint32_t id, char *err);

@@ -242,7 +242,7 @@ static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, co
 
 	for (unsigned k = 0; k < r->n_branches; k++) {
 		uint32_t label;
-		const struct e3_nexthop *nh = e3_nhlfe_resolve(r->branches[k], &label);
+		const struct e3_nexthop *nh = e3_nhlfe_resolve(r->branches[k], NULL, 0, &label);
 
 		if (nh == NULL || nh->port != b->rx->port_id)
 			out[n_out++] = r->branches[k];   /* a missing one is counted by e3_out_swap */

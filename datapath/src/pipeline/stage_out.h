@@ -106,12 +106,15 @@ e3_out_circuit(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circ
 	e3_sent(b, i, m, out, c.port);
 }
 
-/* The nexthop and live port of nhlfe, or NULL after counting no_nexthop. */
+/* The nexthop and live port of nhlfe, or NULL after counting no_nexthop.
+ * flow: m is a customer frame, whose flow picks an ECMP group's member. */
 static __rte_always_inline const struct e3_nexthop *
-e3_out_nexthop(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
+e3_out_nexthop(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, bool flow,
 	       uint32_t *label, const struct e3_port **port)
 {
-	const struct e3_nexthop *nh = e3_nhlfe_resolve(nhlfe, label);
+	const struct e3_nexthop *nh =
+		e3_nhlfe_resolve(nhlfe, flow ? rte_pktmbuf_mtod(m, const uint8_t *) : NULL,
+				 rte_pktmbuf_data_len(m), label);
 	const struct e3_port *p = nh ? e3_port_get(nh->port) : NULL;
 
 	if (unlikely(p == NULL || !p->link_up)) {
@@ -141,7 +144,7 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 {
 	uint32_t label;
 	const struct e3_port *p;
-	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, &label, &p);
+	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, true, &label, &p);
 
 	if (unlikely(nh == NULL))
 		return;
@@ -180,7 +183,7 @@ e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 {
 	uint32_t label;
 	const struct e3_port *p;
-	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, &label, &p);
+	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, false, &label, &p);
 
 	if (unlikely(nh == NULL))
 		return;

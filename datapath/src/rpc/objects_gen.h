@@ -72,6 +72,17 @@ static const struct e3_param e3_nhlfe_params[] = {
 enum { E3_NHLFE_P_ID = 0, E3_NHLFE_P_NEXTHOP, E3_NHLFE_P_LABEL, E3_NHLFE_P_PRIMARY, E3_NHLFE_P_BACKUP, E3_NHLFE_P_WATCH };
 static const struct e3_dump e3_nhlfe_dump = { .if_set = 0, .unless_none = 0, .never = 0 };
 
+/* ---- ecmp: an ECMP group: an NHLFE id that sends each flow of customer frames to one of its members (ecmp_add) */
+static const struct e3_param e3_ecmp_members_elem = {
+	.name = "members", .type = E3_PT_U32, .min = 0, .max = (E3_MAX_NHLFES - 1),
+};
+static const struct e3_param e3_ecmp_params[] = {
+	E3_P_INT(struct e3_ecmp_conf, id, "id", E3_PT_U32, true, 0, (E3_MAX_NHLFES - 1)),
+	E3_P_ARRAY(struct e3_ecmp_conf, members, n_members, "members", true, E3_MAX_ECMP_MEMBERS, &e3_ecmp_members_elem),
+};
+enum { E3_ECMP_P_ID = 0, E3_ECMP_P_MEMBERS };
+static const struct e3_dump e3_ecmp_dump = { .if_set = 0, .unless_none = 0, .never = 0 };
+
 /* ---- service: an E-Line or E-LAN instance (service_add) */
 static const char *const e3_service_type_names[] = { "", "eline", "elan", NULL };
 static const struct e3_param e3_service_remotes_fields[] = {

@@ -8,7 +8,7 @@
  *   1. index it: every object must decode with its _add's params table (a
  *      document that does not decode changes nothing); note its ids;
  *   2. add/replace in dependency order: settings, ports, nexthops, bfd
- *      sessions, plain nhlfes, protected nhlfes, services, circuits,
+ *      sessions, plain nhlfes, protected nhlfes, ECMP groups, services, circuits,
  *      labels, each through its e3_ctl_*_add, which checks it as it would
  *      for the method (each _add is idempotent, so objects that did not
  *      change are not touched and their traffic never stops); the first
@@ -43,6 +43,10 @@ static void dump_nexthop(const struct e3_nexthop_conf *n, void *w)
 static void dump_nhlfe(const struct e3_nhlfe_conf *n, void *w)
 {
 	e3_jw_json(w, NULL, e3_obj_json(&e3_nhlfe_type, n));
+}
+static void dump_ecmp(const struct e3_ecmp_conf *n, void *w)
+{
+	e3_jw_json(w, NULL, e3_obj_json(&e3_ecmp_type, n));
 }
 static void dump_bfd(const struct e3_bfd_info *b, void *w)
 {
@@ -82,6 +86,9 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 	e3_jw_open(w, "nhlfes", '[');
 	e3_ctl_nhlfe_walk(dump_nhlfe, w);
 	e3_jw_close(w, ']');
+	e3_jw_open(w, "ecmps", '[');
+	e3_ctl_ecmp_walk(dump_ecmp, w);
+	e3_jw_close(w, ']');
 	e3_jw_open(w, "services", '[');
 	e3_ctl_service_walk(dump_service, w);
 	e3_jw_close(w, ']');
@@ -98,7 +105,7 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 /* ---- config_load params ------------------------------------------ */
 struct load_params {
 	int64_t version;
-	const json_t *settings, *ports, *nexthops, *bfd, *nhlfes, *services, *circuits, *labels;
+	const json_t *settings, *ports, *nexthops, *bfd, *nhlfes, *ecmps, *services, *circuits, *labels;
 	bool replace;
 };
 static const struct e3_param load_table[] = {
@@ -108,6 +115,7 @@ static const struct e3_param load_table[] = {
 	E3_P(struct load_params, nexthops, "nexthops", E3_PT_JARRAY, false),
 	E3_P(struct load_params, bfd, "bfd", E3_PT_JARRAY, false),
 	E3_P(struct load_params, nhlfes, "nhlfes", E3_PT_JARRAY, false),
+	E3_P(struct load_params, ecmps, "ecmps", E3_PT_JARRAY, false),
 	E3_P(struct load_params, services, "services", E3_PT_JARRAY, false),
 	E3_P(struct load_params, circuits, "circuits", E3_PT_JARRAY, false),
 	E3_P(struct load_params, labels, "labels", E3_PT_JARRAY, false),
@@ -132,7 +140,7 @@ struct pv {
 	uint16_t vlan;
 };
 enum { GONE_EARLY = 0x80 }; /* flag: a circuit deleted early to free its (port, VLAN) */
-enum { NHLFE_PLAIN = 1, NHLFE_PROTECTED = 2 }; /* snap.nhlfe[] */
+enum { NHLFE_PLAIN = 1, NHLFE_PROTECTED = 2, NHLFE_ECMP = 3 }; /* snap.nhlfe[] */
 struct snap {
 	struct port_ref ports[E3_MAX_PORTS];
 	int n_ports;
@@ -178,6 +186,10 @@ static void snap_nhlfe(const struct e3_nhlfe_conf *n, void *arg)
 	if (n->id < E3_MAX_NHLFES)
 		s->nhlfe[n->id] = n->protect ? NHLFE_PROTECTED : NHLFE_PLAIN;
 }
+static void snap_ecmp(const struct e3_ecmp_conf *n, void *arg)
+{
+	((struct snap *)arg)->nhlfe[n->id] = NHLFE_ECMP;
+}
 static void snap_service(const struct e3_service_info *si, void *arg)
 {
 	struct snap *s = arg;
@@ -218,6 +230,7 @@ static int snap_take(struct snap *s)
 	e3_ctl_nexthop_walk(snap_nexthop, s);
 	e3_ctl_bfd_walk(snap_bfd, s);
 	e3_ctl_nhlfe_walk(snap_nhlfe, s);
+	e3_ctl_ecmp_walk(snap_ecmp, s);
 	e3_ctl_service_walk(snap_service, s);
 	e3_ctl_circuit_walk(snap_circuit, s);
 	e3_ctl_label_walk(snap_label, s);
@@ -347,6 +360,7 @@ static int index_doc(struct load *l)
 	INDEX(p->nexthops, "nexthops", &e3_nexthop_type, struct e3_nexthop_conf, id, l->doc.nexthop);
 	INDEX(p->bfd, "bfd", &e3_bfd_type, struct e3_bfd_conf, id, l->doc.bfd);
 	INDEX(p->nhlfes, "nhlfes", &e3_nhlfe_type, struct e3_nhlfe_conf, id, l->doc.nhlfe);
+	INDEX(p->ecmps, "ecmps", &e3_ecmp_type, struct e3_ecmp_conf, id, l->doc.nhlfe);
 	INDEX(p->services, "services", &e3_service_type, struct e3_service_conf, id, l->doc.service);
 	INDEX(p->labels, "labels", &e3_label_type, struct e3_label_conf, label, l->doc.label);
 #undef INDEX
@@ -423,14 +437,14 @@ static int apply_nhlfes(struct load *l, bool protect, char *err)
 	return 0;
 }
 
-/* The nhlfes of one kind the document does not list: protected ones go
- * before the plain ones they refer to. */
+/* The nhlfes of one kind the document does not list: groups go before the
+ * protected ones, and those before the plain ones they refer to. */
 static int remove_nhlfes(struct load *l, uint8_t kind, char *err)
 {
 	for (uint32_t id = 0; id < E3_MAX_NHLFES; id++) {
 		if (l->before.nhlfe[id] != kind || l->doc.nhlfe[id])
 			continue;
-		int rc = e3_ctl_nhlfe_del(id, err);
+		int rc = kind == NHLFE_ECMP ? e3_ctl_ecmp_del(id, err) : e3_ctl_nhlfe_del(id, err);
 		if (rc < 0) {
 			char where[64];
 			snprintf(where, sizeof(where), "removing nhlfe %u", id);
@@ -468,6 +482,8 @@ static int apply(struct load *l)
 		      l->before.bfd[SCRATCH(struct e3_bfd_conf)->id]);
 	if (apply_nhlfes(l, false, err) < 0 || apply_nhlfes(l, true, err) < 0)
 		return -1;
+	APPLY_SECTION(p->ecmps, "ecmps", &e3_ecmp_type, e3_ctl_ecmp_add(l->scratch, err),
+		      l->before.nhlfe[SCRATCH(struct e3_ecmp_conf)->id]);
 	APPLY_SECTION(p->services, "services", &e3_service_type,
 		      e3_ctl_service_add(l->scratch, err),
 		      l->before.service[SCRATCH(struct e3_service_conf)->id]);
@@ -501,7 +517,8 @@ static int apply(struct load *l)
 			"circuit");
 	REMOVE_UNLISTED(l->before.service, l->doc.service, E3_MAX_SERVICES, e3_ctl_service_del,
 			"service");
-	if (remove_nhlfes(l, NHLFE_PROTECTED, err) < 0 || remove_nhlfes(l, NHLFE_PLAIN, err) < 0)
+	if (remove_nhlfes(l, NHLFE_ECMP, err) < 0 || remove_nhlfes(l, NHLFE_PROTECTED, err) < 0 ||
+	    remove_nhlfes(l, NHLFE_PLAIN, err) < 0)
 		return -1;
 	REMOVE_UNLISTED(l->before.bfd, l->doc.bfd, E3_MAX_SESSIONS, e3_ctl_bfd_del, "bfd session");
 	REMOVE_UNLISTED(l->before.nexthop, l->doc.nexthop, E3_MAX_NEXTHOPS, e3_ctl_nexthop_del,

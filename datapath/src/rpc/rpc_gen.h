@@ -42,6 +42,9 @@ enum {
 	X("nhlfe_add", m_nhlfe_add, &e3_nhlfe_type) \
 	X("nhlfe_del", m_nhlfe_del, &nhlfe_id) \
 	X("nhlfe_list", m_nhlfe_list, &no_params) \
+	X("ecmp_add", m_ecmp_add, &e3_ecmp_type) \
+	X("ecmp_del", m_ecmp_del, &nhlfe_id) \
+	X("ecmp_list", m_ecmp_list, &no_params) \
 	X("bfd_add", m_bfd_add, &e3_bfd_type) \
 	X("bfd_del", m_bfd_del, &bfd_id) \
 	X("bfd_list", m_bfd_list, &no_params) \

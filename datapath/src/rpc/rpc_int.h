@@ -156,7 +156,7 @@ struct e3_obj_type {
 	/* The params of conf's form (e.g. a label's type), NULL: all. */
 	uint64_t (*applies)(const void *conf);
 };
-extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type, e3_bfd_type,
+extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type, e3_ecmp_type, e3_bfd_type,
 	e3_service_type, e3_circuit_type, e3_label_type, e3_settings_type;
 
 /* Decode one object of a type: init, table, finish; seen may be NULL. */

@@ -199,6 +199,7 @@ static int m_port_list(struct e3_rpc_call *c, void *p)
 
 ADD_DEL(nexthop)
 ADD_DEL(nhlfe)
+ADD_DEL(ecmp)
 ADD_DEL(bfd)
 ADD_DEL(service)
 ADD_DEL(circuit)
@@ -239,6 +240,20 @@ static int m_nhlfe_list(struct e3_rpc_call *c, void *p)
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
 	e3_ctl_nhlfe_walk(nhlfe_list_cb, &c->w);
+	e3_jw_close(&c->w, ']');
+	return 0;
+}
+
+static void ecmp_list_cb(const struct e3_ecmp_conf *n, void *arg)
+{
+	e3_jw_json(arg, NULL, e3_obj_json(&e3_ecmp_type, n));
+}
+
+static int m_ecmp_list(struct e3_rpc_call *c, void *p)
+{
+	(void)p;
+	e3_jw_open(&c->w, NULL, '[');
+	e3_ctl_ecmp_walk(ecmp_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }

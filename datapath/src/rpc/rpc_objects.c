@@ -75,6 +75,12 @@ const struct e3_obj_type e3_nexthop_type = {
 	.size = sizeof(struct e3_nexthop_conf), .dump = &e3_nexthop_dump,
 };
 
+/* ---- ECMP groups ------------------------------------------ */
+const struct e3_obj_type e3_ecmp_type = {
+	.what = "ecmp", .params = e3_ecmp_params, .n_params = E3_NPARAMS(e3_ecmp_params),
+	.size = sizeof(struct e3_ecmp_conf), .dump = &e3_ecmp_dump,
+};
+
 /* ---- nhlfes ------------------------------------------ */
 /* Plain {id, nexthop, label}, or protected {id, primary, backup, watch}. */
 

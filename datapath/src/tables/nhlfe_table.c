@@ -6,6 +6,7 @@
 
 uint64_t *e3_nhlfe_tbl;
 struct e3_nexthop *e3_nexthop_tbl[E3_MAX_NEXTHOPS];
+struct e3_ecmp *e3_ecmp_tbl[E3_MAX_ECMPS];
 
 int e3_nhlfe_table_init(void)
 {
@@ -29,6 +30,25 @@ void e3_nhlfe_set_protected(uint32_t id, uint32_t primary, uint32_t backup, uint
 					 backup | watch << E3_NHLFE_WATCH_SHIFT } };
 
 	__atomic_store_n(&e3_nhlfe_tbl[id], w.u64, __ATOMIC_RELEASE);
+}
+
+void e3_nhlfe_set_ecmp(uint32_t id, uint32_t slot, struct e3_ecmp *g)
+{
+	struct e3_ecmp *old = e3_ecmp_tbl[slot];
+	union e3_nhlfe_word w = { .e = { slot | E3_NHLFE_VALID | E3_NHLFE_ECMP, 0 } };
+
+	E3_RCU_SET(e3_ecmp_tbl[slot], g);
+	__atomic_store_n(&e3_nhlfe_tbl[id], w.u64, __ATOMIC_RELEASE);
+	if (old != g)
+		e3_rcu_free(old);
+}
+
+void e3_ecmp_release(uint32_t slot)
+{
+	struct e3_ecmp *old = e3_ecmp_tbl[slot];
+
+	E3_RCU_SET(e3_ecmp_tbl[slot], NULL);
+	e3_rcu_free(old);
 }
 
 void e3_nhlfe_clear(uint32_t id)
