@@ -371,9 +371,9 @@ class ControlPlane:
     def service(self, name: str) -> dict:
         return self.json("service", "show", name)
 
-    def create_service(self, name: str, type_: str, circuits) -> dict:
-        """circuits: "node:port:vlan" strings."""
-        args = ["service", "create", type_, name]
+    def create_service(self, name: str, type_: str, circuits, *options) -> dict:
+        """circuits: "node:port:vlan" strings; options: e3ctl's, e.g. "--ecmp"."""
+        args = ["service", "create", type_, name, *options]
         for c in circuits:
             args += ["--circuit", c]
         return json.loads(self.e3ctl("--json", *args).stdout)

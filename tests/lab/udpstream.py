@@ -7,6 +7,8 @@ loss window (the silence a gap in the on-time sequence caused, in ms).
     python3 udpstream.py recv --port 5555 --seconds 10 --out FILE
     python3 udpstream.py send --dst 10.10.0.2 --port 5555 --rate 1000 --seconds 8
     python3 udpstream.py send --dst 10.30.0.255 --broadcast ...   (flooded: BUM)
+    python3 udpstream.py send --flows 16 ...; recv --by-flow ...   (one stream per
+        source port 40000.., each numbered on its own; reported per flow)
 
 Each datagram carries (sequence number, send time); both ends are on one
 machine, so the receiver reads its delay on the same clock. One-way on
@@ -23,10 +25,18 @@ import time
 HDR = struct.Struct("!Qd")
 
 
-def send(dst, port, rate, seconds, size, broadcast=False):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    if broadcast:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+FLOW_PORT = 40000
+
+
+def send(dst, port, rate, seconds, size, broadcast=False, flows=1):
+    socks = []
+    for k in range(flows):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if broadcast:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        if flows > 1:
+            s.bind(("0.0.0.0", FLOW_PORT + k))
+        socks.append(s)
     pad = b"\0" * max(0, size - HDR.size)
     interval = 1.0 / rate
     start = time.perf_counter()
@@ -39,7 +49,7 @@ def send(dst, port, rate, seconds, size, broadcast=False):
                 break
             time.sleep(min(due - now, 0.0005))
         try:
-            s.sendto(HDR.pack(seq, time.time()) + pad, (dst, port))
+            socks[seq % flows].sendto(HDR.pack(seq // flows, time.time()) + pad, (dst, port))
         except OSError:
             pass  # no route for a moment: counts as lost
     print(json.dumps({"sent": n, "rate": rate}))
@@ -81,22 +91,25 @@ def analyse(arrivals, sent, rate, late_ms=50.0):
     }
 
 
-def recv(port, seconds, out, sent, rate, late_ms):
+def recv(port, seconds, out, sent, rate, late_ms, by_flow=False):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind(("0.0.0.0", port))
     s.settimeout(0.2)
-    arrivals = []
+    arrivals = {}
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
-            data = s.recv(2048)
+            data, (_, sport) = s.recvfrom(2048)
         except socket.timeout:
             continue
         if len(data) >= HDR.size:
             seq, t_sent = HDR.unpack_from(data)
-            arrivals.append((seq, t_sent, time.time()))
-    res = analyse(arrivals, sent, rate, late_ms)
+            arrivals.setdefault(sport if by_flow else 0, []).append((seq, t_sent, time.time()))
+    if by_flow:
+        res = {"flows": {str(k): analyse(v, None, rate, late_ms) for k, v in sorted(arrivals.items())}}
+    else:
+        res = analyse(arrivals.get(0, []), sent, rate, late_ms)
     with open(out, "w") as f:
         json.dump(res, f)
     print(json.dumps(res))
@@ -112,6 +125,7 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--size", type=int, default=64)
     p.add_argument("--broadcast", action="store_true", help="dst is a broadcast address (BUM)")
+    p.add_argument("--flows", type=int, default=1, help="streams, one per source port from 40000")
     p = sub.add_parser("recv")
     p.add_argument("--port", type=int, default=5555)
     p.add_argument("--seconds", type=float, default=10)
@@ -119,11 +133,12 @@ def main(argv=None):
     p.add_argument("--sent", type=int, help="datagrams the sender sends (to count a lost tail)")
     p.add_argument("--rate", type=int, default=1000)
     p.add_argument("--late-ms", type=float, default=50.0, help="later than this counts as lost")
+    p.add_argument("--by-flow", action="store_true", help="report each source port's stream")
     a = ap.parse_args(argv)
     if a.cmd == "send":
-        send(a.dst, a.port, a.rate, a.seconds, a.size, a.broadcast)
+        send(a.dst, a.port, a.rate, a.seconds, a.size, a.broadcast, a.flows)
     else:
-        recv(a.port, a.seconds, a.out, a.sent, a.rate, a.late_ms)
+        recv(a.port, a.seconds, a.out, a.sent, a.rate, a.late_ms, a.by_flow)
     return 0
 
 

@@ -72,7 +72,7 @@ func Apply(ctx context.Context, dp Datapath, plan []Op) (ApplyResult, error) {
 // the object by its key.
 func (op Op) request() dprpc.Request {
 	method := map[Kind]string{KindSettings: "settings_set", KindPort: "port", KindNexthop: "nexthop", KindBFD: "bfd",
-		KindNHLFE: "nhlfe", KindProtected: "nhlfe", KindService: "service", KindCircuit: "circuit", KindLabel: "label"}[op.Kind]
+		KindNHLFE: "nhlfe", KindProtected: "nhlfe", KindECMP: "ecmp", KindService: "service", KindCircuit: "circuit", KindLabel: "label"}[op.Kind]
 	switch {
 	case op.Kind == KindSettings:
 		return dprpc.Request{Method: method, Params: op.Obj}

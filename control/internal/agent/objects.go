@@ -11,6 +11,7 @@ type objects struct {
 	nexthops map[uint32]dpconfig.Nexthop
 	bfd      map[uint32]dpconfig.BFD
 	nhlfes   map[uint32]dpconfig.NHLFE
+	ecmps    map[uint32]dpconfig.ECMP
 	services map[uint32]dpconfig.Service
 	circuits map[uint32]dpconfig.Circuit
 	labels   map[uint32]dpconfig.Label
@@ -18,7 +19,7 @@ type objects struct {
 
 func newObjects() *objects {
 	return &objects{ports: map[string]dpconfig.Port{}, nexthops: map[uint32]dpconfig.Nexthop{},
-		bfd: map[uint32]dpconfig.BFD{}, nhlfes: map[uint32]dpconfig.NHLFE{}, services: map[uint32]dpconfig.Service{},
+		bfd: map[uint32]dpconfig.BFD{}, nhlfes: map[uint32]dpconfig.NHLFE{}, ecmps: map[uint32]dpconfig.ECMP{}, services: map[uint32]dpconfig.Service{},
 		circuits: map[uint32]dpconfig.Circuit{}, labels: map[uint32]dpconfig.Label{}}
 }
 
@@ -26,6 +27,7 @@ func portKey(p dpconfig.Port) string       { return p.Name }
 func nexthopKey(n dpconfig.Nexthop) uint32 { return n.ID }
 func bfdKey(b dpconfig.BFD) uint32         { return b.ID }
 func nhlfeKey(n dpconfig.NHLFE) uint32     { return n.ID }
+func ecmpKey(e dpconfig.ECMP) uint32       { return e.ID }
 func serviceKey(s dpconfig.Service) uint32 { return s.ID }
 func circuitKey(c dpconfig.Circuit) uint32 { return c.ID }
 func labelKey(l dpconfig.Label) uint32     { return l.Label }
@@ -48,6 +50,7 @@ func (o *objects) add(f *dpconfig.Fragment) {
 	putAll(o.nexthops, f.Nexthops, nexthopKey)
 	putAll(o.bfd, f.BFD, bfdKey)
 	putAll(o.nhlfes, f.NHLFEs, nhlfeKey)
+	putAll(o.ecmps, f.ECMPs, ecmpKey)
 	putAll(o.services, f.Services, serviceKey)
 	putAll(o.circuits, f.Circuits, circuitKey)
 	putAll(o.labels, f.Labels, labelKey)
@@ -65,6 +68,7 @@ func (o *objects) remove(ks *objects) {
 	dropKeys(o.nexthops, ks.nexthops)
 	dropKeys(o.bfd, ks.bfd)
 	dropKeys(o.nhlfes, ks.nhlfes)
+	dropKeys(o.ecmps, ks.ecmps)
 	dropKeys(o.services, ks.services)
 	dropKeys(o.circuits, ks.circuits)
 	dropKeys(o.labels, ks.labels)
@@ -83,7 +87,8 @@ func pickKeys[K comparable, V, W any](m map[K]V, ks map[K]W) []V {
 // pick returns o's objects whose keys ks has, with o's settings.
 func (o *objects) pick(ks *objects) dpconfig.Config {
 	c := dpconfig.Config{Ports: pickKeys(o.ports, ks.ports), Nexthops: pickKeys(o.nexthops, ks.nexthops),
-		BFD: pickKeys(o.bfd, ks.bfd), NHLFEs: pickKeys(o.nhlfes, ks.nhlfes), Services: pickKeys(o.services, ks.services),
+		BFD: pickKeys(o.bfd, ks.bfd), NHLFEs: pickKeys(o.nhlfes, ks.nhlfes),
+		ECMPs: pickKeys(o.ecmps, ks.ecmps), Services: pickKeys(o.services, ks.services),
 		Circuits: pickKeys(o.circuits, ks.circuits), Labels: pickKeys(o.labels, ks.labels)}
 	if o.settings != nil {
 		c.Settings = *o.settings

@@ -21,12 +21,13 @@ const (
 	KindBFD
 	KindNHLFE
 	KindProtected // protected NHLFEs: they refer to plain ones
+	KindECMP      // ECMP groups: they refer to plain and protected NHLFEs
 	KindService
 	KindCircuit
 	KindLabel
 )
 
-var kindNames = [...]string{"settings", "port", "nexthop", "bfd", "nhlfe", "protected nhlfe",
+var kindNames = [...]string{"settings", "port", "nexthop", "bfd", "nhlfe", "protected nhlfe", "ecmp",
 	"service", "circuit", "label"}
 
 func (k Kind) String() string { return kindNames[k] }
@@ -63,7 +64,7 @@ func (o Op) String() string {
 //
 //  1. settings, if they differ;
 //  2. kind by kind in dependency order (ports, nexthops, BFD sessions,
-//     plain nhlfes, protected nhlfes, services, circuits, labels): first the new objects of that kind, then the
+//     plain nhlfes, protected nhlfes, ECMP groups, services, circuits, labels): first the new objects of that kind, then the
 //     replacements (atomic re-points). An object refers only to objects of
 //     earlier kinds, so whatever a new or re-pointed object refers to is in
 //     place before it, and the old objects are still there too;
@@ -104,6 +105,8 @@ func Diff(desired, actual dpconfig.Config) []Op {
 	nhlfeKey := func(n dpconfig.NHLFE) string { return idKey(n.ID) }
 	diffKind(&plan, &dels, KindNHLFE, dPlain, aPlain, nhlfeKey, dpconfig.NHLFE.Equal)
 	diffKind(&plan, &dels, KindProtected, dProt, aProt, nhlfeKey, dpconfig.NHLFE.Equal)
+	diffKind(&plan, &dels, KindECMP, d.ECMPs, a.ECMPs,
+		func(e dpconfig.ECMP) string { return idKey(e.ID) }, dpconfig.ECMP.Equal)
 	diffKind(&plan, &dels, KindService, d.Services, a.Services,
 		func(s dpconfig.Service) string { return idKey(s.ID) }, dpconfig.Service.Equal)
 	diffKind(&plan, &dels, KindCircuit, d.Circuits, a.Circuits,

@@ -32,14 +32,16 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
   topology show
   service list
   service show NAME                        paths, labels per node, status
-  service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--circuit-mac-limit N] [--bandwidth-mbps N]
+  service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--circuit-mac-limit N] [--bandwidth-mbps N] [--ecmp]
   service add-circuit NAME --circuit NODE:PORT:VLAN ...
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
   service delete NAME
 
 VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged). An E-LAN's
 circuit on a multi-homed site is @SEGMENT:VLAN (a segment of the topology):
-one circuit on each of the segment's ports.
+one circuit on each of the segment's ports. --ecmp spreads the service's
+flows over its equal-cost paths (each flow on one), rather than keeping the
+backup idle.
 --server defaults to $E3_SERVER or https://127.0.0.1:8080; --token to $E3_TOKEN
 (the admin token, or the read-only one for reads). The controller's TLS
 certificate is checked against --ca ($E3_CA, e.g. the controller's
@@ -56,6 +58,7 @@ type opts struct {
 	macLimit      int
 	circMACLimit  int
 	bandwidth     int
+	ecmp          bool
 	args          []string
 }
 
@@ -89,6 +92,8 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			o.pin, err = value()
 		case "--json":
 			o.json = true
+		case "--ecmp":
+			o.ecmp = true
 		case "--circuit":
 			var v string
 			v, err = value()
@@ -332,7 +337,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		v, err := c.CreateService(ctx, model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit,
-			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth})
+			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth, ECMP: o.ecmp})
 		if err != nil {
 			return err
 		}
@@ -412,6 +417,7 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nid\t%d\n", v.Name, v.Type, v.ID)
 	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
 	fmt.Fprintf(tw, "protection\t%s\n", dash(v.Protection))
+	fmt.Fprintf(tw, "ecmp\t%s\n", ecmpState(v))
 	if v.MACLimit > 0 || v.CircuitMACLimit > 0 {
 		fmt.Fprintf(tw, "mac limits\tservice %s, per circuit %s\n", limit(v.MACLimit), limit(v.CircuitMACLimit))
 	}
@@ -441,7 +447,10 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 		}{{"primary", r.Primary}, {"backup", r.Backup}, {"fallback", r.Fallback}} {
 			if len(p.p) > 0 {
 				mark := ""
-				if r.Active == p.name {
+				switch {
+				case r.ECMP && r.Active != "fallback" && p.name != "fallback":
+					mark = "  (ecmp: carries flows)"
+				case r.Active == p.name:
 					mark = "  (active)"
 				}
 				fmt.Fprintf(tw, "%s path\t%s%s\n", p.name, strings.Join(p.p.Nodes(src), " -> "), mark)
@@ -449,7 +458,10 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 		}
 		for _, u := range r.Unicast {
 			backup := ""
-			if len(u.Backup) > 0 {
+			switch {
+			case u.ECMP:
+				backup = "  (ecmp with " + strings.Join(u.Backup.Nodes(u.From), " -> ") + ")"
+			case len(u.Backup) > 0:
 				backup = "  (backup " + strings.Join(u.Backup.Nodes(u.From), " -> ") + ")"
 			}
 			fmt.Fprintf(tw, "unicast\t%s%s\n", strings.Join(u.Path.Nodes(u.From), " -> "), backup)
@@ -506,4 +518,23 @@ func limit(n int) string {
 		return "default"
 	}
 	return strconv.Itoa(n)
+}
+
+// ecmpState says whether the service spreads its flows, and over what.
+func ecmpState(v *model.ServiceView) string {
+	if !v.ECMP {
+		return "off"
+	}
+	r := v.Route
+	if r != nil && r.ECMP {
+		return "on: each flow takes the primary or the backup path"
+	}
+	if r != nil {
+		for _, u := range r.Unicast {
+			if u.ECMP {
+				return "on: each flow to a member takes one of its equal-cost paths"
+			}
+		}
+	}
+	return "asked for, but no two equal-cost paths are up"
 }

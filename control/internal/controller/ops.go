@@ -256,7 +256,7 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 }
 
 func fileService(fs topology.FileService) (model.ServiceSpec, error) {
-	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type}
+	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type, ECMP: fs.ECMP}
 	for _, ci := range fs.Circuits {
 		v, err := dpconfig.ParseVLAN(ci.VLAN)
 		if err != nil {

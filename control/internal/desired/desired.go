@@ -159,7 +159,7 @@ func (b *builder) inPort(node string, label uint32, port string) {
 // The backup path is checked too, so that a move of the service onto it
 // only changes which check the entry watches, and the operator sees
 // whether the backup is ready.
-func (b *builder) protect(node, to, tag string, primary, backup uint32, primaryPath, backupPath model.Path) (uint32, error) {
+func (b *builder) protect(node, to, role string, primary, backup uint32, primaryPath, backupPath model.Path) (uint32, error) {
 	watch, err := b.watch(node, node, to, primaryPath)
 	if err == nil {
 		_, err = b.watch(node, node, to, backupPath)
@@ -167,13 +167,34 @@ func (b *builder) protect(node, to, tag string, primary, backup uint32, primaryP
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", b.name, err)
 	}
-	id, err := b.get(node, model.KindNHLFE, tag+":protected")
+	id, err := b.get(node, model.KindNHLFE, role)
 	if err != nil {
 		return 0, err
 	}
 	f := b.frag(node)
 	f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Protect: &dpconfig.Protection{
 		Primary: primary, Backup: backup, Watch: watch}})
+	return id, nil
+}
+
+// ecmp adds, at node, an ECMP group over two equal-cost paths to `to`:
+// each member is protected by the other path, and is left out of the
+// group while its own path's check fails (docs/multihoming.md).
+func (b *builder) ecmp(node, to, tag string, nh1, nh2 uint32, p1, p2 model.Path) (uint32, error) {
+	m1, err := b.protect(node, to, tag+":ecmp:1", nh1, nh2, p1, p2)
+	if err != nil {
+		return 0, err
+	}
+	m2, err := b.protect(node, to, tag+":ecmp:2", nh2, nh1, p2, p1)
+	if err != nil {
+		return 0, err
+	}
+	id, err := b.get(node, model.KindNHLFE, tag+":ecmp")
+	if err != nil {
+		return 0, err
+	}
+	f := b.frag(node)
+	f.ECMPs = append(f.ECMPs, dpconfig.ECMP{ID: id, Members: []uint32{m1, m2}})
 	return id, nil
 }
 
@@ -235,7 +256,14 @@ func (b *builder) eline() error {
 		// check fails (docs/ha.md). Same role whichever is active, so
 		// the controller's switch rewrites the entry and allocates nothing.
 		if standby := map[string]string{"primary": "backup", "backup": "primary"}[r.Active]; standby != "" && len(r.Backup) > 0 {
-			id, err := b.protect(d.src, d.dst, "eline:"+d.src+">"+d.dst, nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
+			tag := "eline:" + d.src + ">" + d.dst
+			var id uint32
+			var err error
+			if r.ECMP {
+				id, err = b.ecmp(d.src, d.dst, tag, nhs["primary"], nhs["backup"], paths["primary"], paths["backup"])
+			} else {
+				id, err = b.protect(d.src, d.dst, tag+":protected", nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
+			}
 			if err != nil {
 				return err
 			}
@@ -288,7 +316,12 @@ func (b *builder) elan() error {
 			if err != nil {
 				return err
 			}
-			if nh, err = b.protect(u.From, u.To, tag, nh, bk, u.Path, u.Backup); err != nil {
+			if u.ECMP {
+				nh, err = b.ecmp(u.From, u.To, tag, nh, bk, u.Path, u.Backup)
+			} else {
+				nh, err = b.protect(u.From, u.To, tag+":protected", nh, bk, u.Path, u.Backup)
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -527,3 +527,69 @@ func TestCircuitMACLimit(t *testing.T) {
 		t.Fatal("an eline with circuit_mac_limit accepted")
 	}
 }
+
+// ecmpGroup is node's ECMP group id, or fails.
+func (f *fabric) ecmpGroup(node string, id uint32) dpconfig.ECMP {
+	return byID(f, node, "ecmp group", id, f.cfg[node].ECMPs, func(e dpconfig.ECMP) uint32 { return e.ID })
+}
+
+// With ECMP, every ingress (both E-Line ends, every E-LAN remote) is a
+// group of two protected members, one per spine, each ending where the
+// other does; a spine down leaves the group as it is (the datapath leaves
+// the failed member out); without ECMP there is no group.
+func TestECMP(t *testing.T) {
+	topo := load(t)
+	twoSpines := func(f *fabric, node string, nh uint32, wantAt string) {
+		t.Helper()
+		g := f.ecmpGroup(node, nh)
+		if len(g.Members) != 2 {
+			t.Fatalf("%s: group %d has %v", node, nh, g.Members)
+		}
+		spines := map[string]bool{}
+		for _, m := range g.Members {
+			if f.nhlfe(node, m).Protect == nil {
+				t.Fatalf("%s: member %d is not protected", node, m)
+			}
+			at, _, hops := f.unicast(node, m)
+			if at != wantAt || hops != 2 {
+				t.Fatalf("%s: member %d ends at %s after %d hops, want %s", node, m, at, hops, wantAt)
+			}
+			first, _, _ := f.send(node, m)
+			spines[first] = true
+		}
+		if len(spines) != 2 {
+			t.Fatalf("%s: both members go through %v", node, spines)
+		}
+	}
+	for _, down := range []paths.Options{{}, {DownNodes: map[string]bool{"spine1": true}}} {
+		red := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "red", Type: model.ELine, ECMP: true, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 1000}, {Node: "leaf3", Port: "cust1", VLAN: 2000}}}}
+		blue := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN, ECMP: true, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 10}, {Node: "leaf2", Port: "cust1", VLAN: 10}}}}
+		plain := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "green", Type: model.ELine, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 1001}, {Node: "leaf3", Port: "cust1", VLAN: 2001}}}}
+		f := build(t, topo, []*model.ServiceRecord{red, blue, plain}, down)
+		if !red.Route.ECMP {
+			t.Fatalf("red's route is not ECMP: %+v", red.Route)
+		}
+		twoSpines(f, "leaf1", *f.service("leaf1", red.ID).NHLFE, "leaf3")
+		twoSpines(f, "leaf3", *f.service("leaf3", red.ID).NHLFE, "leaf1")
+		for _, n := range [][2]string{{"leaf1", "leaf2"}, {"leaf2", "leaf1"}} {
+			rs := f.service(n[0], blue.ID).Remotes
+			if len(rs) != 1 {
+				t.Fatalf("%s: remotes %+v", n[0], rs)
+			}
+			if len(down.DownNodes) == 0 { // else routed on the live fabric: one path, no group
+				twoSpines(f, n[0], rs[0].NHLFE, n[1])
+			}
+		}
+		if plain.Route.ECMP {
+			t.Fatal("green did not ask for ECMP")
+		}
+		for _, e := range f.cfg["leaf1"].ECMPs {
+			if e.ID == *f.service("leaf1", plain.ID).NHLFE {
+				t.Fatal("green's ingress is a group")
+			}
+		}
+	}
+}

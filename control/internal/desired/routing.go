@@ -38,6 +38,7 @@ func routeELine(spec *model.ServiceSpec, full, live *paths.Graph) (model.Route, 
 	}
 	r.Primary = p
 	r.Backup, _ = full.Disjoint(p, a, b, spec.Name)
+	r.ECMP = spec.ECMP && r.Backup != nil && full.Cost(r.Backup) == full.Cost(r.Primary)
 	up := live.Has(a) && live.Has(b)
 	switch {
 	case up && live.Usable(r.Primary):
@@ -109,6 +110,7 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 			u := model.UnicastPath{From: from, To: to, Path: p}
 			if b, ok := full.Disjoint(p, from, to, spec.Name); ok && live.Usable(b) {
 				u.Backup = b
+				u.ECMP = spec.ECMP && full.Cost(b) == full.Cost(p)
 			}
 			r.Unicast = append(r.Unicast, u)
 		}

@@ -17,6 +17,7 @@ func (f *Fragment) Sort() {
 	slices.SortFunc(f.Nexthops, func(a, b Nexthop) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(f.BFD, func(a, b BFD) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(f.NHLFEs, func(a, b NHLFE) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(f.ECMPs, func(a, b ECMP) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(f.Services, func(a, b Service) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(f.Circuits, func(a, b Circuit) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(f.Labels, func(a, b Label) int { return cmp.Compare(a.Label, b.Label) })
@@ -32,6 +33,7 @@ func (f *Fragment) Add(o *Fragment) {
 	f.Nexthops = append(f.Nexthops, o.Nexthops...)
 	f.BFD = append(f.BFD, o.BFD...)
 	f.NHLFEs = append(f.NHLFEs, o.NHLFEs...)
+	f.ECMPs = append(f.ECMPs, o.ECMPs...)
 	f.Services = append(f.Services, o.Services...)
 	f.Circuits = append(f.Circuits, o.Circuits...)
 	f.Labels = append(f.Labels, o.Labels...)
@@ -48,7 +50,7 @@ func Assemble(frags []*Fragment) Config {
 	// Empty lists, not null: the form config_dump returns.
 	c := Config{Version: Version, Settings: DefaultSettings(), Ports: orEmpty(all.Ports),
 		Nexthops: orEmpty(all.Nexthops), BFD: orEmpty(all.BFD), NHLFEs: orEmpty(all.NHLFEs),
-		Services: orEmpty(all.Services), Circuits: orEmpty(all.Circuits), Labels: orEmpty(all.Labels)}
+		ECMPs: orEmpty(all.ECMPs), Services: orEmpty(all.Services), Circuits: orEmpty(all.Circuits), Labels: orEmpty(all.Labels)}
 	if all.Settings != nil {
 		c.Settings = *all.Settings
 	}
@@ -59,7 +61,7 @@ func Assemble(frags []*Fragment) Config {
 func (c Config) Fragment() *Fragment {
 	s := c.Settings
 	return &Fragment{Settings: &s, Ports: c.Ports, Nexthops: c.Nexthops, BFD: c.BFD, NHLFEs: c.NHLFEs,
-		Services: c.Services, Circuits: c.Circuits, Labels: c.Labels}
+		ECMPs: c.ECMPs, Services: c.Services, Circuits: c.Circuits, Labels: c.Labels}
 }
 
 func orEmpty[T any](xs []T) []T {

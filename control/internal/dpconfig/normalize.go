@@ -74,6 +74,11 @@ func (n NHLFE) Normalize() NHLFE {
 	return n
 }
 
+// Normalize keeps the members' order: a flow's member is picked by index.
+func (e ECMP) Normalize() ECMP {
+	return ECMP{ID: e.ID, Members: slices.Clone(e.Members)}
+}
+
 // Normalize fills the datapath's timer defaults.
 func (b BFD) Normalize() BFD {
 	if b.TxMS == 0 {
@@ -164,6 +169,7 @@ func (c Config) Normalize() Config {
 	out.Nexthops = normList(c.Nexthops, func(a, b Nexthop) int { return cmp.Compare(a.ID, b.ID) })
 	out.BFD = normList(c.BFD, func(a, b BFD) int { return cmp.Compare(a.ID, b.ID) })
 	out.NHLFEs = normList(c.NHLFEs, func(a, b NHLFE) int { return cmp.Compare(a.ID, b.ID) })
+	out.ECMPs = normList(c.ECMPs, func(a, b ECMP) int { return cmp.Compare(a.ID, b.ID) })
 	out.Services = normList(c.Services, func(a, b Service) int { return cmp.Compare(a.ID, b.ID) })
 	out.Circuits = normList(c.Circuits, func(a, b Circuit) int { return cmp.Compare(a.ID, b.ID) })
 	out.Labels = normList(c.Labels, func(a, b Label) int { return cmp.Compare(a.Label, b.Label) })
@@ -178,6 +184,7 @@ func (s Settings) Equal(o Settings) bool { return s.Normalize() == o.Normalize()
 func (p Port) Equal(o Port) bool         { return reflect.DeepEqual(p.Normalize(), o.Normalize()) }
 func (n Nexthop) Equal(o Nexthop) bool   { return n.Normalize() == o.Normalize() }
 func (n NHLFE) Equal(o NHLFE) bool       { return reflect.DeepEqual(n.Normalize(), o.Normalize()) }
+func (e ECMP) Equal(o ECMP) bool         { return slices.Equal(e.Members, o.Members) && e.ID == o.ID }
 func (b BFD) Equal(o BFD) bool           { return reflect.DeepEqual(b.Normalize(), o.Normalize()) }
 func (c Circuit) Equal(o Circuit) bool   { return reflect.DeepEqual(c.Normalize(), o.Normalize()) }
 func (s Service) Equal(o Service) bool {

@@ -134,6 +134,25 @@ func (c Config) Validate() error {
 			bad("%s: label %d out of range %d..%d", what, n.Label, LabelMin, LabelSpace-1)
 		}
 	}
+	groups := map[uint32]bool{}
+	for _, e := range c.ECMPs {
+		what := fmt.Sprintf("ecmp %d", e.ID)
+		if nhlfes[e.ID] || groups[e.ID] {
+			bad("%s: its id is listed twice", what)
+		}
+		groups[e.ID] = true
+		if len(e.Members) == 0 || len(e.Members) > MaxECMPMembers {
+			bad("%s: %d members, want 1..%d", what, len(e.Members), MaxECMPMembers)
+		}
+		for _, m := range e.Members {
+			if !nhlfes[m] {
+				bad("%s: member %d is not a plain or protected nhlfe of this config", what, m)
+			}
+		}
+	}
+	for id := range groups {
+		nhlfes[id] = true
+	}
 	nhlfeRef := func(what string, id uint32) {
 		if !nhlfes[id] {
 			bad("%s: nhlfe %d does not exist", what, id)

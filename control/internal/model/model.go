@@ -132,6 +132,10 @@ type ServiceSpec struct {
 	// BandwidthMbps is the declared load the service puts on each link of
 	// its paths, used by the "load" link cost. 0 = the default.
 	BandwidthMbps int `json:"bandwidth_mbps,omitempty"`
+	// ECMP spreads the service's flows over its equal-cost paths at the
+	// ingress leaf (docs/multihoming.md), rather than keeping the standby
+	// path idle.
+	ECMP bool `json:"ecmp,omitempty"`
 }
 
 var serviceNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
@@ -233,6 +237,9 @@ type Route struct {
 	Active  string `json:"active,omitempty"` // "primary" | "backup" | "" (hairpin or none)
 	// Fallback is used when both planned paths are down.
 	Fallback Path `json:"fallback,omitempty"`
+	// ECMP: the service asked for it and primary and backup cost the same,
+	// so both carry flows while both are usable.
+	ECMP bool `json:"ecmp,omitempty"`
 
 	// E-LAN.
 	Sources map[string]uint16 `json:"sources,omitempty"` // member leaf -> source id
@@ -251,6 +258,7 @@ type UnicastPath struct {
 	To     string `json:"to"`
 	Path   Path   `json:"path"`
 	Backup Path   `json:"backup,omitempty"`
+	ECMP   bool   `json:"ecmp,omitempty"` // Path and Backup cost the same and both carry flows
 }
 
 // Alloc kinds: each is a separate per-node number space.

@@ -182,6 +182,7 @@ type FileService struct {
 		VLAN    any    `yaml:"vlan" json:"vlan"`
 		Segment string `yaml:"segment" json:"segment"` // a multi-homed site: no node or port
 	} `yaml:"circuits" json:"circuits"`
+	ECMP bool `yaml:"ecmp" json:"ecmp"` // spread flows over equal-cost paths
 }
 
 // Parse reads a topology file's bytes. It returns the topology (validated,
