@@ -121,7 +121,20 @@ OBJECTS = {'settings': {'method': 'settings_set',
                         {'name': 'non_df',
                          'type': 'bool',
                          'doc': "multi-homed: another leaf is the designated forwarder of this circuit's "
-                                'segment, so BUM from the fabric is not delivered here'},
+                                'segment, so BUM from a flood tree is not delivered here'},
+                        {'name': 'segment_source',
+                         'type': 'u16',
+                         'doc': "multi-homed: the segment's source id, shared by its leaves; frames from the "
+                                "fabric with it are the site's, so its MACs are learned here as the site's"},
+                        {'name': 'segment_label',
+                         'type': 'u32',
+                         'doc': "multi-homed: the label pushed below the service's on frames from the site, "
+                                'whose entry on every leaf of the service gives the segment_source; 0 = '
+                                'none'},
+                        {'name': 'site_floods',
+                         'type': 'bool',
+                         'doc': 'multi-homed: the site sends its BUM up every link (no LAG), so only the '
+                                'designated forwarder takes it (the others drop it as not_df)'},
                         {'name': 'peers',
                          'type': 'array',
                          'cli': {'flag': 'peer', 'item': 'SOURCE'},

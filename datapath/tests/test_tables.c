@@ -231,8 +231,8 @@ static void test_service_table(void)
 	sc.branches[0] = 13;
 	sc.branches[1] = 14;
 	uint32_t circ[2] = { 1, 2 };
-	struct e3_bum_filter bum[2] = { { .non_df = true }, { .n_peers = 1, .peers = { 7 } } };
-	struct e3_service *s = e3_service_build(&sc, circ, bum, 2);
+	struct e3_site site[2] = { { .non_df = true }, { .n_peers = 1, .peers = { 7 }, .source = 9 } };
+	struct e3_service *s = e3_service_build(&sc, circ, site, 2);
 
 	CHECK_EQ(s->n_sources, 4);
 	CHECK_EQ(e3_service_remote(s, 3), 11);
@@ -241,29 +241,34 @@ static void test_service_table(void)
 	CHECK_EQ(e3_service_remote(s, 1000), E3_NONE);
 	CHECK_EQ(s->n_branches, 2);
 	CHECK_EQ(s->branches[1], 14);
-	CHECK_EQ(s->n_bum_filters, 2);
-	CHECK(e3_bum_filtered(&s->bum[0], 3));
-	CHECK(e3_bum_filtered(&s->bum[1], 7));
-	CHECK(!e3_bum_filtered(&s->bum[1], 3));
-	const struct e3_bum_filter none = { 0 };
+	CHECK_EQ(s->n_sites, 2);
+	CHECK(e3_site_filtered(&s->site[0], 3, true));      /* not the DF: no flood-tree copy */
+	CHECK(!e3_site_filtered(&s->site[0], 3, false));    /* a unicast label's frame: taken */
+	CHECK(e3_site_filtered(&s->site[1], 7, false));     /* from a peer: it delivered itself */
+	CHECK(e3_site_filtered(&s->site[1], 9, true));      /* from the site itself */
+	CHECK(!e3_site_filtered(&s->site[1], 3, true));
+	CHECK(e3_service_site(s, 2) == &s->site[1]);
+	CHECK(e3_service_site(s, 4) == NULL);
+	const struct e3_site none = { 0 };
 	struct e3_service *s2 = e3_service_with_circuit(s, 5, &none);
 
 	CHECK_EQ(s2->n_circuits, 3);
 	CHECK_EQ(s2->circuits[2], 5);
-	CHECK(!e3_bum_filtered(&s2->bum[2], 7));
-	CHECK(e3_bum_filtered(&s2->bum[1], 7));   /* circuit 2 keeps its filter */
+	CHECK(!e3_site_filtered(&s2->site[2], 7, true));
+	CHECK(e3_site_filtered(&s2->site[1], 7, true));   /* circuit 2 keeps its filter */
+	CHECK(e3_service_site(s2, 5) == NULL);
 	struct e3_service *s3 = e3_service_with_circuit(s2, 1, NULL);
 
 	CHECK_EQ(s3->n_circuits, 2);
 	CHECK_EQ(s3->circuits[0], 2);
 	CHECK_EQ(s3->circuits[1], 5);
-	CHECK(e3_bum_filtered(&s3->bum[0], 7));
+	CHECK(e3_site_filtered(&s3->site[0], 7, true));
 	/* replacing a circuit's filter keeps it once */
 	struct e3_service *s4 = e3_service_with_circuit(s3, 2, &none);
 
 	CHECK_EQ(s4->n_circuits, 2);
-	CHECK_EQ(s4->n_bum_filters, 0);
-	CHECK(!e3_bum_filtered(&s4->bum[1], 7));
+	CHECK_EQ(s4->n_sites, 0);
+	CHECK(!e3_site_filtered(&s4->site[1], 7, true));
 	free(s4);
 	CHECK_EQ(e3_service_remote(s3, 3), 11);
 	static struct e3_service_conf back;

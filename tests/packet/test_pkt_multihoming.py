@@ -1,11 +1,19 @@
-"""Circuits on a multi-homed segment, through a real e3-vswitchd: the BUM
-filter of a circuit (non_df: another leaf is the segment's designated
-forwarder; peers: the segment's other leaves, whose BUM stays out because
-they delivered it there themselves) applies to BUM from the fabric only.
-Known unicast and BUM from local circuits are not filtered."""
+"""Circuits on a multi-homed site, through a real e3-vswitchd
+(docs/multihoming.md):
+- the BUM filter of a circuit (non_df: another leaf is the segment's
+  designated forwarder, for flood-tree copies; peers: the segment's other
+  leaves, whose BUM stays out because they delivered it there themselves;
+  the site's own frames) applies to BUM from the fabric only; known
+  unicast and BUM from local circuits are not filtered;
+- frames from the site carry the segment label below the service's, and
+  frames that carry it are learned as the site's, on its local circuit;
+- a non-DF leaf of a site that floods (no LAG) drops the site's BUM."""
+import struct
+
 import pytest
 
-from pkt_frames import assert_customer, customer_frame, fabric_frame, token
+from pkt_frames import (assert_customer, customer_frame, fabric_frame, mpls_entry, parse_fabric, token,
+                        tshark_frames, untag)
 from pkt_net import assert_delivered, wait_for
 from pkt_switch import MAC, PEER_MAC
 
@@ -48,13 +56,22 @@ def filtered(sw):
 
 
 @pytest.mark.parametrize("dst", [BCAST, UNKNOWN], ids=["broadcast", "unknown-unicast"])
-def test_non_df_circuit_takes_no_bum_from_the_fabric(sw, wire, dst):
+def test_non_df_circuit_takes_no_bum_from_a_flood_tree(sw, wire, dst):
+    """Every leaf of the segment has a copy of a flood: only the DF's goes in."""
     setup(sw, c2={"non_df": True})
-    for source in (1, 2):
-        got, inner = from_fabric(wire, source, dst)
-        assert_delivered(got, {"c1p": 1, "c3p": 1})
-        assert_customer(got["c1p"][0], inner=inner, vlan=300, pcp=0)
-    wait_for(lambda: filtered(sw) == 2, what="2 BUM copies filtered")
+    got, inner = from_fabric(wire, 2, dst, label=TREE_IN)
+    assert_delivered(got, {"c1p": 1, "c3p": 1})
+    assert_customer(got["c1p"][0], inner=inner, vlan=300, pcp=0)
+    wait_for(lambda: filtered(sw) == 1, what="1 BUM copy filtered")
+
+
+def test_non_df_circuit_takes_unknown_unicast_sent_to_this_leaf_alone(sw, wire):
+    """A frame on a unicast label was sent to this leaf only (the sender knew
+    the MAC here, as it aliases a site over its leaves): its only copy."""
+    setup(sw, c2={"non_df": True})
+    got, inner = from_fabric(wire, 1, UNKNOWN)
+    assert_delivered(got, {"c1p": 1, "c2p": 1, "c3p": 1})
+    assert filtered(sw) == 0
 
 
 def test_peer_bum_stays_out_of_the_segment(sw, wire):
@@ -80,9 +97,9 @@ def test_all_circuits_filtered_is_a_split_horizon_drop(sw, wire):
     for port in ("c1", "c3"):
         sw.rpc("circuit_add", id=CIRCUIT[port], port=port, vlan=VLAN[port] or "untagged",
                service=SVC, non_df=True)
-    got, _ = from_fabric(wire, 1, BCAST)
+    got, _ = from_fabric(wire, 2, BCAST, label=TREE_IN)
     assert_delivered(got, {})
-    sw.wait_drops("f1", {"split_horizon": 1})
+    sw.wait_drops("f2", {"split_horizon": 1})
 
 
 def test_local_bum_and_known_unicast_reach_a_non_df_circuit(sw, wire):
@@ -135,27 +152,130 @@ def test_bad_filter_is_refused(sw, params, message):
     assert sw.rpc("config_dump")["circuits"] == before
 
 
-def test_site_mac_seen_from_a_peer_stays_local(sw, wire):
-    """The site's MAC, learned on its circuit here, also comes from the
-    segment's other leaf (the site sent a copy up each link): it stays on
-    the circuit, where known unicast reaches it. From a leaf that is not on
-    the segment it moves as any MAC does."""
-    setup(sw, c2={"peers": [1]})
-    site = "02:00:1e:00:00:5e"
-    tok = token()
-    wire.exchange([("c2p", customer_frame(BCAST, site, tok, vlan=300))], expect=2, match=tok)
-    wait_for(lambda: sw.macs(SVC).get(site, {}).get("circuit") == CIRCUIT["c2"], what="site MAC on c2")
-    def from_source(source, src):
-        tok = token()
-        port = "f1" if source == 1 else "f2"
-        frame = fabric_frame(MAC[port], PEER_MAC[port], ELAN_IN[source], customer_frame(BCAST, src, tok))
-        wire.exchange([(port + "p", frame)], expect=0, match=tok, quiet=0.2)
+SEG_SOURCE, SEG_LABEL = 5, 3900   # the segment's source id and label (same on every leaf)
+SITE = {"segment_source": SEG_SOURCE, "segment_label": SEG_LABEL, "peers": [1]}
+M = "02:00:1e:00:00:5e"            # a host of the site
 
-    from_source(1, site)
-    # Learning is asynchronous: a MAC learned after it shows it was seen.
-    marker = "02:00:1e:00:00:6e"
-    from_source(1, marker)
-    wait_for(lambda: sw.macs(SVC).get(marker, {}).get("source") == 1, what="marker learned")
-    assert sw.macs(SVC)[site].get("circuit") == CIRCUIT["c2"], sw.macs(SVC)[site]
-    from_source(2, site)
-    wait_for(lambda: sw.macs(SVC).get(site, {}).get("source") == 2, what="site MAC moved to source 2")
+
+def segment_setup(sw, c2=SITE):
+    setup(sw, c2=c2)
+    sw.nhlfe(33, "f3", 4003)
+    sw.rpc("service_add", id=SVC, type="elan", remotes=[{"source": 1, "nhlfe": 31}, {"source": 2, "nhlfe": 32}],
+           branches=[33])
+    sw.rpc("label_add", label=SEG_LABEL, type="elan", service=SVC, source=SEG_SOURCE)
+
+
+def two_labels(frame):
+    """(top, below, inner frame) of a fabric frame with two label entries."""
+    (top, below) = struct.unpack("!II", frame[14:22])
+    assert (top >> 8) & 1 == 0 and (below >> 8) & 1 == 1, frame[14:22].hex()
+    assert frame[22:26] == bytes(4), "control word"
+    return top >> 12, below >> 12, frame[26:]
+
+
+def test_frames_from_the_site_carry_the_segment_label(sw, wire):
+    """Known unicast and BUM from the site's circuit: the service's label,
+    then the segment's at the bottom, as tshark reads them."""
+    segment_setup(sw)
+    remote = "02:00:1e:00:01:01"
+    got, _ = from_fabric(wire, 1, BCAST)   # learn a host behind source 1
+    wait_for(lambda: sw.macs(SVC).get("02:00:1e:00:01:01", {}).get("source") == 1, what="remote learned")
+    tok = token()
+    frame = customer_frame(remote, M, tok, vlan=300)
+    got = wire.exchange([("c2p", frame)], expect=1, match=tok)
+    assert_delivered(got, {"f1p": 1})
+    assert two_labels(got["f1p"][0]) == (4001, SEG_LABEL, untag(frame))
+    tok = token()
+    frame = customer_frame(BCAST, M, tok, vlan=300)
+    got = wire.exchange([("c2p", frame)], expect=3, match=tok)
+    assert_delivered(got, {"c1p": 1, "c3p": 1, "f3p": 1})
+    assert two_labels(got["f3p"][0]) == (4003, SEG_LABEL, untag(frame))
+    (pkt,) = tshark_frames(got["f3p"][:1])
+    assert pkt["frame"]["frame.protocols"].startswith("eth:ethertype:mpls:pwethheuristic:pwethcw:eth"), pkt
+    # From a single-homed circuit: one label, as always.
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(remote, A, tok, vlan=300))], expect=1, match=tok)
+    assert parse_fabric(got["f1p"][0]).s == 1
+
+
+def site_frame(port, label, src, dst, tok, below=SEG_LABEL):
+    inner = customer_frame(dst, src, tok)
+    stack = mpls_entry(label, s=0) + mpls_entry(below)
+    return (bytes.fromhex(MAC[port].replace(":", "")) + bytes.fromhex(PEER_MAC[port].replace(":", ""))
+            + struct.pack("!H", 0x8847) + stack + bytes(4) + inner), inner
+
+
+@pytest.mark.parametrize("label, port", [(ELAN_IN[1], "f1"), (TREE_IN, "f2")], ids=["unicast", "flood-tree"])
+def test_site_frames_through_another_leaf_are_learned_as_the_sites(sw, wire, label, port):
+    """A frame with the segment label came from the site through its other
+    leaf: its source MAC is learned on the site's circuit here (not behind
+    the fabric), its BUM stays out of the site, and unicast to it goes
+    straight to the site."""
+    segment_setup(sw)
+    tok = token()
+    frame, inner = site_frame(port, label, M, BCAST, tok)
+    got = wire.exchange([(port + "p", frame)], expect=2, match=tok)
+    assert_delivered(got, {"c1p": 1, "c3p": 1})
+    wait_for(lambda: sw.macs(SVC).get(M, {}).get("circuit") == CIRCUIT["c2"], what="M learned on c2")
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(M, A, tok, vlan=300))], expect=1, match=tok)
+    assert_delivered(got, {"c2p": 1})
+    # To the site, from the site: back where it came from, dropped.
+    tok = token()
+    frame, _ = site_frame(port, label, "02:00:1e:00:00:5f", M, tok)
+    got = wire.exchange([(port + "p", frame)], expect=0, match=tok, quiet=0.3)
+    assert_delivered(got, {})
+    sw.wait_drops(port, {"split_horizon": 1})
+
+
+@pytest.mark.parametrize("below, why", [(3999, "no entry"), (ELAN_IN[2], "not the segment's: learned as is"),
+                                        (9, "reserved")])
+def test_bad_segment_labels_are_dropped(sw, wire, below, why):
+    segment_setup(sw)
+    sw.rpc("service_add", id=SVC + 1, type="elan")
+    sw.rpc("label_add", label=3999, type="elan", service=SVC + 1, source=1)   # another service's
+    tok = token()
+    frame, _ = site_frame("f1", ELAN_IN[1], M, BCAST, tok, below=below)
+    got = wire.exchange([("f1p", frame)], expect=0, match=tok, quiet=0.3)
+    if below == ELAN_IN[2]:
+        # An ELAN entry of the same service: the frame is taken as from source 2.
+        assert_delivered(got, {"c1p": 1, "c2p": 1, "c3p": 1})
+        wait_for(lambda: sw.macs(SVC).get(M, {}).get("source") == 2, what="learned from source 2")
+        return
+    assert_delivered(got, {})
+    sw.wait_drops("f1", {"label_stacked": 1})
+
+
+def test_three_labels_are_dropped(sw, wire):
+    segment_setup(sw)
+    tok = token()
+    inner = customer_frame(BCAST, M, tok)
+    frame = (bytes.fromhex(MAC["f1"].replace(":", "")) + bytes.fromhex(PEER_MAC["f1"].replace(":", ""))
+             + struct.pack("!H", 0x8847) + mpls_entry(ELAN_IN[1], s=0) + mpls_entry(SEG_LABEL, s=0)
+             + mpls_entry(SEG_LABEL) + bytes(4) + inner)
+    got = wire.exchange([("f1p", frame)], expect=0, match=tok, quiet=0.3)
+    assert_delivered(got, {})
+    sw.wait_drops("f1", {"label_stacked": 1})
+
+
+def test_non_df_leaf_drops_the_bum_of_a_site_that_floods(sw, wire):
+    """A site without a LAG sends its BUM up every link: only the DF takes
+    it; known unicast is taken by any of its leaves."""
+    segment_setup(sw, c2=dict(SITE, non_df=True, site_floods=True))
+    tok = token()
+    got = wire.exchange([("c2p", customer_frame(BCAST, M, tok, vlan=300))], expect=0, match=tok, quiet=0.3)
+    assert_delivered(got, {})
+    sw.wait_drops("c2", {"not_df": 1})
+    wait_for(lambda: sw.macs(SVC).get(M, {}).get("circuit") == CIRCUIT["c2"], what="M learned all the same")
+    tok = token()
+    got = wire.exchange([("c2p", customer_frame(A, M, tok, vlan=300))], expect=0, match=tok, quiet=0.3)
+    assert_delivered(got, {})                         # A unknown: BUM, dropped too
+    from_fabric(wire, 1, BCAST)
+    tok = token()
+    got = wire.exchange([("c2p", customer_frame("02:00:1e:00:01:01", M, tok, vlan=300))], expect=1, match=tok)
+    assert_delivered(got, {"f1p": 1})                 # known: taken
+    # The DF takes it.
+    sw.rpc("circuit_add", id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, **dict(SITE, site_floods=True))
+    tok = token()
+    got = wire.exchange([("c2p", customer_frame(BCAST, M, tok, vlan=300))], expect=3, match=tok)
+    assert_delivered(got, {"c1p": 1, "c3p": 1, "f3p": 1})

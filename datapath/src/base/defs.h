@@ -58,13 +58,14 @@ enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 	X(NOT_FOR_US, "not_for_us", "fabric frame to another unicast MAC") \
 	X(BAD_ETHERTYPE, "bad_ethertype", "fabric frame that is not MPLS unicast") \
 	X(LABEL_RESERVED, "label_reserved", "label 0-15") \
-	X(LABEL_STACKED, "label_stacked", "more than one label (S=0), other than a path check's GAL") \
+	X(LABEL_STACKED, "label_stacked", "more than one label (S=0), other than a path check's GAL or an E-LAN's segment label") \
 	X(LABEL_UNKNOWN, "label_unknown", "no entry for the label") \
 	X(LABEL_WRONG_PORT, "label_wrong_port", "valid label on a port its entry does not take frames from") \
 	X(TTL_EXPIRED, "ttl_expired", "TTL 0 or 1 on arrival at a transit node, 0 at a leaf") \
 	X(RPF_FAIL, "rpf_fail", "REPLICATE frame not from the RPF port") \
 	X(BAD_CONTROL_WORD, "bad_control_word", "control word expected but first nibble != 0") \
 	X(SPLIT_HORIZON, "split_horizon", "fabric frame whose destination is behind the fabric") \
+	X(NOT_DF, "not_df", "BUM from a multi-homed site that sends it up every link, on a leaf that is not its designated forwarder") \
 	X(SAME_CIRCUIT, "same_circuit", "known unicast back to the circuit it came from") \
 	X(NO_SERVICE, "no_service", "entry points at a service/circuit being removed") \
 	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \
@@ -217,18 +218,28 @@ struct e3_service_info {
 };
 
 /* ---- circuits: (customer port, VLAN or untagged) -> service ---------------- */
-/* What a circuit on a multi-homed segment takes of the BUM frames that come
- * from the fabric (docs/multihoming.md): nothing if another leaf is the
- * segment's designated forwarder (non_df), and nothing from the segment's
- * other leaves (peers, by source id), which deliver what entered through
- * them to the segment themselves (local bias). Zero: all of it. */
-struct e3_bum_filter {
+/* A circuit on a multi-homed site (docs/multihoming.md); all zero for any
+ * other circuit.
+ *  - Frames from the site go to the fabric with the segment's label below
+ *    the service's (label), so that other leaves learn the site's MACs
+ *    against the segment's source id (source), shared by its leaves.
+ *  - Of the BUM from the fabric, the circuit takes nothing that another
+ *    leaf's copy delivers: no flood-tree copy if another leaf is the
+ *    segment's designated forwarder (non_df), nothing from the segment's
+ *    other leaves (peers, by source id: they deliver what entered through
+ *    them to the site themselves, local bias), and nothing from the site.
+ *  - A site that sends its BUM up every link (floods: a switch without a
+ *    LAG) has it taken by the DF only. */
+struct e3_site {
 	bool non_df;
+	bool floods;
+	uint16_t source;         /* 0 = none */
+	uint32_t label;          /* 0 = none */
 	uint16_t n_peers;
 	uint16_t peers[E3_MAX_PEERS];
 };
 
-static inline bool e3_bum_peer(const struct e3_bum_filter *f, uint16_t source)
+static inline bool e3_site_peer(const struct e3_site *f, uint16_t source)
 {
 	for (unsigned i = 0; i < f->n_peers; i++)
 		if (f->peers[i] == source)
@@ -236,9 +247,18 @@ static inline bool e3_bum_peer(const struct e3_bum_filter *f, uint16_t source)
 	return false;
 }
 
-static inline bool e3_bum_filtered(const struct e3_bum_filter *f, uint16_t source)
+/* Whether BUM from the fabric that carries source stays out of the site;
+ * flooded: it came by a flood tree, of which every leaf has a copy (not
+ * by a unicast label, which only this leaf got). */
+static inline bool e3_site_filtered(const struct e3_site *f, uint16_t source, bool flooded)
 {
-	return f->non_df || e3_bum_peer(f, source);
+	return (flooded && f->non_df) || (f->source != 0 && source == f->source) ||
+	       e3_site_peer(f, source);
+}
+
+static inline bool e3_site_any(const struct e3_site *f)
+{
+	return f->non_df || f->floods || f->source || f->label || f->n_peers;
 }
 
 struct e3_circuit_conf {
@@ -247,7 +267,7 @@ struct e3_circuit_conf {
 	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
 	uint32_t service;
 	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
-	struct e3_bum_filter bum;
+	struct e3_site site;
 };
 struct e3_circuit_info {
 	struct e3_circuit_conf conf;

@@ -24,7 +24,7 @@ struct e3_svc_ctr {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, flooded;
 	uint64_t mac_refused;    /* new MACs refused at the limit, by the worker */
 	uint64_t learn_lost;     /* learn events lost: the worker's queue was full */
-	uint64_t bum_filtered;   /* BUM copies not sent into a segment (struct e3_bum_filter) */
+	uint64_t bum_filtered;   /* BUM copies not sent into a segment (struct e3_site) */
 };
 
 struct e3_circ_ctr {

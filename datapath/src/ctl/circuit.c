@@ -13,14 +13,14 @@
 /* ---- circuits ----------------------------------------------------------------- */
 
 /* Each circuit's BUM filter as configured; services hold a copy. */
-static struct e3_bum_filter circ_bum[E3_MAX_CIRCUITS];
+static struct e3_site circ_site[E3_MAX_CIRCUITS];
 
 /* Republish service id with circuit added or replaced (with its BUM
- * filter bum), or removed (bum == NULL). */
-static int service_set_circuit(uint32_t id, uint32_t circuit, const struct e3_bum_filter *bum)
+ * site), or removed (site == NULL). */
+static int service_set_circuit(uint32_t id, uint32_t circuit, const struct e3_site *site)
 {
 	const struct e3_service *s = e3_service_get(id);
-	struct e3_service *ns = e3_service_with_circuit(s, circuit, bum);
+	struct e3_service *ns = e3_service_with_circuit(s, circuit, site);
 
 	if (ns == NULL)
 		return -1;
@@ -28,9 +28,10 @@ static int service_set_circuit(uint32_t id, uint32_t circuit, const struct e3_bu
 	return 0;
 }
 
-static bool bum_equal(const struct e3_bum_filter *a, const struct e3_bum_filter *b)
+static bool site_equal(const struct e3_site *a, const struct e3_site *b)
 {
-	return a->non_df == b->non_df && a->n_peers == b->n_peers &&
+	return a->non_df == b->non_df && a->floods == b->floods && a->source == b->source &&
+	       a->label == b->label && a->n_peers == b->n_peers &&
 	       memcmp(a->peers, b->peers, a->n_peers * sizeof(a->peers[0])) == 0;
 }
 
@@ -59,20 +60,25 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	struct e3_circuit old = e3_circuit_get(c->id);
 	bool existed = old.port != E3_CIRCUIT_NOPORT;
 
-	if (c->bum.n_peers > E3_MAX_PEERS)
+	if (c->site.n_peers > E3_MAX_PEERS)
 		return E3_ERR(err, E3_EINVAL, "peers: at most %u", E3_MAX_PEERS);
-	bool same_bum = existed && bum_equal(&circ_bum[c->id], &c->bum);
+	if (c->site.label != 0 && (c->site.label < E3_LABEL_MIN || c->site.label >= E3_LABEL_SPACE))
+		return E3_ERR(err, E3_EINVAL, "segment_label: must be 0 or %u..%u", E3_LABEL_MIN,
+			      E3_LABEL_SPACE - 1);
+	if (c->site.source >= E3_MAX_REMOTES)
+		return E3_ERR(err, E3_EINVAL, "segment_source: must be < %u", E3_MAX_REMOTES);
+	bool same_site = existed && site_equal(&circ_site[c->id], &c->site);
 
 	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
-	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_bum)
+	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_site)
 		return e3_ctl_ok(false);
 	bool joins = !existed || old.service != c->service;
 
 	if (joins && s->n_circuits >= e3_ctl_service_max_circuits(s->type, s->nhlfe))
 		return E3_ERR(err, E3_ENOSPC, "service %u already has its %u circuits", c->service, s->n_circuits);
-	if ((joins || !same_bum) && service_set_circuit(c->service, c->id, &c->bum) != 0)
+	if ((joins || !same_site) && service_set_circuit(c->service, c->id, &c->site) != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
-	circ_bum[c->id] = c->bum;
+	circ_site[c->id] = c->site;
 	e3_mac_circuit_limit(c->id, c->mac_limit);
 	e3_circuit_set(c->id, (struct e3_circuit){ p->port_id, c->vlan, c->service });
 	e3_ctl_port_refs[p->port_id]++;
@@ -96,7 +102,7 @@ int e3_ctl_circuit_del(uint32_t id, char *err)
 		return E3_ERR(err, E3_ENOENT, "circuit %u not found", id);
 	e3_circuit_clear(id);
 	service_set_circuit(c.service, id, NULL);
-	circ_bum[id] = (struct e3_bum_filter){ 0 };
+	circ_site[id] = (struct e3_site){ 0 };
 	e3_mac_flush(c.service, id);
 	e3_mac_circuit_limit(id, 0);
 	e3_ctl_port_refs[c.port]--;
@@ -114,7 +120,7 @@ void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg)
 		const struct e3_mac_circ_stats *ms = e3_mac_circ_stats(id);
 		struct e3_circuit_info info = {
 			.conf = { .id = id, .vlan = c.vlan, .service = c.service, .mac_limit = ms->limit,
-				  .bum = circ_bum[id] },
+				  .site = circ_site[id] },
 			.macs = ms->n_macs, .limit_hits = ms->limit_hits,
 		};
 		const struct e3_port *p = e3_port_tbl[c.port];

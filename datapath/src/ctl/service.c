@@ -110,7 +110,7 @@ int e3_ctl_service_add(const struct e3_service_conf *c, char *err)
 			return E3_ERR(err, E3_EBUSY, "service %u has %u circuits, more than this type allows",
 				      c->id, old->n_circuits);
 	}
-	struct e3_service *s = e3_service_build(c, old ? old->circuits : NULL, old ? old->bum : NULL,
+	struct e3_service *s = e3_service_build(c, old ? old->circuits : NULL, old ? old->site : NULL,
 						old ? old->n_circuits : 0);
 
 	if (s == NULL)

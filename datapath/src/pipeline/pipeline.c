@@ -27,6 +27,9 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 		b.pkts[i] = pkts[i];
 		b.meta[i].next = NX_IN;
 		b.meta[i].gach = 0;
+		b.meta[i].stacked = 0;
+		b.meta[i].flooded = 0;
+		b.meta[i].inner = 0;
 		b.meta[i].tr = NULL;
 		pc->rx_bytes += pkts[i]->pkt_len;
 		/* The stages (and the trace filter) expect every tag in the frame. */

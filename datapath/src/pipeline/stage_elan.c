@@ -88,22 +88,23 @@ static __rte_always_inline uint32_t known_dest(const struct lookups *l, unsigned
 
 /* Send frame i to every local circuit but except, and to every branch
  * (branches only from customers). From the fabric, a circuit on a
- * multi-homed segment may not take it (its BUM filter: another leaf is the
- * designated forwarder, or the frame's source leaf is on the segment too
- * and delivered it there itself); only services with such circuits look. */
+ * multi-homed site may not take it (e3_site_filtered: another leaf's copy
+ * reaches the site); only services with such circuits look. */
 static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t except,
 				    bool to_branches, const bool tracing)
 {
 	const struct e3_service *s = b->meta[i].svc;
-	const bool filter = !to_branches && s->n_bum_filters > 0;
+	const bool filter = !to_branches && s->n_sites > 0;
 	const uint16_t source = b->meta[i].source;
+	const bool flooded = b->meta[i].flooded;
 	unsigned n_circ = s->n_circuits - (except != E3_NONE);
 
 	if (filter) {
 		unsigned n_filtered = 0;
 
 		for (unsigned k = 0; k < s->n_circuits; k++)
-			n_filtered += s->circuits[k] != except && e3_bum_filtered(&s->bum[k], source);
+			n_filtered += s->circuits[k] != except &&
+				      e3_site_filtered(&s->site[k], source, flooded);
 		n_circ -= n_filtered;
 		b->w->st.svc[s->id].bum_filtered += n_filtered;
 	}
@@ -123,7 +124,7 @@ static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t e
 
 	/* Copies first, from the untouched original; the original goes last. */
 	for (unsigned k = 0; k < s->n_circuits; k++) {
-		if (s->circuits[k] == except || (filter && e3_bum_filtered(&s->bum[k], source)))
+		if (s->circuits[k] == except || (filter && e3_site_filtered(&s->site[k], source, flooded)))
 			continue;
 		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
 
@@ -147,10 +148,20 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 		unsigned i = l.idx[k];
 		const struct e3_service *s = b->meta[i].svc;
 		uint32_t in = b->meta[i].circuit;
+		const struct e3_site *site = e3_service_site(s, in);
 
 		learn(b, &l, k, in);
 		uint32_t d = known_dest(&l, k, s);
 
+		if (unlikely(site != NULL)) {
+			/* From a multi-homed site: its segment label goes below. */
+			b->meta[i].inner = site->label;
+			if (d == E3_NONE && site->non_df && site->floods) {
+				E3_TRACE(b, i, ELAN_NOT_DF, s->id, in);
+				e3_drop(b, i, E3_DROP_NOT_DF);
+				continue;
+			}
+		}
 		if (d == E3_NONE) {
 			flood(b, i, in, true, tracing);
 		} else if (d & E3_MAC_REMOTE) {
@@ -171,17 +182,17 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 	}
 }
 
-/* Whether MAC entry dest is a local circuit of s on a segment that the
- * leaf of source shares: the MAC is then the site's, which that leaf
- * reaches too, and stays local here rather than move behind the fabric. */
-static __rte_always_inline bool site_mac(const struct e3_service *s, uint32_t dest, uint16_t source)
+/* The local circuit on the multi-homed site whose segment source is
+ * source, or E3_NONE. A frame with it came from the site through another
+ * of its leaves: its MACs are the site's, here too. */
+static __rte_always_inline uint32_t site_circuit(const struct e3_service *s, uint16_t source)
 {
-	if (s->n_bum_filters == 0 || dest == E3_MAC_ABSENT || (dest & E3_MAC_REMOTE))
-		return false;
+	if (s->n_sites == 0 || source == 0)
+		return E3_NONE;
 	for (unsigned k = 0; k < s->n_circuits; k++)
-		if (s->circuits[k] == dest)
-			return e3_bum_peer(&s->bum[k], source);
-	return false;
+		if (s->site[k].source == source)
+			return s->circuits[k];
+	return E3_NONE;
 }
 
 static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing)
@@ -192,13 +203,16 @@ static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing
 	for (unsigned k = 0; k < l.n; k++) {
 		unsigned i = l.idx[k];
 		const struct e3_service *s = b->meta[i].svc;
+		uint32_t site = site_circuit(s, b->meta[i].source);
 
-		if (!site_mac(s, l.src_dest[k], b->meta[i].source))
-			learn(b, &l, k, E3_MAC_REMOTE | b->meta[i].source);
+		learn(b, &l, k, site != E3_NONE ? site : E3_MAC_REMOTE | b->meta[i].source);
 		uint32_t d = known_dest(&l, k, s);
 
 		if (d == E3_NONE) {
 			flood(b, i, E3_NONE, false, tracing);
+		} else if (d == site) {
+			E3_TRACE(b, i, ELAN_TERM_SITE, s->id, d);
+			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
 		} else if (d & E3_MAC_REMOTE) {
 			E3_TRACE(b, i, ELAN_TERM_REMOTE, s->id, (uint16_t)d);
 			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);

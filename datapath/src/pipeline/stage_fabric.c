@@ -10,16 +10,15 @@
 #include "pipeline/oam.h"
 #include "pipeline/stage_out.h"
 
-/* Is the second label entry a GAL at the bottom of the stack? */
-static inline bool gal_below(const uint8_t *d, uint16_t len)
+/* The second label stack entry (host order), or 0 if the frame has none. */
+static inline uint32_t lse_below(const uint8_t *d, uint16_t len)
 {
 	uint32_t lse;
 
 	if (len < RTE_ETHER_HDR_LEN + 2 * E3_MPLS_HLEN)
-		return false;
+		return 0;
 	memcpy(&lse, d + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, 4);
-	lse = rte_be_to_cpu_32(lse);
-	return lse >> 12 == E3_LABEL_GAL && (lse & 0x100);
+	return rte_be_to_cpu_32(lse);
 }
 
 static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, const bool tracing)
@@ -72,12 +71,19 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 		return;
 	}
 	if (unlikely(!(lse & 0x100))) {
-		/* The one stack we take: a path check's label on a GAL. */
-		if (!gal_below(d, len)) {
+		/* The two stacks we take, two entries each: a path check's
+		 * label on a GAL, and an E-LAN label on a segment label (which
+		 * label_lookup checks). */
+		uint32_t below = lse_below(d, len);
+
+		if (!(below & 0x100) || (below >> 12 < E3_LABEL_MIN && below >> 12 != E3_LABEL_GAL)) {
 			e3_drop(b, i, E3_DROP_LABEL_STACKED);
 			return;
 		}
-		mt->gach = 1;
+		if (below >> 12 == E3_LABEL_GAL)
+			mt->gach = 1;
+		else
+			mt->stacked = 1;
 	}
 	if (unlikely(mt->ttl == 0)) {
 		e3_drop(b, i, E3_DROP_TTL_EXPIRED);
@@ -97,12 +103,12 @@ static __rte_always_inline void fabric_in(struct e3_burst *b, const bool tracing
 
 E3_STAGE_ENTRY(fabric_in)
 
-/* Pop label and control word: the frame becomes the customer's. */
+/* Pop the labels and control word: the frame becomes the customer's. */
 static bool pop(struct e3_burst *b, unsigned i)
 {
 	struct rte_mbuf *m = b->pkts[i];
 	bool cw = e3.settings.control_word;
-	uint16_t hl = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN + (cw ? E3_CW_LEN : 0);
+	uint16_t hl = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + b->meta[i].stacked) + (cw ? E3_CW_LEN : 0);
 
 	if (unlikely(rte_pktmbuf_data_len(m) < hl + RTE_ETHER_HDR_LEN)) {
 		e3_drop(b, i, E3_DROP_TRUNCATED);
@@ -127,6 +133,24 @@ static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint3
 	return s;
 }
 
+/* An E-LAN frame of service svc with a segment label below its label: the
+ * segment label's entry (an ELAN entry of the same service) gives the
+ * source the frame is learned from, the site's. Else it is dropped. */
+static bool segment_source(struct e3_burst *b, unsigned i, uint32_t svc)
+{
+	struct e3_meta *mt = &b->meta[i];
+	uint32_t below = lse_below(rte_pktmbuf_mtod(b->pkts[i], const uint8_t *),
+				   rte_pktmbuf_data_len(b->pkts[i]));
+	struct e3_label_entry e = e3_label_get(below >> 12);
+
+	if (unlikely(e.type != E3_LBL_ELAN || e3_label_elan_service(e.index) != svc)) {
+		e3_drop(b, i, E3_DROP_LABEL_STACKED);
+		return false;
+	}
+	mt->source = e3_label_elan_source(e.index);
+	return true;
+}
+
 static __rte_always_inline void label_lookup(struct e3_burst *b, const bool tracing)
 {
 	for (unsigned i = 0; i < b->n; i++) {
@@ -143,8 +167,15 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 			e3_drop(b, i, E3_DROP_LABEL_WRONG_PORT);
 			continue;
 		}
-		/* A path check's OAM may only be switched or end here. */
+		/* A path check's OAM may only be switched or end here, a
+		 * segment label only be switched or end in an E-LAN. */
 		if (unlikely(mt->gach) && e.type != E3_LBL_SWAP && e.type != E3_LBL_OAM) {
+			E3_TRACE(b, i, LABEL_STACKED, mt->label);
+			e3_drop(b, i, e.type == E3_LBL_NONE ? E3_DROP_LABEL_UNKNOWN : E3_DROP_LABEL_STACKED);
+			continue;
+		}
+		if (unlikely(mt->stacked) && e.type != E3_LBL_SWAP && e.type != E3_LBL_ELAN &&
+		    e.type != E3_LBL_REPLICATE) {
 			E3_TRACE(b, i, LABEL_STACKED, mt->label);
 			e3_drop(b, i, e.type == E3_LBL_NONE ? E3_DROP_LABEL_UNKNOWN : E3_DROP_LABEL_STACKED);
 			continue;
@@ -167,6 +198,8 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 			mt->source = e3_label_elan_source(e.index);
 			E3_TRACE(b, i, LABEL_ELAN, mt->label, e3_label_elan_service(e.index), mt->source);
 			mt->svc = service_of(b, i, e3_label_elan_service(e.index), E3_SVC_ELAN);
+			if (unlikely(mt->stacked) && mt->svc && !segment_source(b, i, mt->svc->id))
+				break;
 			if (mt->svc && pop(b, i)) {
 				mt->next = NX_ELAN_TERM;
 				e3_elan_keys(b, i);
@@ -272,6 +305,9 @@ static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, co
 	if (local != NULL) {
 		mt->svc = local;
 		mt->source = r->source;
+		mt->flooded = 1;
+		if (unlikely(mt->stacked) && !segment_source(b, i, local->id))
+			return;
 		if (pop(b, i)) {
 			mt->next = NX_ELAN_TERM;
 			e3_elan_keys(b, i);

@@ -137,7 +137,8 @@ e3_write_mpls(uint8_t *h, const struct e3_nexthop *nh, uint32_t lse)
 	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
 }
 
-/* Push Ethernet + label (+ control word) for nhlfe and send. */
+/* Push Ethernet + label (+ the segment label below it, for a frame from a
+ * multi-homed site) (+ control word) for nhlfe and send. */
 static __rte_always_inline void
 e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 		const bool tracing)
@@ -149,7 +150,8 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 	if (unlikely(nh == NULL))
 		return;
 	bool cw = e3.settings.control_word;
-	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN + (cw ? E3_CW_LEN : 0);
+	const uint32_t inner = b->meta[i].inner;
+	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + (inner != 0)) + (cw ? E3_CW_LEN : 0);
 
 	if (unlikely(m->pkt_len + hlen > e3_port_max_frame(p, 0))) {
 		e3_drop_on(b, i, m, nh->port, E3_DROP_OVERSIZE);
@@ -168,9 +170,17 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 		}
 		h = rte_pktmbuf_mtod(out, uint8_t *);
 	}
-	e3_write_mpls(h, nh, e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl));
+	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl);
+
+	if (unlikely(inner != 0)) {
+		uint32_t below = e3_mpls_lse(inner, b->meta[i].tc, e3.settings.ttl);
+
+		lse &= ~rte_cpu_to_be_32(1u << 8);
+		memcpy(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, &below, 4);
+	}
+	e3_write_mpls(h, nh, lse);
 	if (cw)
-		memset(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, 0, E3_CW_LEN);
+		memset(h + hlen - E3_CW_LEN, 0, E3_CW_LEN);
 	E3_TRACE_OUT(b, i, TX_NHLFE, p->port_id, label, nhlfe);
 	e3_sent(b, i, m, out, nh->port);
 }
@@ -204,7 +214,7 @@ e3_out_swap(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 	}
 	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, b->meta[i].ttl - 1);
 
-	if (unlikely(b->meta[i].gach))     /* a path check: the GAL stays below */
+	if (unlikely(b->meta[i].gach | b->meta[i].stacked))  /* the GAL or segment label stays below */
 		lse &= ~rte_cpu_to_be_32(1u << 8);
 	e3_write_mpls(rte_pktmbuf_mtod(out, uint8_t *), nh, lse);
 	E3_TRACE_OUT(b, i, TX_LABEL, p->port_id, label, b->meta[i].ttl - 1);

@@ -63,6 +63,9 @@ struct e3_meta {
 	uint8_t ttl;
 	uint8_t next;
 	uint8_t gach;         /* the label sits on a GAL: a path check's OAM (oam.h) */
+	uint8_t stacked;      /* the label sits on an E-LAN's segment label */
+	uint8_t flooded;      /* E-LAN: came by a flood tree (REPLICATE), not by unicast */
+	uint32_t inner;       /* customer: the segment label to push below (0 = none) */
 	struct e3_trace_slot *tr;
 	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
 };

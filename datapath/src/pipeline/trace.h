@@ -37,11 +37,13 @@
 	X(ELAN_IN_REMOTE,    "elan-in service %u: dst behind source %u nhlfe %d") \
 	X(ELAN_IN_INGRESS,   "elan-in service %u: dst on the ingress circuit") \
 	X(ELAN_IN_LOCAL,     "elan-in service %u: dst on circuit %u") \
+	X(ELAN_NOT_DF,       "elan-in service %u: BUM from circuit %u, a site whose DF is another leaf") \
 	X(ELAN_TERM_REMOTE,  "elan-term service %u: dst behind source %u") \
 	X(ELAN_TERM_LOCAL,   "elan-term service %u: dst on circuit %u") \
+	X(ELAN_TERM_SITE,    "elan-term service %u: from the site of circuit %u, back to it") \
 	X(FABRIC_IN,         "fabric-in %p label %u tc %u s %u ttl %u") \
 	X(LABEL_WRONG_PORT,  "label %u: not taken from %p") \
-	X(LABEL_STACKED,     "label %u: a GAL below, not an OAM or swap entry") \
+	X(LABEL_STACKED,     "label %u: a label below, and no entry that takes one") \
 	X(LABEL_SWAP,        "label %u: swap nhlfe %u") \
 	X(LABEL_ELINE,       "label %u: eline service %u") \
 	X(LABEL_ELAN,        "label %u: elan service %u source %u") \

@@ -13,7 +13,7 @@ static struct e3_service *alloc_service(uint16_t n_circuits, uint16_t n_branches
 {
 	size_t n = (size_t)n_circuits + n_branches + n_sources;
 	struct e3_service *s = calloc(1, sizeof(*s) + n * sizeof(uint32_t) +
-					     n_circuits * sizeof(struct e3_bum_filter));
+					     n_circuits * sizeof(struct e3_site));
 
 	if (s == NULL)
 		return NULL;
@@ -23,22 +23,22 @@ static struct e3_service *alloc_service(uint16_t n_circuits, uint16_t n_branches
 	s->circuits = s->data;
 	s->branches = s->circuits + n_circuits;
 	s->remote_nhlfe = s->branches + n_branches;
-	s->bum = (struct e3_bum_filter *)(s->remote_nhlfe + n_sources);
+	s->site = (struct e3_site *)(s->remote_nhlfe + n_sources);
 	return s;
 }
 
 /* Count the circuits with a BUM filter, so that a service with none (all
  * but multi-homed ones) floods without looking at any. */
-static struct e3_service *count_bum_filters(struct e3_service *s)
+static struct e3_service *count_sites(struct e3_service *s)
 {
-	s->n_bum_filters = 0;
+	s->n_sites = 0;
 	for (unsigned i = 0; i < s->n_circuits; i++)
-		s->n_bum_filters += s->bum[i].non_df || s->bum[i].n_peers > 0;
+		s->n_sites += e3_site_any(&s->site[i]);
 	return s;
 }
 
 struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint32_t *circuits,
-				    const struct e3_bum_filter *bum, uint16_t n_circuits)
+				    const struct e3_site *site, uint16_t n_circuits)
 {
 	uint16_t n_sources = 0;
 
@@ -57,8 +57,8 @@ struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint3
 	s->mac_limit = c->type == E3_SVC_ELAN ? c->mac_limit : 0;
 	snprintf(s->name, sizeof(s->name), "%s", c->name);
 	memcpy(s->circuits, circuits, sizeof(uint32_t) * n_circuits);
-	if (bum != NULL)
-		memcpy(s->bum, bum, sizeof(*bum) * n_circuits);
+	if (site != NULL)
+		memcpy(s->site, site, sizeof(*site) * n_circuits);
 	memcpy(s->branches, c->branches, sizeof(uint32_t) * n_branches);
 	for (unsigned i = 0; i < n_sources; i++)
 		s->remote_nhlfe[i] = E3_NONE;
@@ -67,11 +67,11 @@ struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint3
 			s->remote_nhlfe[c->remotes[i].source] = c->remotes[i].nhlfe;
 		s->n_remotes = c->n_remotes;
 	}
-	return count_bum_filters(s);
+	return count_sites(s);
 }
 
 struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit,
-					   const struct e3_bum_filter *bum)
+					   const struct e3_site *site)
 {
 	/* room for one more: the circuit may be new */
 	struct e3_service *ns = alloc_service(s->n_circuits + 1, s->n_branches, s->n_sources);
@@ -91,15 +91,15 @@ struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t 
 	for (unsigned i = 0; i < s->n_circuits; i++) {
 		if (s->circuits[i] == circuit)
 			continue;
-		ns->bum[k] = s->bum[i];
+		ns->site[k] = s->site[i];
 		ns->circuits[k++] = s->circuits[i];
 	}
-	if (bum != NULL) {
-		ns->bum[k] = *bum;
+	if (site != NULL) {
+		ns->site[k] = *site;
 		ns->circuits[k++] = circuit;
 	}
 	ns->n_circuits = k;
-	return count_bum_filters(ns);
+	return count_sites(ns);
 }
 
 void e3_service_conf_of(const struct e3_service *s, struct e3_service_conf *c)

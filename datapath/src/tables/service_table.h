@@ -23,11 +23,11 @@ struct e3_service {
 	uint16_t n_branches;
 	uint16_t n_sources;      /* length of remote_nhlfe[] (highest source + 1) */
 	uint16_t n_remotes;      /* entries of remote_nhlfe[] that are set */
-	uint16_t n_bum_filters;  /* circuits whose BUM filter leaves something out */
+	uint16_t n_sites;  /* circuits whose BUM filter leaves something out */
 	uint32_t *circuits;      /* local circuit ids */
 	uint32_t *branches;      /* flood branches (nhlfe ids) */
 	uint32_t *remote_nhlfe;  /* by source id; E3_NONE = no such remote */
-	struct e3_bum_filter *bum; /* by local circuit, as circuits[] */
+	struct e3_site *site; /* by local circuit, as circuits[] */
 	char name[64];
 	uint32_t data[];         /* the arrays above */
 };
@@ -45,14 +45,25 @@ static inline uint32_t e3_service_remote(const struct e3_service *s, uint16_t so
 	return source < s->n_sources ? s->remote_nhlfe[source] : E3_NONE;
 }
 
+/* The site of local circuit c (NULL: none, or not on a site). */
+static inline const struct e3_site *e3_service_site(const struct e3_service *s, uint32_t c)
+{
+	if (s->n_sites == 0)
+		return NULL;
+	for (unsigned k = 0; k < s->n_circuits; k++)
+		if (s->circuits[k] == c)
+			return e3_site_any(&s->site[k]) ? &s->site[k] : NULL;
+	return NULL;
+}
+
 /* Main lcore only. Build a service from c with the given local circuits
  * and their BUM filters (NULL: none filter). */
 struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint32_t *circuits,
-				    const struct e3_bum_filter *bum, uint16_t n_circuits);
+				    const struct e3_site *site, uint16_t n_circuits);
 /* Same parameters, with circuit (and its BUM filter bum) added or replaced
- * (bum != NULL), or removed (bum == NULL). */
+ * (site != NULL), or removed (site == NULL). */
 struct e3_service *e3_service_with_circuit(const struct e3_service *s, uint32_t circuit,
-					   const struct e3_bum_filter *bum);
+					   const struct e3_site *site);
 /* Fill conf back from an object (for dumps and idempotency checks). */
 void e3_service_conf_of(const struct e3_service *s, struct e3_service_conf *c);
 /* Publish s at id (NULL = remove), freeing the old one after a grace period. */
