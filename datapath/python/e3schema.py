@@ -129,8 +129,7 @@ OBJECTS = {'settings': {'method': 'settings_set',
                         {'name': 'segment_label',
                          'type': 'u32',
                          'doc': "multi-homed: the label pushed below the service's on frames from the site, "
-                                'whose entry on every leaf of the service gives the segment_source; 0 = '
-                                'none'},
+                                'whose entry on every leaf of the service gives the segment_source'},
                         {'name': 'site_floods',
                          'type': 'bool',
                          'doc': 'multi-homed: the site sends its BUM up every link (no LAG), so only the '

@@ -1,16 +1,20 @@
 """A customer site on two leaves (examples/demo.yaml: h6, whose eth0 is a
 Linux bridge over uplinks to leaf2 and leaf3, segment site1) in an E-LAN
 with h7 on leaf1 (docs/multihoming.md): a broadcast into the site arrives
-once, through the designated forwarder; nothing the site sends comes back
-into it through the other leaf; and when the DF's leaf hangs, the other
-leaf takes the site's BUM."""
+once, through the designated forwarder; the site's broadcasts reach h7
+once and never come back into it; unicast toward the site is spread over
+both leaves, flow by flow, and both leaves know the site's MACs as local;
+and when the DF's leaf hangs, the other leaf takes the site's BUM."""
+import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from cplib import clean_ping, ensure_service, first_contact
+from cplib import alloc, clean_ping, ensure_service, first_contact, label_pkts
+from lab.traffic import iperf3
 from lab.control import wait_for
 from lab.traffic import Capture, tshark_fields
 
@@ -79,18 +83,66 @@ def test_broadcast_into_the_site_arrives_once_through_the_df(violet, lab, tmp_pa
     assert any(s["stats"]["bum_filtered"] > 0 for s in filtered), filtered
 
 
-def test_nothing_the_site_sends_comes_back_into_it(violet, lab, tmp_path):
-    """The bridge sends its broadcasts up both uplinks (it has no LAG); each
-    leaf floods its copy through the fabric, and the other leaf, sharing the
-    segment, keeps it out of the site (local bias): no loop, nothing back."""
+def test_the_sites_broadcasts_reach_h7_once_and_never_come_back(violet, lab, tmp_path):
+    """The bridge sends its broadcasts up both uplinks (it has no LAG): the
+    DF takes them, the other leaf drops its copy (not_df), and the DF's
+    flood reaches the other leaf, which keeps it out of the site (the
+    site's own frames): once at h7, nothing back, no loop."""
+    cp = violet
+    other = ({"leaf2", "leaf3"} - {designated_forwarder(cp)}).pop()
+    before = lab.client(other).call("stats_get")["drops"].get("not_df", 0)
     got = broadcasts(lab, "h6", 6008, tmp_path, "from")
     came_back = [f for up in UPLINK.values() for f in got[up]]
     assert came_back == [], f"the site's own broadcasts came back in: {came_back}"
-    # Each uplink carried the site's N out; h7 got them (twice each: one
-    # per leaf, since the bridge is no LAG).
     assert all(len(got[up + "_own"]) == N for up in UPLINK.values()), got
-    assert len(got["h7"]) >= N, got
+    assert len(got["h7"]) == N, got
+    assert lab.client(other).call("stats_get")["drops"].get("not_df", 0) >= before + N
     clean_ping(lab, "h7", H6, count=5)
+
+
+def test_ping_and_iperf3_from_the_site_without_duplicates(violet, lab):
+    p = lab.host_exec("h6", ["ping", "-n", "-c", "20", "-i", "0.05", "-w", "15", H7], check=False, timeout=60)
+    assert "DUP!" not in p.stdout and " 0% packet loss" in p.stdout, p.stdout
+    r = iperf3(lab, "h6", "h7", H7, seconds=3)
+    assert 0 < r.received_bytes <= r.sent_bytes
+
+
+def test_unicast_toward_the_site_takes_both_leaves_flow_by_flow(violet, lab, tmp_path):
+    """leaf1 learned h6's MAC against the site's source id, an ECMP group
+    over its paths to leaf2 and leaf3: 16 flows from h7 spread over both
+    (the leaves' labels for frames from leaf1 count them), none reordered."""
+    svc = violet.service("violet")
+    labels = {n: alloc(svc, n, "label", "elan-uc<leaf1") for n in UPLINK}
+    before = {n: label_pkts(lab, n, l) for n, l in labels.items()}
+    out = tmp_path / "flows.json"
+    rx = lab.host_popen("h6", ["python3", STREAM, "recv", "--port", "6010", "--seconds", "4", "--out", str(out),
+                               "--by-flow", "--late-ms", "60000"])
+    time.sleep(0.5)
+    try:
+        lab.host_exec("h7", ["python3", STREAM, "send", "--dst", H6, "--port", "6010", "--flows", "16",
+                             "--rate", "1600", "--seconds", "1"], timeout=60)
+    finally:
+        rx.wait(30)
+    flows = json.loads(out.read_text())["flows"]
+    assert len(flows) == 16, flows
+    assert all(f["received"] > 0 and f["reordered"] == 0 and f["duplicates"] == 0 for f in flows.values()), flows
+    after = {n: label_pkts(lab, n, l) for n, l in labels.items()}
+    assert all(after[n] - before[n] >= 100 for n in labels), (before, after)
+
+
+def test_both_leaves_know_the_sites_mac_as_local(violet, lab):
+    """Frames from the site carry the segment label, so the leaf the
+    frame did not enter learns its MAC on its own circuit of the site, and
+    leaf1 learns it against the site's source id."""
+    clean_ping(lab, "h6", H7, count=3)
+    site = violet.service("violet")["route"]["sites"]["site1"]
+    def where(node):
+        (m,) = [m for m in lab.client(node).call("mac_list") if m["mac"] == H6_MAC] or [{}]
+        return m
+    for n in UPLINK:
+        (c,) = circuit_confs(lab, n, "cust3")
+        wait_for(f"{n} knows h6 on its site circuit", lambda: where(n).get("circuit") == c["id"], timeout=10)
+    assert where("leaf1").get("source") == site["source"], where("leaf1")
 
 
 def test_hung_df_hands_the_site_to_the_other_leaf(violet, lab, tmp_path):

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -468,6 +470,10 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 		}
 		for _, h := range r.Tree {
 			fmt.Fprintf(tw, "tree edge\t%s:%s - %s:%s\n", h.From, h.FromPort, h.To, h.ToPort)
+		}
+		for _, seg := range slices.Sorted(maps.Keys(r.Sites)) {
+			sr := r.Sites[seg]
+			fmt.Fprintf(tw, "site\t%s: source %d, reached through %s\n", seg, sr.Source, dash(strings.Join(sr.Leaves, ", ")))
 		}
 		if len(r.Sources) > 0 {
 			var ss []string

@@ -98,12 +98,14 @@ func (c *Controller) graphs(st *state, topo *topology.Topology, skip map[string]
 	cost := c.costFunc(st, topo, skip)
 	if cost != nil {
 		return paths.New(topo, paths.Options{Cost: cost}),
-			paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links})
+			paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links,
+				DownPorts: st.down.ports})
 	}
 	g := &st.graphs
 	if g.full == nil || g.topo != topo || !g.down.equal(st.down) {
 		*g = graphCache{topo: topo, down: st.down, full: paths.New(topo, paths.Options{}),
-			live: paths.New(topo, paths.Options{DownNodes: st.down.nodes, DownLinks: st.down.links})}
+			live: paths.New(topo, paths.Options{DownNodes: st.down.nodes, DownLinks: st.down.links,
+				DownPorts: st.down.ports})}
 	}
 	return g.full, g.live
 }
@@ -206,6 +208,11 @@ func deps(rec *model.ServiceRecord, down downView) []string {
 	for _, m := range rec.Spec.Members() {
 		set[nodeElem(m)] = true
 	}
+	for _, c := range rec.Spec.Circuits {
+		if c.Segment != "" {
+			set[portElem(c.Node+":"+c.Port)] = true
+		}
+	}
 	r := &rec.Route
 	paths := []model.Path{r.Primary, r.Backup, r.Fallback, model.Path(r.Tree)}
 	for _, u := range r.Unicast {
@@ -227,6 +234,7 @@ func deps(rec *model.ServiceRecord, down downView) []string {
 
 func nodeElem(n string) string { return "node " + n }
 func linkElem(l int) string    { return "link " + strconv.Itoa(l) }
+func portElem(p string) string { return "port " + p }
 
 // changed lists the elements whose state differs between two views.
 func (v downView) changed(o downView) []string {
@@ -236,6 +244,9 @@ func (v downView) changed(o downView) []string {
 	}
 	for _, l := range symDiff(v.links, o.links) {
 		out = append(out, linkElem(l))
+	}
+	for _, p := range symDiff(v.ports, o.ports) {
+		out = append(out, portElem(p))
 	}
 	return out
 }

@@ -119,11 +119,13 @@ type state struct {
 type downView struct {
 	nodes map[string]bool
 	links map[int]bool
+	ports map[string]bool // segment ports ("node:port") without carrier
 }
 
 // equal compares what is down (a nil map and an empty one say the same).
 func (v downView) equal(o downView) bool {
-	return slices.Equal(keys(v.nodes), keys(o.nodes)) && slices.Equal(intKeys(v.links), intKeys(o.links))
+	return slices.Equal(keys(v.nodes), keys(o.nodes)) && slices.Equal(intKeys(v.links), intKeys(o.links)) &&
+		slices.Equal(keys(v.ports), keys(o.ports))
 }
 
 // New returns a replica; Run makes it take part in the election.
@@ -396,7 +398,7 @@ func (c *Controller) linkName(id int) string {
 func (c *Controller) view(st *state) downView { return c.viewOf(st, st.topo) }
 
 func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
-	v := downView{nodes: map[string]bool{}, links: map[int]bool{}}
+	v := downView{nodes: map[string]bool{}, links: map[int]bool{}, ports: map[string]bool{}}
 	if c.opt.IgnoreStatus {
 		return v
 	}
@@ -443,6 +445,16 @@ func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
 	for _, l := range topo.Links {
 		if v.nodes[l.A.Node] || v.nodes[l.B.Node] {
 			v.links[l.ID] = true
+		}
+	}
+	// A multi-homed site is not reached through a port without carrier.
+	for _, seg := range topo.Segments {
+		for _, e := range seg.Ports {
+			for _, p := range st.status[e.Node].Ports {
+				if p.Name == e.Port && !p.LinkUp {
+					v.ports[e.Node+":"+e.Port] = true
+				}
+			}
 		}
 	}
 	return v

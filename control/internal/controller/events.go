@@ -50,6 +50,11 @@ func viewEvents(now time.Time, old, new downView, linkName func(int) string) []m
 			out = append(out, model.Event{Time: now, Kind: map[bool]string{true: "link-down", false: "link-up"}[new.links[id]], Object: linkName(id)})
 		}
 	}
+	for _, p := range keys(union(old.ports, new.ports)) {
+		if old.ports[p] != new.ports[p] {
+			out = append(out, model.Event{Time: now, Kind: map[bool]string{true: "site-port-down", false: "site-port-up"}[new.ports[p]], Object: p})
+		}
+	}
 	return out
 }
 

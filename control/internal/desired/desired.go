@@ -32,7 +32,7 @@ type builder struct {
 	as    *labels.Assigner
 	watch Watcher
 	frags map[string]*Fragment
-	bum   map[model.CircuitKey]bumFilter // E-LAN circuits on segments (segments.go)
+	site  map[model.CircuitKey]site // E-LAN circuits on multi-homed sites (segments.go)
 }
 
 func (b *builder) frag(node string) *Fragment {
@@ -86,9 +86,10 @@ func (b *builder) circuits(node string, reachable bool) error {
 			return err
 		}
 		f := b.frag(node)
-		bf := b.bum[c.Key()]
+		st := b.site[c.Key()]
 		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
-			MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: bf.nonDF, Peers: bf.peers})
+			MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: st.nonDF, Peers: st.peers,
+			SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods})
 	}
 	return nil
 }
@@ -288,7 +289,10 @@ func (b *builder) elan() error {
 			reach = append(reach, m)
 		}
 	}
-	b.bum = bumFilters(s, r)
+	var err error
+	if b.site, err = b.sites(); err != nil {
+		return err
+	}
 	svc := map[string]*dpconfig.Service{}
 	for _, m := range reach {
 		svc[m] = &dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELAN, Name: s.Name, MACLimit: s.MACLimit}
@@ -326,6 +330,9 @@ func (b *builder) elan() error {
 			}
 		}
 		svc[u.From].Remotes = append(svc[u.From].Remotes, dpconfig.Remote{Source: r.Sources[u.To], NHLFE: nh})
+	}
+	if err := b.siteEntries(reach, svc); err != nil {
+		return err
 	}
 	// Flooding: one tree; per source leaf its own labels on every tree node.
 	if len(r.Tree) > 0 {

@@ -82,20 +82,59 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 			}
 		}
 	}
-	next := uint16(1)
-	for _, m := range members {
-		if _, ok := r.Sources[m]; ok {
-			continue
+	// Sites keep their source ids too, from the same space.
+	segs := spec.Segments()
+	if len(segs) > 0 {
+		r.Sites = map[string]*model.SiteRoute{}
+	}
+	for _, seg := range segs {
+		if old != nil && old.Sites[seg] != nil && !used[old.Sites[seg].Source] {
+			r.Sites[seg] = &model.SiteRoute{Source: old.Sites[seg].Source}
+			used[old.Sites[seg].Source] = true
 		}
+	}
+	next := uint16(1)
+	take := func() (uint16, error) {
 		for used[next] {
 			next++
 		}
 		if next > MaxSource {
-			return model.Route{}, fmt.Errorf("service %s: more than %d member nodes", spec.Name, MaxSource)
+			return 0, fmt.Errorf("service %s: more than %d member nodes and sites", spec.Name, MaxSource)
 		}
-		r.Sources[m], used[next] = next, true
+		used[next] = true
+		return next, nil
+	}
+	for _, m := range members {
+		if _, ok := r.Sources[m]; ok {
+			continue
+		}
+		id, err := take()
+		if err != nil {
+			return model.Route{}, err
+		}
+		r.Sources[m] = id
+	}
+	for _, seg := range segs {
+		if r.Sites[seg] == nil {
+			id, err := take()
+			if err != nil {
+				return model.Route{}, err
+			}
+			r.Sites[seg] = &model.SiteRoute{Source: id}
+		}
 	}
 	reach := reachable(members, live)
+	for _, c := range spec.Circuits {
+		if c.Segment != "" && contains(reach, c.Node) && live.PortUp(c.Node, c.Port) {
+			r.Sites[c.Segment].Leaves = append(r.Sites[c.Segment].Leaves, c.Node)
+		}
+	}
+	for name, s := range r.Sites {
+		sort.Strings(s.Leaves)
+		if seg := full.Topology().Segment(name); seg != nil {
+			s.Floods = !seg.LAG
+		}
+	}
 	for _, m := range members {
 		if !contains(reach, m) {
 			r.Unreachable = append(r.Unreachable, m)

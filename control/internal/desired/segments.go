@@ -3,34 +3,56 @@ package desired
 import (
 	"slices"
 
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/paths"
 )
 
-// bumFilter is what an E-LAN circuit on a multi-homed segment takes of the
-// BUM frames that come from the fabric (the datapath's circuit params
-// non_df and peers; docs/multihoming.md).
-type bumFilter struct {
-	nonDF bool     // another leaf is the segment's designated forwarder
-	peers []uint16 // the source ids of the segment's other leaves
+// site is what an E-LAN circuit on a multi-homed site is told (the
+// datapath's circuit params non_df, peers, segment_source, segment_label
+// and site_floods; docs/multihoming.md).
+type site struct {
+	nonDF  bool     // another leaf is the segment's designated forwarder
+	floods bool     // the site floods its BUM up every link: only the DF takes it
+	source uint16   // the segment's source id (0 while this leaf does not reach the site)
+	label  uint32   // the segment label frames from the site carry below the service's
+	peers  []uint16 // the source ids of the segment's other leaves
 }
 
-// bumFilters gives each of the service's circuits on a segment its filter.
-// Split horizon is local bias (RFC 8365 section 8.3.2): the leaf a BUM
-// frame enters delivers it to its own segments itself, so a leaf never
-// delivers BUM from a leaf it shares a segment with into that segment; it
-// costs no label, only the peers' source ids. Of the other BUM, only the
-// segment's designated forwarder delivers: one leaf per (service,
-// segment) among the reachable ones, so a leaf that fails hands its
-// segments to the others at the controller's next computation.
-func bumFilters(s *model.ServiceSpec, r *model.Route) map[model.CircuitKey]bumFilter {
+// sites gives each of the service's circuits on a segment what it is told.
+//
+//   - Split horizon is local bias (RFC 8365 section 8.3.2): the leaf a BUM
+//     frame enters delivers it to its own segments itself, so a leaf never
+//     delivers BUM from a leaf it shares a segment with into that segment;
+//     this costs only the peers' source ids.
+//   - Of the other BUM on a flood tree, only the segment's designated
+//     forwarder delivers: one of the leaves that reach the site, per
+//     (service, segment).
+//   - Frames from the site carry the segment label below the service's, so
+//     every other member learns the site's MACs against the segment's
+//     source id (aliasing: it reaches them through any of the site's
+//     leaves), and the site's other leaves learn them as their own. This
+//     costs one label per (service, segment) on each member, with the same
+//     value on all of them (labels.KindSegmentLabel).
+func (b *builder) sites() (map[model.CircuitKey]site, error) {
+	s, r := &b.rec.Spec, &b.rec.Route
 	dfs := DesignatedForwarders(s, r)
-	out := map[model.CircuitKey]bumFilter{}
+	out := map[model.CircuitKey]site{}
 	for _, c := range s.Circuits {
 		if c.Segment == "" {
 			continue
 		}
-		f := bumFilter{nonDF: c.Node != dfs[c.Segment]}
+		f := site{nonDF: c.Node != dfs[c.Segment]}
+		if sr := r.Sites[c.Segment]; sr != nil {
+			label, err := b.get("", model.KindSegmentLabel, "segment:"+c.Segment)
+			if err != nil {
+				return nil, err
+			}
+			f.label, f.floods = label, sr.Floods
+			if slices.Contains(sr.Leaves, c.Node) {
+				f.source = sr.Source
+			}
+		}
 		for _, o := range s.Circuits {
 			if o.Segment == c.Segment && o.Node != c.Node {
 				f.peers = append(f.peers, r.Sources[o.Node])
@@ -39,26 +61,88 @@ func bumFilters(s *model.ServiceSpec, r *model.Route) map[model.CircuitKey]bumFi
 		slices.Sort(f.peers)
 		out[c.Key()] = f
 	}
-	return out
+	return out, nil
+}
+
+// siteEntries installs, for each segment of the service, the segment
+// label's entry on every reachable member, and on every member that does
+// not reach the site itself, the remote endpoint of the segment's source:
+// an ECMP group over its unicast NHLFEs toward each leaf that reaches the
+// site, so that each flow toward a MAC of the site takes one of them
+// (aliasing), and a leaf that fails leaves the group in the datapath, as
+// its path checks fail (the same protection bytes as every path to it).
+func (b *builder) siteEntries(reach []string, svc map[string]*dpconfig.Service) error {
+	r := &b.rec.Route
+	for _, seg := range b.rec.Spec.Segments() {
+		sr := r.Sites[seg]
+		if sr == nil {
+			continue
+		}
+		label, err := b.get("", model.KindSegmentLabel, "segment:"+seg)
+		if err != nil {
+			return err
+		}
+		for _, m := range reach {
+			f := b.frag(m)
+			f.Labels = append(f.Labels, dpconfig.Label{Label: label, Type: dpconfig.LabelELAN,
+				Service: u32(b.rec.ID), Source: u16(sr.Source)})
+			if slices.Contains(sr.Leaves, m) {
+				continue
+			}
+			var members []uint32
+			for _, leaf := range sr.Leaves {
+				for _, rm := range svc[m].Remotes {
+					if rm.Source == r.Sources[leaf] {
+						members = append(members, b.groupMembers(m, rm.NHLFE)...)
+					}
+				}
+			}
+			if len(members) == 0 {
+				continue
+			}
+			nh := members[0]
+			if len(members) > 1 {
+				if nh, err = b.get(m, model.KindNHLFE, "elan-site:"+seg); err != nil {
+					return err
+				}
+				f.ECMPs = append(f.ECMPs, dpconfig.ECMP{ID: nh, Members: members[:min(len(members), dpconfig.MaxECMPMembers)]})
+			}
+			svc[m].Remotes = append(svc[m].Remotes, dpconfig.Remote{Source: sr.Source, NHLFE: nh})
+		}
+	}
+	return nil
+}
+
+// groupMembers is nh, or its members if nh is an ECMP group at node: a
+// group's members are plain or protected NHLFEs.
+func (b *builder) groupMembers(node string, nh uint32) []uint32 {
+	for _, e := range b.frag(node).ECMPs {
+		if e.ID == nh {
+			return e.Members
+		}
+	}
+	return []uint32{nh}
 }
 
 // DesignatedForwarders returns each of the service's segments' DF, elected
-// among the segment's leaves the route reaches.
+// among the leaves that reach the site (model.SiteRoute).
 func DesignatedForwarders(s *model.ServiceSpec, r *model.Route) map[string]string {
 	var out map[string]string
-	live := map[string][]string{}
-	for _, c := range s.Circuits {
-		if c.Segment != "" && !slices.Contains(r.Unreachable, c.Node) {
-			live[c.Segment] = append(live[c.Segment], c.Node)
+	for _, seg := range s.Segments() {
+		if out == nil {
+			out = map[string]string{}
 		}
-	}
-	for _, c := range s.Circuits {
-		if c.Segment != "" {
-			if out == nil {
-				out = map[string]string{}
+		var leaves []string
+		if sr := r.Sites[seg]; sr != nil {
+			leaves = sr.Leaves
+		} else { // a route computed before sites were routed
+			for _, c := range s.Circuits {
+				if c.Segment == seg && !slices.Contains(r.Unreachable, c.Node) {
+					leaves = append(leaves, c.Node)
+				}
 			}
-			out[c.Segment] = DesignatedForwarder(s.Name, c.Segment, live[c.Segment])
 		}
+		out[seg] = DesignatedForwarder(s.Name, seg, leaves)
 	}
 	return out
 }

@@ -6,51 +6,95 @@ import (
 	"testing"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/paths"
 )
 
-func TestBUMFilters(t *testing.T) {
-	spec := &model.ServiceSpec{Name: "blue", Type: model.ELAN, Circuits: []model.Circuit{
-		{Node: "leaf1", Port: "cust1", VLAN: 10, Segment: "site1"},
-		{Node: "leaf2", Port: "cust1", VLAN: 10, Segment: "site1"},
-		{Node: "leaf3", Port: "cust1", VLAN: 10},
-	}}
-	route := &model.Route{Sources: map[string]uint16{"leaf1": 1, "leaf2": 2, "leaf3": 3}}
+// Each case: what is down, and the leaves that reach the site then.
+func TestSites(t *testing.T) {
+	topo := load(t)
 	tests := []struct {
-		name  string
-		reach []string
+		name   string
+		down   paths.Options
+		leaves []string
 	}{
-		{"all up", []string{"leaf1", "leaf2", "leaf3"}},
-		{"leaf1 down", []string{"leaf2", "leaf3"}},
-		{"leaf2 down", []string{"leaf1", "leaf3"}},
+		{"all up", paths.Options{}, []string{"leaf1", "leaf2"}},
+		{"leaf1 down", paths.Options{DownNodes: map[string]bool{"leaf1": true}}, []string{"leaf2"}},
+		{"leaf1's site port down", paths.Options{DownPorts: map[string]bool{"leaf1:cust1": true}}, []string{"leaf2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := *route
-			for _, m := range spec.Members() {
-				if !slices.Contains(tc.reach, m) {
-					r.Unreachable = append(r.Unreachable, m)
+			rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN, Circuits: []model.Circuit{
+				{Node: "leaf1", Port: "cust1", VLAN: 10, Segment: "site1"},
+				{Node: "leaf2", Port: "cust1", VLAN: 10, Segment: "site1"},
+				{Node: "leaf3", Port: "cust1", VLAN: 10},
+			}}}
+			f := build(t, topo, []*model.ServiceRecord{rec}, tc.down)
+			sr := rec.Route.Sites["site1"]
+			if sr == nil || !slices.Equal(sr.Leaves, tc.leaves) {
+				t.Fatalf("site route %+v, want leaves %v", sr, tc.leaves)
+			}
+			for n, id := range rec.Route.Sources {
+				if id == sr.Source {
+					t.Fatalf("the site's source %d is %s's too", id, n)
 				}
 			}
-			f := bumFilters(spec, &r)
-			df := DesignatedForwarder(spec.Name, "site1", slices.DeleteFunc(slices.Clone(tc.reach),
-				func(n string) bool { return n == "leaf3" }))
-			if !slices.Contains(tc.reach, df) {
-				t.Fatalf("DF %q is not reachable", df)
-			}
-			for _, c := range spec.Circuits[:2] {
-				got := f[c.Key()]
-				if got.nonDF != (c.Node != df) {
-					t.Errorf("%s: non_df %v with DF %s", c.Node, got.nonDF, df)
+			df := DesignatedForwarder("blue", "site1", tc.leaves)
+			var label uint32
+			for _, n := range []string{"leaf1", "leaf2", "leaf3"} {
+				if tc.down.DownNodes[n] {
+					continue
 				}
-				other := map[string]uint16{"leaf1": 2, "leaf2": 1}[c.Node]
-				if !slices.Equal(got.peers, []uint16{other}) {
-					t.Errorf("%s: peers %v, want [%d]", c.Node, got.peers, other)
+				// The segment label: one value, on every member, the site's source.
+				var seg []dpconfig.Label
+				for _, l := range f.cfg[n].Labels {
+					if l.Label >= labels.SegmentLabelMin {
+						seg = append(seg, l)
+					}
 				}
-			}
-			if got, ok := f[spec.Circuits[2].Key()]; ok {
-				t.Errorf("a single-homed circuit has a filter: %+v", got)
+				if len(seg) != 1 || seg[0].Type != dpconfig.LabelELAN || *seg[0].Source != sr.Source ||
+					(label != 0 && seg[0].Label != label) {
+					t.Fatalf("%s: segment labels %+v", n, seg)
+				}
+				label = seg[0].Label
+				c := f.cfg[n].Circuits[0]
+				if n == "leaf3" {
+					if c.NonDF || c.Peers != nil || c.SegmentLabel != 0 || c.SegmentSource != 0 {
+						t.Errorf("single-homed circuit %+v", c)
+					}
+				} else {
+					other := map[string]string{"leaf1": "leaf2", "leaf2": "leaf1"}[n]
+					reaches := slices.Contains(tc.leaves, n)
+					if c.NonDF != (n != df) || !slices.Equal(c.Peers, []uint16{rec.Route.Sources[other]}) ||
+						c.SegmentLabel != label || (c.SegmentSource == sr.Source) != reaches {
+						t.Errorf("%s: circuit %+v (DF %s, label %d, source %d)", n, c, df, label, sr.Source)
+					}
+				}
+				// A member that does not reach the site itself reaches it
+				// through each leaf that does: one flow each.
+				if slices.Contains(tc.leaves, n) {
+					continue
+				}
+				var nh uint32
+				for _, r := range f.service(n, rec.ID).Remotes {
+					if r.Source == sr.Source {
+						nh = r.NHLFE
+					}
+				}
+				members := []uint32{nh}
+				if len(tc.leaves) > 1 {
+					members = f.ecmpGroup(n, nh).Members
+				}
+				var at []string
+				for _, m := range members {
+					to, _, _ := f.unicast(n, m)
+					at = append(at, to)
+				}
+				slices.Sort(at)
+				if !slices.Equal(at, tc.leaves) {
+					t.Errorf("%s: the site's source reaches %v, want %v", n, at, tc.leaves)
+				}
 			}
 		})
 	}
@@ -81,31 +125,5 @@ func TestDesignatedForwarderSpreadsAndMovesLittle(t *testing.T) {
 	}
 	if DesignatedForwarder("svc", "site1", nil) != "" {
 		t.Error("a DF without leaves")
-	}
-}
-
-// Build gives the circuits on a segment their filter.
-func TestBuildSegmentCircuits(t *testing.T) {
-	topo := load(t)
-	rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN, Circuits: []model.Circuit{
-		{Node: "leaf1", Port: "cust1", VLAN: 10, Segment: "site1"},
-		{Node: "leaf2", Port: "cust1", VLAN: 10, Segment: "site1"},
-		{Node: "leaf3", Port: "cust1", VLAN: 10},
-	}}}
-	f := build(t, topo, []*model.ServiceRecord{rec}, paths.Options{})
-	df := DesignatedForwarder("blue", "site1", []string{"leaf1", "leaf2"})
-	for _, n := range []string{"leaf1", "leaf2", "leaf3"} {
-		cs := f.cfg[n].Circuits
-		if len(cs) != 1 {
-			t.Fatalf("%s: circuits %+v", n, cs)
-		}
-		want := dpconfig.Circuit{ID: cs[0].ID, Port: "cust1", VLAN: 10, Service: rec.ID}
-		if n != "leaf3" {
-			other := map[string]string{"leaf1": "leaf2", "leaf2": "leaf1"}[n]
-			want.NonDF, want.Peers = n != df, []uint16{rec.Route.Sources[other]}
-		}
-		if !cs[0].Equal(want) {
-			t.Errorf("%s: circuit %+v, want %+v", n, cs[0], want)
-		}
 	}
 }

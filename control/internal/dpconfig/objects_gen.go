@@ -388,8 +388,8 @@ type Circuit struct {
 	Service       uint32   `json:"service"`
 	MACLimit      int      `json:"mac_limit,omitempty"`      // MACs an E-LAN learns on this circuit; 0 = no limit of its own
 	NonDF         bool     `json:"non_df,omitempty"`         // multi-homed: another leaf is the designated forwarder of this circuit's segment, so BUM from a flood tree is not delivered here
-	SegmentSource *uint16  `json:"segment_source,omitempty"` // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
-	SegmentLabel  *uint32  `json:"segment_label,omitempty"`  // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source; 0 = none
+	SegmentSource uint16   `json:"segment_source,omitempty"` // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
+	SegmentLabel  uint32   `json:"segment_label,omitempty"`  // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source
 	SiteFloods    bool     `json:"site_floods,omitempty"`    // multi-homed: the site sends its BUM up every link (no LAG), so only the designated forwarder takes it (the others drop it as not_df)
 	Peers         []uint16 `json:"peers,omitempty"`          // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
 }
@@ -412,13 +412,13 @@ func (x *Circuit) encode(e *encoder) {
 		e.b = append(e.b, `,"non_df":`...)
 		e.b = strconv.AppendBool(e.b, x.NonDF)
 	}
-	if x.SegmentSource != nil {
+	if x.SegmentSource != 0 {
 		e.b = append(e.b, `,"segment_source":`...)
-		e.b = strconv.AppendUint(e.b, uint64(*x.SegmentSource), 10)
+		e.b = strconv.AppendUint(e.b, uint64(x.SegmentSource), 10)
 	}
-	if x.SegmentLabel != nil {
+	if x.SegmentLabel != 0 {
 		e.b = append(e.b, `,"segment_label":`...)
-		e.b = strconv.AppendUint(e.b, uint64(*x.SegmentLabel), 10)
+		e.b = strconv.AppendUint(e.b, uint64(x.SegmentLabel), 10)
 	}
 	if x.SiteFloods {
 		e.b = append(e.b, `,"site_floods":`...)

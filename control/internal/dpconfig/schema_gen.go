@@ -85,8 +85,8 @@ var paramRanges = map[string]map[string][2]int64{
 		"id":             {0, 65535},
 		"service":        {0, 65535},
 		"mac_limit":      {0, 16777216},
-		"segment_source": {0, 1023},
-		"segment_label":  {0, 1048575},
+		"segment_source": {1, 1023},
+		"segment_label":  {16, 1048575},
 	},
 	"label": {
 		"label":   {16, 1048575},

@@ -22,15 +22,22 @@ import (
 // KindService is the fabric-wide service id space (node "").
 const KindService = "service"
 
+// SegmentLabelMin is the first of the labels kept for segment labels (the
+// top quarter of the label space): each node allocates its own labels
+// below it.
+const SegmentLabelMin = dpconfig.LabelSpace - dpconfig.LabelSpace/4
+
 // Space is an inclusive range of values.
 type Space struct{ Min, Max uint32 }
 
 // DefaultSpaces are the datapath's limits (datapath/api/schema.yaml).
 func DefaultSpaces() map[string]Space {
 	return map[string]Space{
-		model.KindLabel:   {dpconfig.LabelMin, dpconfig.LabelSpace - 1},
-		model.KindNHLFE:   {1, dpconfig.MaxNHLFEs - 1},
-		model.KindCircuit: {1, dpconfig.MaxCircuits - 1},
+		model.KindLabel: {dpconfig.LabelMin, SegmentLabelMin - 1},
+		// A range of its own, so that a value is free on every node.
+		model.KindSegmentLabel: {SegmentLabelMin, dpconfig.LabelSpace - 1},
+		model.KindNHLFE:        {1, dpconfig.MaxNHLFEs - 1},
+		model.KindCircuit:      {1, dpconfig.MaxCircuits - 1},
 		// Above every link id (topology.MaxLinkID), which is its link
 		// session's id.
 		model.KindSession: {topology.MaxLinkID + 1, dpconfig.MaxSessions - 1},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,6 +194,18 @@ func (s *ServiceSpec) Members() []string {
 	return out
 }
 
+// Segments returns the multi-homed sites the service's circuits are on, sorted.
+func (s *ServiceSpec) Segments() []string {
+	var out []string
+	for _, c := range s.Circuits {
+		if c.Segment != "" && !slices.Contains(out, c.Segment) {
+			out = append(out, c.Segment)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Hop is one link of a path: leave From on FromPort, arrive at To on ToPort.
 type Hop struct {
 	Link     int    `json:"link"`
@@ -246,8 +259,22 @@ type Route struct {
 	Unicast []UnicastPath     `json:"unicast,omitempty"`
 	Tree    []Hop             `json:"tree,omitempty"` // edges, oriented arbitrarily
 
+	// E-LAN: each multi-homed site of the service (docs/multihoming.md).
+	Sites map[string]*SiteRoute `json:"sites,omitempty"`
+
 	// Members of the service the route could not reach (down or partitioned).
 	Unreachable []string `json:"unreachable,omitempty"`
+}
+
+// SiteRoute is how an E-LAN reaches one of its multi-homed sites: the
+// segment's source id, which the site's frames carry to the other members
+// whichever leaf they enter, and the leaves it is reached through now
+// (reachable, with carrier on the segment's port), sorted.
+type SiteRoute struct {
+	Source uint16   `json:"source"`
+	Leaves []string `json:"leaves,omitempty"`
+	// Floods: the site sends its BUM up every link (no LAG, topology.Segment).
+	Floods bool `json:"floods,omitempty"`
 }
 
 // UnicastPath is the known-unicast path from one member leaf to another,
@@ -267,6 +294,9 @@ const (
 	KindNHLFE   = "nhlfe"
 	KindCircuit = "circuit"
 	KindSession = "session" // BFD sessions of path checks (link sessions use the link id)
+	// KindSegmentLabel: labels with the same value on every node (node ""),
+	// one per (E-LAN, segment): the segment label (docs/multihoming.md).
+	KindSegmentLabel = "segment-label"
 )
 
 // Alloc is one allocated identifier: on Node, of Kind, for Role (a string

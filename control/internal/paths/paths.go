@@ -35,7 +35,8 @@ type Graph struct {
 	spf   map[int]*tree            // source -> its shortest-path tree
 	// without caches Disjoint's graphs by the links they leave out: on a
 	// leaf/spine fabric many paths share their links.
-	without map[string]*Graph
+	without   map[string]*Graph
+	downPorts map[string]bool
 }
 
 type arc struct {
@@ -58,11 +59,15 @@ type Options struct {
 	DownLinks map[int]bool
 	// Cost gives a link's cost; nil = the link's declared cost.
 	Cost func(topology.Link) int64
+	// DownPorts holds customer ports ("node:port") without carrier: a
+	// multi-homed site is not reached through them.
+	DownPorts map[string]bool
 }
 
 // New builds the graph of t without the down nodes and links.
 func New(t *topology.Topology, o Options) *Graph {
 	g := empty(t, len(t.Nodes))
+	g.downPorts = o.DownPorts
 	for _, n := range t.Nodes {
 		id := len(g.names)
 		g.ids[n.Name] = id
@@ -171,6 +176,12 @@ func (g *Graph) Has(node string) bool {
 	id, ok := g.ids[node]
 	return ok && g.up[id]
 }
+
+// Topology is the topology g was built from.
+func (g *Graph) Topology() *topology.Topology { return g.topo }
+
+// PortUp tells whether node's customer port has carrier, as far as g knows.
+func (g *Graph) PortUp(node, port string) bool { return !g.downPorts[node+":"+port] }
 
 // Cost is the sum of the path's link costs in g.
 func (g *Graph) Cost(p model.Path) int64 {

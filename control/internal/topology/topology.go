@@ -40,6 +40,10 @@ type Topology struct {
 type Segment struct {
 	Name  string     `json:"name" yaml:"name"`
 	Ports []Endpoint `json:"ports" yaml:"ports"`
+	// LAG: the site's switch sends each frame up one of its links (a LAG),
+	// so every leaf takes the site's BUM. Without, it floods its BUM up
+	// every link and only the designated forwarder takes it.
+	LAG bool `json:"lag,omitempty" yaml:"lag"`
 }
 
 // Segment returns the named segment, or nil.

@@ -118,8 +118,8 @@ static const struct e3_param e3_circuit_params[] = {
 	E3_P_INT(struct e3_circuit_conf, service, "service", E3_PT_U32, true, 0, (E3_MAX_SERVICES - 1)),
 	E3_P_INT(struct e3_circuit_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, E3_MAC_LIMIT_MAX),
 	E3_P(struct e3_circuit_conf, site.non_df, "non_df", E3_PT_BOOL, false),
-	E3_P_INT(struct e3_circuit_conf, site.source, "segment_source", E3_PT_U16, false, 0, (E3_MAX_REMOTES - 1)),
-	E3_P_INT(struct e3_circuit_conf, site.label, "segment_label", E3_PT_U32, false, 0, (E3_LABEL_SPACE - 1)),
+	E3_P_INT(struct e3_circuit_conf, site.source, "segment_source", E3_PT_U16, false, 1, (E3_MAX_REMOTES - 1)),
+	E3_P_INT(struct e3_circuit_conf, site.label, "segment_label", E3_PT_U32, false, E3_LABEL_MIN, (E3_LABEL_SPACE - 1)),
 	E3_P(struct e3_circuit_conf, site.floods, "site_floods", E3_PT_BOOL, false),
 	E3_P_ARRAY(struct e3_circuit_conf, site.peers, site.n_peers, "peers", false, E3_MAX_PEERS, &e3_circuit_peers_elem),
 };
