@@ -134,6 +134,11 @@ OBJECTS = {'settings': {'method': 'settings_set',
                          'type': 'bool',
                          'doc': 'multi-homed: the site sends its BUM up every link (no LAG), so only the '
                                 'designated forwarder takes it (the others drop it as not_df)'},
+                        {'name': 'announce',
+                         'type': 'u32',
+                         'doc': 'multi-homed: a value that, each time it changes, makes the datapath send '
+                                'into the circuit one broadcast (RARP) per MAC the service knows elsewhere, '
+                                "with that MAC as source, so the site's switch learns where they are now"},
                         {'name': 'peers',
                          'type': 'array',
                          'cli': {'flag': 'peer', 'item': 'SOURCE'},

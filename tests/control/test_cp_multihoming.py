@@ -22,6 +22,7 @@ STREAM = str(Path(__file__).resolve().parents[1] / "lab" / "udpstream.py")
 VIOLET = ("violet", "elan", ["leaf1:cust3:untagged", "@site1:untagged"])
 H6, H7 = "10.60.0.6", "10.60.0.7"
 H6_MAC = "02:00:0a:3c:00:06"
+H7_MAC = "02:00:0a:3c:00:07"
 BCAST = "10.60.0.255"
 UPLINK = {"leaf2": "up0", "leaf3": "up1"}   # h6's uplink to each leaf
 N = 20
@@ -146,16 +147,94 @@ def test_both_leaves_know_the_sites_mac_as_local(violet, lab):
 
 
 def test_hung_df_hands_the_site_to_the_other_leaf(violet, lab, tmp_path):
+    """The DF's leaf hangs (carrier stays up) under traffic both ways: h7's
+    flows toward the site leave it as leaf1's path checks to it fail, the
+    other leaf becomes the DF and announces h7's MAC into the site, and
+    both streams' tails arrive; BUM reaches the site through the new DF."""
     cp = violet
     df = designated_forwarder(cp)
     other = ({"leaf2", "leaf3"} - {df}).pop()
     pid = lab.pid(df)
-    os.kill(pid, signal.SIGSTOP)
     try:
+        reports, rarps = site_streams(lab, tmp_path, lambda: os.kill(pid, signal.SIGSTOP), "hang")
+        assert_tail_arrived(reports)
+        assert H7_MAC in rarps[UPLINK[other]], rarps
         wait_for(f"{other} is the site's DF", lambda: not any(
             c.get("non_df") for c in circuit_confs(lab, other, "cust3")), timeout=30)
         got = broadcasts(lab, "h7", 6009, tmp_path, "failover")
         assert len(got[UPLINK[other]]) == N, got
     finally:
         os.kill(pid, signal.SIGCONT)
+    wait_for("the site reached through both leaves again", lambda: site_leaves(cp) == ["leaf2", "leaf3"],
+             timeout=60)
     cp.wait_converged()
+
+
+RATE, SECONDS, FAULT_AT = 500, 8, 2.0
+
+
+def site_streams(lab, tmp_path, fault, tag):
+    """SECONDS of datagrams each way between h7 and the site, fault() at
+    FAULT_AT; returns both receivers' reports and the RARP frames each of
+    h6's uplinks brought in."""
+    caps = {up: Capture(lab.ns("h6"), up, tmp_path / f"{tag}-{up}.pcap", bpf="rarp") for up in UPLINK.values()}
+    for c in caps.values():
+        c.start()
+    rx, tx = [], []
+    try:
+        for dst, src, ip, port in (("h6", "h7", H6, 6020), ("h7", "h6", H7, 6021)):
+            out = tmp_path / f"{tag}-{dst}.json"
+            rx.append((dst, out, lab.host_popen(dst, ["python3", STREAM, "recv", "--port", str(port), "--seconds",
+                                                      str(SECONDS + 3), "--out", str(out), "--sent",
+                                                      str(RATE * SECONDS), "--rate", str(RATE), "--late-ms",
+                                                      "60000"])))
+        time.sleep(0.5)
+        for dst, src, ip, port in (("h6", "h7", H6, 6020), ("h7", "h6", H7, 6021)):
+            tx.append(lab.host_popen(src, ["python3", STREAM, "send", "--dst", ip, "--port", str(port),
+                                           "--rate", str(RATE), "--seconds", str(SECONDS)]))
+        time.sleep(FAULT_AT)
+        fault()
+    finally:
+        for p in tx:
+            p.wait(SECONDS + 30)
+        for _, _, p in rx:
+            p.wait(SECONDS + 30)
+        for c in caps.values():
+            c.stop()
+    reports = {dst: json.loads(out.read_text()) for dst, out, _ in rx}
+    rarps = {up: [f["eth.src"] for f in tshark_fields(c.path, ["eth.src"])] for up, c in caps.items()}
+    return reports, rarps
+
+
+def assert_tail_arrived(reports):
+    sent = RATE * SECONDS
+    for dst, r in reports.items():
+        late = [m for m in r["missing"] if m[1] >= sent - 2 * RATE]
+        assert not late, f"to {dst}: datagrams lost in the last 2 s: {late} ({r})"
+        assert r["duplicates"] == 0, (dst, r)
+
+
+def site_leaves(cp):
+    return cp.service("violet")["route"]["sites"]["site1"].get("leaves", [])
+
+
+@pytest.mark.parametrize("leaf", ["leaf2", "leaf3"])
+def test_an_uplink_down_keeps_the_site_reachable_and_announces(violet, lab, tmp_path, leaf):
+    """The site's uplink to `leaf` goes down under traffic both ways: the
+    controller hands the site to the other leaf (DF, aliasing), which
+    announces h7's MAC into the site so that its bridge sends to h7 over
+    the link that works; the streams' tails arrive whole."""
+    cp = violet
+    up = UPLINK[leaf]
+    other = ({"leaf2", "leaf3"} - {leaf}).pop()
+    try:
+        reports, rarps = site_streams(lab, tmp_path, lambda: lab.host_exec("h6", ["ip", "link", "set", up, "down"]),
+                                      f"uplink-{leaf}")
+        assert_tail_arrived(reports)
+        assert site_leaves(cp) == [other]
+        assert H7_MAC in rarps[UPLINK[other]], rarps
+    finally:
+        lab.host_exec("h6", ["ip", "link", "set", up, "up"])
+        wait_for("the site reached through both leaves again", lambda: site_leaves(cp) == ["leaf2", "leaf3"],
+                 timeout=30)
+        cp.wait_converged()

@@ -140,20 +140,23 @@ class Wire:
     def send(self, ifname, frame):
         self.socks[ifname].send(bytes(frame))
 
-    def exchange(self, sends, expect=0, match=None, timeout=5.0, quiet=0.25):
+    def exchange(self, sends, expect=0, match=None, timeout=5.0, quiet=0.25, act=None):
         """Send frames, then capture on every test-side port.
 
         sends: [(ifname, frame)]. Capturing stops `quiet` seconds after
         `expect` frames (in total) have arrived, so extra frames (a leak, a
         duplicate) are caught too; `timeout` is only a safety net. match:
         bytes that a frame must contain to count (the test's token), so
-        stray kernel frames never confuse a test.
+        stray kernel frames never confuse a test. act: called after the
+        sends, for what makes the switch send by itself (an RPC).
         Returns {ifname: [frame bytes, ...]} for every port.
         """
         self.drain()
         got = {name: [] for name in self.socks}
         for ifname, frame in sends:
             self.send(ifname, frame)
+        if act is not None:
+            act()
         start = time.monotonic()
         deadline = start + timeout
         n = 0

@@ -279,3 +279,36 @@ def test_non_df_leaf_drops_the_bum_of_a_site_that_floods(sw, wire):
     tok = token()
     got = wire.exchange([("c2p", customer_frame(BCAST, M, tok, vlan=300))], expect=3, match=tok)
     assert_delivered(got, {"c1p": 1, "c3p": 1, "f3p": 1})
+
+
+def circuit_stats(sw, cid):
+    (c,) = [c for c in sw.rpc("circuit_list") if c["id"] == cid]
+    return c["stats"]
+
+
+def test_a_new_announce_value_announces_the_other_macs_into_the_site(sw, wire, tmp_path):
+    """Each new `announce` value sends into the circuit one RARP broadcast
+    per MAC the service knows elsewhere (here A on c1 and a host behind
+    source 1), tagged as the circuit, with that MAC as source; MACs learned
+    on the circuit itself are not announced, and the same value again
+    sends nothing."""
+    segment_setup(sw)
+    remote = "02:00:1e:00:01:01"
+    from_fabric(wire, 1, BCAST)
+    tok = token()
+    wire.exchange([("c1p", customer_frame(BCAST, A, tok, vlan=300))], expect=3, match=tok)
+    tok = token()
+    wire.exchange([("c2p", customer_frame(BCAST, M, tok, vlan=300))], expect=3, match=tok)
+    wait_for(lambda: {A, remote, M} <= set(sw.macs(SVC)), what="three MACs learned")
+    params = dict(id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, **SITE)
+    for value, expect in ((7, 2), (7, 0), (8, 2)):
+        got = wire.exchange([], expect=expect, match=b"\x80\x35", timeout=3, quiet=0.3,
+                            act=lambda: sw.rpc("circuit_add", announce=value, **params))
+        rarp = [f for f in got["c2p"] if f[16:18] == b"\x80\x35"]
+        assert sorted(f[6:12].hex(":") for f in rarp) == ([] if not expect else sorted([A, remote])), rarp
+        assert not any(got[p] for p in got if p != "c2p"), got
+        if expect:
+            pkts = tshark_frames(rarp)
+            assert all(p["vlan"]["vlan.id"] == "300" and p["arp"]["arp.opcode"] == "3" for p in pkts), pkts
+    assert circuit_stats(sw, CIRCUIT["c2"])["announced"] == 4
+    assert [c for c in sw.rpc("config_dump")["circuits"] if c["id"] == CIRCUIT["c2"]][0]["announce"] == 8

@@ -89,7 +89,7 @@ func (b *builder) circuits(node string, reachable bool) error {
 		st := b.site[c.Key()]
 		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
 			MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: st.nonDF, Peers: st.peers,
-			SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods})
+			SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods, Announce: st.announce})
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"hash/fnv"
 	"slices"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
@@ -17,6 +18,10 @@ type site struct {
 	source uint16   // the segment's source id (0 while this leaf does not reach the site)
 	label  uint32   // the segment label frames from the site carry below the service's
 	peers  []uint16 // the source ids of the segment's other leaves
+	// announce changes whenever the leaves that reach the site do, so that
+	// each of them announces the service's MACs into it: the site's switch
+	// learns at once which link now leads to them.
+	announce uint32
 }
 
 // sites gives each of the service's circuits on a segment what it is told.
@@ -50,7 +55,7 @@ func (b *builder) sites() (map[model.CircuitKey]site, error) {
 			}
 			f.label, f.floods = label, sr.Floods
 			if slices.Contains(sr.Leaves, c.Node) {
-				f.source = sr.Source
+				f.source, f.announce = sr.Source, announceValue(sr.Leaves)
 			}
 		}
 		for _, o := range s.Circuits {
@@ -62,6 +67,16 @@ func (b *builder) sites() (map[model.CircuitKey]site, error) {
 		out[c.Key()] = f
 	}
 	return out, nil
+}
+
+// announceValue is a digest of the leaves that reach a site, never 0.
+func announceValue(leaves []string) uint32 {
+	h := fnv.New32a()
+	for _, l := range leaves {
+		h.Write([]byte(l))
+		h.Write([]byte{0})
+	}
+	return h.Sum32() | 1
 }
 
 // siteEntries installs, for each segment of the service, the segment

@@ -13,6 +13,9 @@ import (
 
 // Each case: what is down, and the leaves that reach the site then.
 func TestSites(t *testing.T) {
+	if announceValue([]string{"leaf1", "leaf2"}) == announceValue([]string{"leaf2"}) {
+		t.Fatal("announce values: one for two different sets of leaves")
+	}
 	topo := load(t)
 	tests := []struct {
 		name   string
@@ -66,8 +69,9 @@ func TestSites(t *testing.T) {
 				} else {
 					other := map[string]string{"leaf1": "leaf2", "leaf2": "leaf1"}[n]
 					reaches := slices.Contains(tc.leaves, n)
+					announce := map[bool]uint32{true: announceValue(tc.leaves)}[reaches]
 					if c.NonDF != (n != df) || !slices.Equal(c.Peers, []uint16{rec.Route.Sources[other]}) ||
-						c.SegmentLabel != label || (c.SegmentSource == sr.Source) != reaches {
+						c.SegmentLabel != label || (c.SegmentSource == sr.Source) != reaches || c.Announce != announce {
 						t.Errorf("%s: circuit %+v (DF %s, label %d, source %d)", n, c, df, label, sr.Source)
 					}
 				}

@@ -391,6 +391,7 @@ type Circuit struct {
 	SegmentSource uint16   `json:"segment_source,omitempty"` // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
 	SegmentLabel  uint32   `json:"segment_label,omitempty"`  // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source
 	SiteFloods    bool     `json:"site_floods,omitempty"`    // multi-homed: the site sends its BUM up every link (no LAG), so only the designated forwarder takes it (the others drop it as not_df)
+	Announce      uint32   `json:"announce,omitempty"`       // multi-homed: a value that, each time it changes, makes the datapath send into the circuit one broadcast (RARP) per MAC the service knows elsewhere, with that MAC as source, so the site's switch learns where they are now
 	Peers         []uint16 `json:"peers,omitempty"`          // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
 }
 
@@ -423,6 +424,10 @@ func (x *Circuit) encode(e *encoder) {
 	if x.SiteFloods {
 		e.b = append(e.b, `,"site_floods":`...)
 		e.b = strconv.AppendBool(e.b, x.SiteFloods)
+	}
+	if x.Announce != 0 {
+		e.b = append(e.b, `,"announce":`...)
+		e.b = strconv.AppendUint(e.b, uint64(x.Announce), 10)
 	}
 	if len(x.Peers) > 0 {
 		e.b = append(e.b, `,"peers":`...)

@@ -87,6 +87,7 @@ var paramRanges = map[string]map[string][2]int64{
 		"mac_limit":      {0, 16777216},
 		"segment_source": {1, 1023},
 		"segment_label":  {16, 1048575},
+		"announce":       {1, 4294967295},
 	},
 	"label": {
 		"label":   {16, 1048575},

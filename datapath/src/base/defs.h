@@ -268,12 +268,16 @@ struct e3_circuit_conf {
 	uint32_t service;
 	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
 	struct e3_site site;
+	/* A multi-homed site's circuit: each new value makes the datapath
+	 * announce the service's other MACs into it (docs/multihoming.md). */
+	uint32_t announce;
 };
 struct e3_circuit_info {
 	struct e3_circuit_conf conf;
 	uint32_t macs;           /* learned on it now */
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	uint64_t limit_hits;     /* MACs refused at its mac_limit */
+	uint64_t announced;      /* MACs announced into it (e3_circuit_conf.announce) */
 };
 
 /* ---- label entries ---------------------------------------------------------- */

@@ -2,8 +2,13 @@
  *
  * circuit.c - control of the circuits (ctl.h).
  */
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "base/dp.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_int.h"
+#include "pipeline/inject.h"
 #include "port/port.h"
 #include "tables/circuit_table.h"
 #include "tables/mac_table.h"
@@ -12,8 +17,81 @@
 
 /* ---- circuits ----------------------------------------------------------------- */
 
-/* Each circuit's BUM filter as configured; services hold a copy. */
+/* Each circuit's site as configured; services hold a copy. */
 static struct e3_site circ_site[E3_MAX_CIRCUITS];
+/* Each circuit's announce value, and the MACs announced into it. */
+static uint32_t circ_announce[E3_MAX_CIRCUITS];
+static uint64_t circ_announced[E3_MAX_CIRCUITS];
+
+/* ---- announcements ----------------------------------------------------------- */
+/* One broadcast per MAC, with that MAC as source, tagged as the circuit:
+ * a RARP request (ethertype 0x8035) for itself, the frame hypervisors
+ * send to announce a moved VM, which every switch learns from and no
+ * host answers. */
+#define RARP_LEN 28
+
+struct announce {
+	uint32_t circuit;
+	struct e3_circuit c;
+	struct rte_mbuf *m[64];
+	unsigned n;
+	uint64_t sent;
+};
+
+static void announce_flush(struct announce *a)
+{
+	a->sent += e3_inject(a->c.port, a->m, a->n);
+	a->n = 0;
+}
+
+static void announce_mac(const struct e3_mac_info *mi, void *arg)
+{
+	struct announce *a = arg;
+
+	if (!mi->remote && mi->circuit == a->circuit)
+		return;                  /* the site's own */
+	struct rte_mbuf *m = rte_pktmbuf_alloc(e3.pool);
+	const bool tag = a->c.vlan != E3_VLAN_UNTAGGED;
+	const uint16_t len = RTE_MAX(RTE_ETHER_HDR_LEN + 4 * tag + RARP_LEN, RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN);
+	uint8_t *h = m ? (uint8_t *)rte_pktmbuf_append(m, len) : NULL;
+
+	if (h == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(h, 0, len);
+	memset(h, 0xff, RTE_ETHER_ADDR_LEN);
+	memcpy(h + 6, mi->mac, RTE_ETHER_ADDR_LEN);
+	uint8_t *p = h + 12;
+
+	if (tag) {
+		uint16_t tpid = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN), tci = rte_cpu_to_be_16(a->c.vlan);
+
+		memcpy(p, &tpid, 2);
+		memcpy(p + 2, &tci, 2);
+		p += 4;
+	}
+	static const uint8_t rarp[8] = { 0x80, 0x35, 0x00, 0x01, 0x08, 0x00, 6, 4 };
+
+	memcpy(p, rarp, sizeof(rarp));   /* type, htype 1, ptype IPv4, hlen, plen */
+	p[9] = 3;                         /* op: reverse request */
+	memcpy(p + 10, mi->mac, 6);       /* sender MAC; IP 0 */
+	memcpy(p + 20, mi->mac, 6);       /* target MAC; IP 0 */
+	a->m[a->n++] = m;
+	if (a->n == RTE_DIM(a->m))
+		announce_flush(a);
+}
+
+/* Announce into circuit id every MAC its service knows elsewhere. */
+static void announce(uint32_t id)
+{
+	struct announce a = { .circuit = id, .c = e3_circuit_get(id) };
+
+	e3_mac_drain();   /* what the workers learned up to now */
+	e3_mac_walk(a.c.service, announce_mac, &a);
+	announce_flush(&a);
+	circ_announced[id] += a.sent;
+}
 
 /* Republish service id with circuit added or replaced (with its BUM
  * site), or removed (site == NULL). */
@@ -70,7 +148,7 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	bool same_site = existed && site_equal(&circ_site[c->id], &c->site);
 
 	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
-	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_site)
+	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_site && circ_announce[c->id] == c->announce)
 		return e3_ctl_ok(false);
 	bool joins = !existed || old.service != c->service;
 
@@ -90,6 +168,12 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		}
 	} else {
 		e3_stats_reset_circ(c->id);
+		circ_announced[c->id] = 0;
+	}
+	if (circ_announce[c->id] != c->announce) {
+		circ_announce[c->id] = c->announce;
+		if (c->announce != 0)
+			announce(c->id);
 	}
 	return e3_ctl_ok(true);
 }
@@ -103,6 +187,7 @@ int e3_ctl_circuit_del(uint32_t id, char *err)
 	e3_circuit_clear(id);
 	service_set_circuit(c.service, id, NULL);
 	circ_site[id] = (struct e3_site){ 0 };
+	circ_announce[id] = 0;
 	e3_mac_flush(c.service, id);
 	e3_mac_circuit_limit(id, 0);
 	e3_ctl_port_refs[c.port]--;
@@ -120,8 +205,8 @@ void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg)
 		const struct e3_mac_circ_stats *ms = e3_mac_circ_stats(id);
 		struct e3_circuit_info info = {
 			.conf = { .id = id, .vlan = c.vlan, .service = c.service, .mac_limit = ms->limit,
-				  .site = circ_site[id] },
-			.macs = ms->n_macs, .limit_hits = ms->limit_hits,
+				  .site = circ_site[id], .announce = circ_announce[id] },
+			.macs = ms->n_macs, .limit_hits = ms->limit_hits, .announced = circ_announced[id],
 		};
 		const struct e3_port *p = e3_port_tbl[c.port];
 

@@ -388,7 +388,8 @@ static void circuit_list_cb(const struct e3_circuit_info *ci, void *arg)
 {
 	json_t *o = e3_obj_json(&e3_circuit_type, &ci->conf);
 	json_object_set_new(o, "stats",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "macs", (json_int_t)ci->macs,
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "macs", (json_int_t)ci->macs,
+				      "announced", (json_int_t)ci->announced,
 				      "rx_pkts", (json_int_t)ci->rx_pkts,
 				      "rx_bytes", (json_int_t)ci->rx_bytes, "tx_pkts",
 				      (json_int_t)ci->tx_pkts, "tx_bytes",

@@ -7,6 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
 
+#include "pipeline/inject.h"
 #include "pipeline/oam.h"
 #include "port/port.h"
 #include "pipeline/stages.h"
@@ -139,6 +140,7 @@ int e3_worker_main(void *arg)
 
 		if (tsc >= oam_next) {
 			oam_next = tsc + oam_period;
+			e3_inject_drain(w);
 			e3_oam_tick(w, e3_now_us());
 		}
 		w->polls++;
