@@ -14,7 +14,7 @@ import pytest
 
 from pkt_frames import (assert_customer, customer_frame, fabric_frame, mpls_entry, parse_fabric, token,
                         tshark_frames, untag)
-from pkt_net import assert_delivered, wait_for
+from pkt_net import assert_delivered, nsexec, wait_for
 from pkt_switch import MAC, PEER_MAC
 
 SVC = 30
@@ -312,3 +312,72 @@ def test_a_new_announce_value_announces_the_other_macs_into_the_site(sw, wire, t
             assert all(p["vlan"]["vlan.id"] == "300" and p["arp"]["arp.opcode"] == "3" for p in pkts), pkts
     assert circuit_stats(sw, CIRCUIT["c2"])["announced"] == 4
     assert [c for c in sw.rpc("config_dump")["circuits"] if c["id"] == CIRCUIT["c2"]][0]["announce"] == 8
+
+
+CIRCUIT_LABEL = 3950     # our circuit entry for c2: what another leaf of the site redirects
+
+
+def test_a_circuit_entry_delivers_into_the_sites_circuit(sw, wire):
+    segment_setup(sw)
+    sw.rpc("label_add", label=CIRCUIT_LABEL, type="circuit", circuit=CIRCUIT["c2"])
+    tok = token()
+    inner = customer_frame(M, "02:00:1e:00:01:01", tok)
+    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], CIRCUIT_LABEL, inner))], expect=1,
+                        match=tok)
+    assert_delivered(got, {"c2p": 1})
+    assert_customer(got["c2p"][0], inner=inner, vlan=300, pcp=0)
+    assert "02:00:1e:00:01:01" not in sw.macs(SVC)         # delivered, not learned
+    assert [l for l in sw.rpc("label_list") if l["label"] == CIRCUIT_LABEL][0]["circuit"] == CIRCUIT["c2"]
+
+
+def test_frames_for_a_site_whose_port_is_down_go_to_its_other_leaf(sw, wire):
+    """c2's port loses carrier: known unicast for the site and BUM copies
+    for it go to its redirect NHLFE (one label: the other leaf's circuit
+    entry), once; what came by a circuit entry is not sent back."""
+    segment_setup(sw)
+    sw.nhlfe(34, "f1", 4100)
+    sw.rpc("circuit_add", id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, redirect=34, **SITE)
+    sw.rpc("label_add", label=CIRCUIT_LABEL, type="circuit", circuit=CIRCUIT["c2"])
+    tok = token()
+    wire.exchange([("c2p", customer_frame(BCAST, M, tok, vlan=300))], expect=3, match=tok)
+    wait_for(lambda: sw.macs(SVC).get(M, {}).get("circuit") == CIRCUIT["c2"], what="M learned on c2")
+    nsexec(sw.ns, "ip", "link", "set", "c2p", "down")
+    try:
+        wait_for(lambda: sw.port("c2")["link"] == "down", what="c2 down")
+        got, inner = from_fabric(wire, 2, M)
+        assert_delivered(got, {"f1p": 1})
+        f = parse_fabric(got["f1p"][0])
+        assert (f.label, f.s, f.inner) == (4100, 1, inner)
+        tok = token()
+        frame = customer_frame(BCAST, A, tok, vlan=300)
+        got = wire.exchange([("c1p", frame)], expect=3, match=tok)
+        assert_delivered(got, {"c3p": 1, "f3p": 1, "f1p": 1})   # the flood, and c2's copy redirected
+        assert parse_fabric(got["f1p"][0]).label == 4100
+        assert sw.service(SVC)["stats"]["redirected"] == 2
+        got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], CIRCUIT_LABEL, inner))],
+                            expect=0, match=inner[-16:], quiet=0.3)
+        assert_delivered(got, {})
+        sw.wait_drops("f1", {"no_nexthop": 1})
+    finally:
+        nsexec(sw.ns, "ip", "link", "set", "c2p", "up")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"type": "circuit"}, "missing param 'circuit'"),
+    ({"type": "circuit", "circuit": 302, "nhlfe": 31}, "'nhlfe': does not apply"),
+    ({"type": "circuit", "circuit": 70000}, "out of range"),
+])
+def test_bad_circuit_entries_are_refused(sw, params, message):
+    segment_setup(sw)
+    before = sw.rpc("config_dump")
+    with pytest.raises(Exception, match=message):
+        sw.rpc("label_add", label=CIRCUIT_LABEL, **params)
+    assert sw.rpc("config_dump") == before
+
+
+def test_a_redirect_to_a_missing_nhlfe_is_refused(sw):
+    segment_setup(sw)
+    before = sw.rpc("config_dump")
+    with pytest.raises(Exception, match="redirect: nhlfe 99 not found"):
+        sw.rpc("circuit_add", id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, redirect=99)
+    assert sw.rpc("config_dump") == before

@@ -3,6 +3,7 @@ package desired
 import (
 	"hash/fnv"
 	"slices"
+	"strings"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
@@ -86,12 +87,17 @@ func announceValue(leaves []string) uint32 {
 // site, so that each flow toward a MAC of the site takes one of them
 // (aliasing), and a leaf that fails leaves the group in the datapath, as
 // its path checks fail (the same protection bytes as every path to it).
+//
+// It also gives each of the site's circuits its redirect (redirects).
 func (b *builder) siteEntries(reach []string, svc map[string]*dpconfig.Service) error {
 	r := &b.rec.Route
 	for _, seg := range b.rec.Spec.Segments() {
 		sr := r.Sites[seg]
 		if sr == nil {
 			continue
+		}
+		if err := b.redirects(seg, reach); err != nil {
+			return err
 		}
 		label, err := b.get("", model.KindSegmentLabel, "segment:"+seg)
 		if err != nil {
@@ -123,6 +129,82 @@ func (b *builder) siteEntries(reach []string, svc map[string]*dpconfig.Service) 
 				f.ECMPs = append(f.ECMPs, dpconfig.ECMP{ID: nh, Members: members[:min(len(members), dpconfig.MaxECMPMembers)]})
 			}
 			svc[m].Remotes = append(svc[m].Remotes, dpconfig.Remote{Source: sr.Source, NHLFE: nh})
+		}
+	}
+	return nil
+}
+
+// redirects gives each reachable leaf of the segment a way to the site
+// while its own link to it is down, without the controller: its circuit's
+// redirect NHLFE, into the known-unicast path (and backup) toward another
+// leaf of the site, which ends in that leaf's CIRCUIT entry for its own
+// circuit of the site. The other leaf is the first after it (by name) that
+// reaches the site, else the first reachable one. Each costs the other
+// leaf one label, and the path's transit nodes one swap entry.
+func (b *builder) redirects(seg string, reach []string) error {
+	s, r := &b.rec.Spec, &b.rec.Route
+	var leaves []model.Circuit
+	for _, c := range s.Circuits {
+		if c.Segment == seg && slices.Contains(reach, c.Node) {
+			leaves = append(leaves, c)
+		}
+	}
+	slices.SortFunc(leaves, func(x, y model.Circuit) int { return strings.Compare(x.Node, y.Node) })
+	for i, c := range leaves {
+		var to *model.Circuit
+		for k := 1; k < len(leaves) && to == nil; k++ {
+			if o := leaves[(i+k)%len(leaves)]; slices.Contains(r.Sites[seg].Leaves, o.Node) {
+				to = &o
+			}
+		}
+		if to == nil && len(leaves) > 1 {
+			to = &leaves[(i+1)%len(leaves)]
+		}
+		if to == nil {
+			continue
+		}
+		var u *model.UnicastPath
+		for k := range r.Unicast {
+			if r.Unicast[k].From == c.Node && r.Unicast[k].To == to.Node {
+				u = &r.Unicast[k]
+			}
+		}
+		if u == nil || len(u.Path) == 0 {
+			continue
+		}
+		circuit, err := b.get(to.Node, model.KindCircuit, "circuit:"+to.Port+":"+to.VLAN.String())
+		if err != nil {
+			return err
+		}
+		term, err := b.get(to.Node, model.KindLabel, "site-redirect<"+c.Node)
+		if err != nil {
+			return err
+		}
+		b.frag(to.Node).Labels = append(b.frag(to.Node).Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelCircuit,
+			Circuit: u32(circuit)})
+		tag := "site-redirect:" + c.Node + ">" + to.Node
+		nh, err := b.lsp(tag, u.Path, term)
+		if err != nil {
+			return err
+		}
+		if len(u.Backup) > 0 {
+			bk, err := b.lsp(tag, u.Backup, term)
+			if err != nil {
+				return err
+			}
+			if nh, err = b.protect(c.Node, to.Node, tag+":protected", nh, bk, u.Path, u.Backup); err != nil {
+				return err
+			}
+		}
+		own, err := b.get(c.Node, model.KindCircuit, "circuit:"+c.Port+":"+c.VLAN.String())
+		if err != nil {
+			return err
+		}
+		f := b.frag(c.Node)
+		for k := range f.Circuits {
+			if f.Circuits[k].ID == own {
+				f.Circuits[k].Redirect = nh
+			}
 		}
 	}
 	return nil

@@ -74,6 +74,18 @@ func TestSites(t *testing.T) {
 						c.SegmentLabel != label || (c.SegmentSource == sr.Source) != reaches || c.Announce != announce {
 						t.Errorf("%s: circuit %+v (DF %s, label %d, source %d)", n, c, df, label, sr.Source)
 					}
+					// While its link to the site is down, it sends the site's
+					// frames to the other leaf's circuit entry.
+					if tc.down.DownNodes[other] {
+						if c.Redirect != 0 {
+							t.Errorf("%s: a redirect toward %s, which is down", n, other)
+						}
+					} else {
+						at, e, _ := f.unicast(n, c.Redirect)
+						if at != other || e.Type != dpconfig.LabelCircuit || *e.Circuit != f.cfg[other].Circuits[0].ID {
+							t.Errorf("%s: redirect ends at %s in %+v", n, at, e)
+						}
+					}
 				}
 				// A member that does not reach the site itself reaches it
 				// through each leaf that does: one flow each.

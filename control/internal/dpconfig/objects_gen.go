@@ -27,6 +27,7 @@ const (
 	LabelELAN      = "elan"
 	LabelReplicate = "replicate"
 	LabelOAM       = "oam"
+	LabelCircuit   = "circuit"
 )
 
 // Settings is the node-wide settings (settings_get, settings_set).
@@ -391,6 +392,7 @@ type Circuit struct {
 	SegmentSource uint16   `json:"segment_source,omitempty"` // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
 	SegmentLabel  uint32   `json:"segment_label,omitempty"`  // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source
 	SiteFloods    bool     `json:"site_floods,omitempty"`    // multi-homed: the site sends its BUM up every link (no LAG), so only the designated forwarder takes it (the others drop it as not_df)
+	Redirect      uint32   `json:"redirect,omitempty"`       // multi-homed: while the circuit's port is down, frames for it go to this NHLFE, toward another leaf's circuit label for the site (none for frames that came by one)
 	Announce      uint32   `json:"announce,omitempty"`       // multi-homed: a value that, each time it changes, makes the datapath send into the circuit one broadcast (RARP) per MAC the service knows elsewhere, with that MAC as source, so the site's switch learns where they are now
 	Peers         []uint16 `json:"peers,omitempty"`          // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
 }
@@ -424,6 +426,10 @@ func (x *Circuit) encode(e *encoder) {
 	if x.SiteFloods {
 		e.b = append(e.b, `,"site_floods":`...)
 		e.b = strconv.AppendBool(e.b, x.SiteFloods)
+	}
+	if x.Redirect != 0 {
+		e.b = append(e.b, `,"redirect":`...)
+		e.b = strconv.AppendUint(e.b, uint64(x.Redirect), 10)
 	}
 	if x.Announce != 0 {
 		e.b = append(e.b, `,"announce":`...)
@@ -460,6 +466,7 @@ type Label struct {
 	RPFPort  string   `json:"rpf_port,omitempty"` // replicate: the port frames must arrive on
 	Branches []uint32 `json:"branches,omitempty"` // replicate: NHLFEs to copy to
 	Session  *uint32  `json:"session,omitempty"`  // oam: the path's BFD session
+	Circuit  *uint32  `json:"circuit,omitempty"`  // circuit: the multi-homed site's circuit here, where it delivers what another leaf of the site redirects while that leaf's link to the site is down
 	InPorts  []string `json:"in_ports,omitempty"` // the fabric ports it takes frames from; none = any
 }
 
@@ -499,6 +506,10 @@ func (x *Label) encode(e *encoder) {
 	if x.Session != nil {
 		e.b = append(e.b, `,"session":`...)
 		e.b = strconv.AppendUint(e.b, uint64(*x.Session), 10)
+	}
+	if x.Circuit != nil {
+		e.b = append(e.b, `,"circuit":`...)
+		e.b = strconv.AppendUint(e.b, uint64(*x.Circuit), 10)
 	}
 	if len(x.InPorts) > 0 {
 		e.b = append(e.b, `,"in_ports":`...)

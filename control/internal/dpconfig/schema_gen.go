@@ -87,6 +87,7 @@ var paramRanges = map[string]map[string][2]int64{
 		"mac_limit":      {0, 16777216},
 		"segment_source": {1, 1023},
 		"segment_label":  {16, 1048575},
+		"redirect":       {1, 1048575},
 		"announce":       {1, 4294967295},
 	},
 	"label": {
@@ -95,5 +96,6 @@ var paramRanges = map[string]map[string][2]int64{
 		"service": {0, 65535},
 		"source":  {0, 1023},
 		"session": {0, 4095},
+		"circuit": {0, 65535},
 	},
 }

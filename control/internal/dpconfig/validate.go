@@ -223,6 +223,9 @@ func (c Config) Validate() error {
 				bad("%s: peer %d: want 0..%d", what, p, MaxRemotes-1)
 			}
 		}
+		if ci.Redirect != 0 {
+			nhlfeRef(what+" redirect", ci.Redirect)
+		}
 	}
 
 	labels := map[uint32]bool{}
@@ -268,8 +271,12 @@ func (c Config) Validate() error {
 			} else if *l.Session >= MaxSessions {
 				bad("%s: session %d must be < %d", what, *l.Session, MaxSessions)
 			}
+		case LabelCircuit:
+			if l.Circuit == nil || !circuits[*l.Circuit] {
+				bad("%s: circuit entry without a circuit of this config", what)
+			}
 		default:
-			bad("%s: type %q: want swap, eline, elan, replicate or oam", what, l.Type)
+			bad("%s: type %q: want swap, eline, elan, replicate, oam or circuit", what, l.Type)
 		}
 	}
 	return errors.Join(errs...)

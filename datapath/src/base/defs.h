@@ -43,6 +43,7 @@ enum e3_label_type {
 	E3_LBL_ELAN = 3,      /* terminate known unicast into an E-LAN, learn against source */
 	E3_LBL_REPLICATE = 4, /* tree: RPF check, copy to other branches, maybe deliver locally */
 	E3_LBL_OAM = 5,       /* end of a path check's LSP: its G-ACh goes to BFD session `session` */
+	E3_LBL_CIRCUIT = 6,   /* deliver to a multi-homed site's circuit here (another leaf's redirect) */
 };
 
 enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
@@ -205,7 +206,7 @@ struct e3_service_conf {
  * (flapping) MAC, a full learn queue. */
 #define E3_SVC_COUNTERS(X) \
 	X(rx_pkts) X(rx_bytes) X(tx_pkts) X(tx_bytes) X(flooded) X(learned) X(moves) \
-	X(limit_hits) X(table_full) X(moves_refused) X(learn_lost) X(bum_filtered)
+	X(limit_hits) X(table_full) X(moves_refused) X(learn_lost) X(bum_filtered) X(redirected)
 
 struct e3_service_info {
 	const struct e3_service_conf *conf;
@@ -235,6 +236,7 @@ struct e3_site {
 	bool floods;
 	uint16_t source;         /* 0 = none */
 	uint32_t label;          /* 0 = none */
+	uint32_t redirect;       /* nhlfe for the site's frames while the port is down; 0 = none */
 	uint16_t n_peers;
 	uint16_t peers[E3_MAX_PEERS];
 };
@@ -258,7 +260,7 @@ static inline bool e3_site_filtered(const struct e3_site *f, uint16_t source, bo
 
 static inline bool e3_site_any(const struct e3_site *f)
 {
-	return f->non_df || f->floods || f->source || f->label || f->n_peers;
+	return f->non_df || f->floods || f->source || f->label || f->redirect || f->n_peers;
 }
 
 struct e3_circuit_conf {
@@ -287,6 +289,7 @@ struct e3_label_conf {
 	uint32_t nhlfe;          /* SWAP */
 	uint32_t service;        /* ELINE, ELAN, REPLICATE with local delivery (else E3_NONE) */
 	uint32_t session;        /* OAM: the path session (BFD id) its frames belong to */
+	uint32_t circuit;        /* CIRCUIT: the local circuit it delivers to */
 	uint16_t source;         /* ELAN, REPLICATE local delivery: remote endpoint it came from */
 	char rpf_port[32];       /* REPLICATE: the fabric port toward the tree's source */
 	uint16_t n_branches;     /* REPLICATE */

@@ -25,6 +25,7 @@ struct e3_svc_ctr {
 	uint64_t mac_refused;    /* new MACs refused at the limit, by the worker */
 	uint64_t learn_lost;     /* learn events lost: the worker's queue was full */
 	uint64_t bum_filtered;   /* BUM copies not sent into a segment (struct e3_site) */
+	uint64_t redirected;     /* frames for a site's circuit whose port is down, sent to another leaf */
 };
 
 struct e3_circ_ctr {

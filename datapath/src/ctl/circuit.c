@@ -109,7 +109,7 @@ static int service_set_circuit(uint32_t id, uint32_t circuit, const struct e3_si
 static bool site_equal(const struct e3_site *a, const struct e3_site *b)
 {
 	return a->non_df == b->non_df && a->floods == b->floods && a->source == b->source &&
-	       a->label == b->label && a->n_peers == b->n_peers &&
+	       a->label == b->label && a->redirect == b->redirect && a->n_peers == b->n_peers &&
 	       memcmp(a->peers, b->peers, a->n_peers * sizeof(a->peers[0])) == 0;
 }
 
@@ -145,6 +145,10 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 			      E3_LABEL_SPACE - 1);
 	if (c->site.source >= E3_MAX_REMOTES)
 		return E3_ERR(err, E3_EINVAL, "segment_source: must be < %u", E3_MAX_REMOTES);
+	if (c->site.redirect != 0 && !e3_ctl_nhlfe_exists(c->site.redirect))
+		return E3_ERR(err, E3_ENOENT, "redirect: nhlfe %u not found", c->site.redirect);
+	if (e3_ctl_refs_init() != 0)
+		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	bool same_site = existed && site_equal(&circ_site[c->id], &c->site);
 
 	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
@@ -156,6 +160,10 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		return E3_ERR(err, E3_ENOSPC, "service %u already has its %u circuits", c->service, s->n_circuits);
 	if ((joins || !same_site) && service_set_circuit(c->service, c->id, &c->site) != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
+	if (c->site.redirect)
+		e3_ctl_nhlfe_refs[c->site.redirect]++;
+	if (existed && circ_site[c->id].redirect)
+		e3_ctl_nhlfe_refs[circ_site[c->id].redirect]--;
 	circ_site[c->id] = c->site;
 	e3_mac_circuit_limit(c->id, c->mac_limit);
 	e3_circuit_set(c->id, (struct e3_circuit){ p->port_id, c->vlan, c->service });
@@ -186,6 +194,8 @@ int e3_ctl_circuit_del(uint32_t id, char *err)
 		return E3_ERR(err, E3_ENOENT, "circuit %u not found", id);
 	e3_circuit_clear(id);
 	service_set_circuit(c.service, id, NULL);
+	if (circ_site[id].redirect)
+		e3_ctl_nhlfe_refs[circ_site[id].redirect]--;
 	circ_site[id] = (struct e3_site){ 0 };
 	circ_announce[id] = 0;
 	e3_mac_flush(c.service, id);

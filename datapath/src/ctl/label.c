@@ -39,6 +39,9 @@ static void label_conf_of(uint32_t label, struct e3_label_conf *c)
 	case E3_LBL_OAM:
 		c->session = e.index;
 		break;
+	case E3_LBL_CIRCUIT:
+		c->circuit = e.index;
+		break;
 	case E3_LBL_REPLICATE: {
 		const struct e3_replicate *r = e3_repl_get(e.index);
 		const struct e3_port *p = e3_port_tbl[r->rpf_port];
@@ -86,6 +89,8 @@ static bool label_same(const struct e3_label_conf *a, const struct e3_label_conf
 		return a->service == b->service && a->source == b->source;
 	case E3_LBL_OAM:
 		return a->session == b->session;
+	case E3_LBL_CIRCUIT:
+		return a->circuit == b->circuit;
 	case E3_LBL_REPLICATE:
 		return strcmp(a->rpf_port, b->rpf_port) == 0 && a->service == b->service &&
 		       (a->service == E3_NONE || a->source == b->source) &&
@@ -188,8 +193,14 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 		if (c->session >= E3_MAX_SESSIONS)
 			return E3_ERR(err, E3_EINVAL, "session: must be < %u", E3_MAX_SESSIONS);
 		return 0;
+	case E3_LBL_CIRCUIT:
+		/* Like an OAM entry's session, the circuit may come later (or
+		 * go first): until then its frames count as no_service. */
+		if (c->circuit >= E3_MAX_CIRCUITS)
+			return E3_ERR(err, E3_EINVAL, "circuit: must be < %u", E3_MAX_CIRCUITS);
+		return 0;
 	default:
-		return E3_ERR(err, E3_EINVAL, "type: must be swap, eline, elan, replicate or oam");
+		return E3_ERR(err, E3_EINVAL, "type: must be swap, eline, elan, replicate, oam or circuit");
 	}
 }
 
@@ -220,6 +231,9 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 		break;
 	case E3_LBL_OAM:
 		e.index = c->session;
+		break;
+	case E3_LBL_CIRCUIT:
+		e.index = c->circuit;
 		break;
 	default: {
 		struct e3_replicate *r = malloc(sizeof(*r) + sizeof(uint32_t) * c->n_branches);

@@ -117,7 +117,7 @@ int e3_ctl_nhlfe_del(uint32_t id, char *err)
 		return E3_ERR(err, E3_ENOENT, "nhlfe %u not found%s", id,
 			      nhlfe_ecmp(id) ? " (it is an ECMP group: ecmp_del)" : "");
 	if (e3_ctl_nhlfe_refs[id] > 0)
-		return E3_ERR(err, E3_EBUSY, "nhlfe %u is used by %u services, labels or protected nhlfes",
+		return E3_ERR(err, E3_EBUSY, "nhlfe %u is used by %u services, labels, circuits, groups or protected nhlfes",
 			      id, e3_ctl_nhlfe_refs[id]);
 	struct e3_nhlfe_conf old = nhlfe_conf_of(id);
 

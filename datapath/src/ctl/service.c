@@ -171,7 +171,7 @@ void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg)
 			.learned = ms->learned, .moves = ms->moves,
 			.limit_hits = ms->limit_hits + c.mac_refused, .table_full = ms->table_full,
 			.moves_refused = ms->moves_refused, .learn_lost = c.learn_lost,
-			.bum_filtered = c.bum_filtered,
+			.bum_filtered = c.bum_filtered, .redirected = c.redirected,
 			.frozen = ms->frozen,
 		};
 		fn(&info, arg);

@@ -29,6 +29,7 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 		b.meta[i].gach = 0;
 		b.meta[i].stacked = 0;
 		b.meta[i].flooded = 0;
+		b.meta[i].redirected = 0;
 		b.meta[i].inner = 0;
 		b.meta[i].tr = NULL;
 		pc->rx_bytes += pkts[i]->pkt_len;
@@ -48,6 +49,7 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 		e3_stage_label_lookup(&b);
 		e3_stage_swap(&b);
 		e3_stage_eline_term(&b);
+		e3_stage_circuit_term(&b);
 		e3_stage_replicate(&b);
 		e3_stage_elan_term(&b);
 		e3_stage_oam(&b);

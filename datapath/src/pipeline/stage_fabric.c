@@ -209,6 +209,13 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 			E3_TRACE(b, i, LABEL_REPLICATE, mt->label, e.index);
 			mt->next = NX_REPLICATE;
 			break;
+		case E3_LBL_CIRCUIT:
+			E3_TRACE(b, i, LABEL_CIRCUIT, mt->label, e.index);
+			if (pop(b, i)) {
+				mt->redirected = 1;
+				mt->next = NX_CIRCUIT_TERM;
+			}
+			break;
 		case E3_LBL_OAM:
 			E3_TRACE(b, i, LABEL_OAM, mt->label, e.index);
 			if (unlikely(!mt->gach)) {
@@ -246,6 +253,15 @@ static __rte_always_inline void eline_term(struct e3_burst *b, const bool tracin
 		E3_TRACE(b, i, ELINE_TERM, s->id, s->circuits[0]);
 		e3_out_circuit(b, i, b->pkts[i], s->circuits[0], tracing);
 	}
+}
+
+/* Frames another leaf of a site redirected while its own link to the site
+ * is down: out of the site's circuit here. */
+static __rte_always_inline void circuit_term(struct e3_burst *b, const bool tracing)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == NX_CIRCUIT_TERM)
+			e3_out_circuit(b, i, b->pkts[i], b->meta[i].index, tracing);
 }
 
 static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, const bool tracing)
@@ -325,4 +341,5 @@ static __rte_always_inline void replicate(struct e3_burst *b, const bool tracing
 E3_STAGE_ENTRY(label_lookup)
 E3_STAGE_ENTRY(swap)
 E3_STAGE_ENTRY(eline_term)
+E3_STAGE_ENTRY(circuit_term)
 E3_STAGE_ENTRY(replicate)

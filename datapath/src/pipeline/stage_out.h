@@ -16,6 +16,7 @@
 
 #include "tables/circuit_table.h"
 #include "tables/nhlfe_table.h"
+#include "tables/service_table.h"
 #include "pipeline/stages.h"
 #include "pipeline/trace.h"
 
@@ -36,6 +37,33 @@ static __rte_always_inline void e3_sent(struct e3_burst *b, unsigned i, struct r
 	e3_tx(b->w, port, out);
 }
 
+static __rte_always_inline void
+e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, const bool tracing);
+
+/* A frame for a multi-homed site's circuit whose port is down: to another
+ * leaf of the site (its redirect), unless it came from one; else dropped. */
+static inline __rte_cold void
+e3_out_redirect(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circuit,
+		struct e3_circuit c, const bool tracing)
+{
+	const struct e3_service *s = e3_service_get(c.service);
+	const struct e3_site *site = s ? e3_service_site(s, circuit) : NULL;
+
+	if (site == NULL || site->redirect == 0 || b->meta[i].redirected) {
+		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
+		return;
+	}
+	/* Only the circuit label: the frame is the site's to deliver, not to
+	 * learn from. */
+	const uint32_t inner = b->meta[i].inner;
+
+	b->w->st.svc[c.service].redirected++;
+	E3_TRACE(b, i, SITE_REDIRECT, circuit, site->redirect);
+	b->meta[i].inner = 0;
+	e3_out_nhlfe(b, i, m, site->redirect, tracing);
+	b->meta[i].inner = inner;
+}
+
 /* Push the circuit's VLAN (PCP = tc) and send. */
 static __rte_always_inline void
 e3_out_circuit(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circuit,
@@ -50,7 +78,7 @@ e3_out_circuit(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t circ
 	const struct e3_port *p = e3_port_get(c.port);
 
 	if (unlikely(p == NULL || !p->link_up)) {
-		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
+		e3_out_redirect(b, i, m, circuit, c, tracing);
 		return;
 	}
 	unsigned push = c.vlan != E3_VLAN_UNTAGGED;

@@ -46,6 +46,7 @@ enum e3_next {
 	NX_LABEL,          /* fabric frame, headers checked, label to look up */
 	NX_SWAP,
 	NX_ELINE_TERM,
+	NX_CIRCUIT_TERM,   /* popped fabric frame for a site's circuit (CIRCUIT entry) */
 	NX_ELAN_TERM,      /* popped fabric frame into an E-LAN (ELAN or REPLICATE local) */
 	NX_REPLICATE,
 	NX_OAM,            /* G-ACh frame: BFD of the port's link session, or (gach) of path session index */
@@ -65,6 +66,7 @@ struct e3_meta {
 	uint8_t gach;         /* the label sits on a GAL: a path check's OAM (oam.h) */
 	uint8_t stacked;      /* the label sits on an E-LAN's segment label */
 	uint8_t flooded;      /* E-LAN: came by a flood tree (REPLICATE), not by unicast */
+	uint8_t redirected;   /* came by a CIRCUIT entry: never redirected again */
 	uint32_t inner;       /* customer: the segment label to push below (0 = none) */
 	struct e3_trace_slot *tr;
 	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
@@ -116,6 +118,7 @@ void e3_stage_fabric_in(struct e3_burst *b);
 void e3_stage_label_lookup(struct e3_burst *b);
 void e3_stage_swap(struct e3_burst *b);
 void e3_stage_eline_term(struct e3_burst *b);
+void e3_stage_circuit_term(struct e3_burst *b);
 void e3_stage_replicate(struct e3_burst *b);
 void e3_stage_elan_term(struct e3_burst *b);
 void e3_stage_oam(struct e3_burst *b);

@@ -49,6 +49,8 @@
 	X(LABEL_ELAN,        "label %u: elan service %u source %u") \
 	X(LABEL_REPLICATE,   "label %u: replicate slot %u") \
 	X(LABEL_OAM,         "label %u: oam path session %u") \
+	X(LABEL_CIRCUIT,     "label %u: circuit %u (redirected to this leaf)") \
+	X(SITE_REDIRECT,     "circuit %u: port down, redirected to nhlfe %u") \
 	X(LABEL_NONE,        "label %u: no entry") \
 	X(ELINE_TERM,        "eline-term service %u -> circuit %u") \
 	X(REPLICATE_RPF,     "replicate: rpf port %u, arrived on %u") \

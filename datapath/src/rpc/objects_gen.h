@@ -121,14 +121,15 @@ static const struct e3_param e3_circuit_params[] = {
 	E3_P_INT(struct e3_circuit_conf, site.source, "segment_source", E3_PT_U16, false, 1, (E3_MAX_REMOTES - 1)),
 	E3_P_INT(struct e3_circuit_conf, site.label, "segment_label", E3_PT_U32, false, E3_LABEL_MIN, (E3_LABEL_SPACE - 1)),
 	E3_P(struct e3_circuit_conf, site.floods, "site_floods", E3_PT_BOOL, false),
+	E3_P_INT(struct e3_circuit_conf, site.redirect, "redirect", E3_PT_U32, false, 1, (E3_MAX_NHLFES - 1)),
 	E3_P_INT(struct e3_circuit_conf, announce, "announce", E3_PT_U32, false, 1, 4294967295),
 	E3_P_ARRAY(struct e3_circuit_conf, site.peers, site.n_peers, "peers", false, E3_MAX_PEERS, &e3_circuit_peers_elem),
 };
-enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT, E3_CIRCUIT_P_NON_DF, E3_CIRCUIT_P_SEGMENT_SOURCE, E3_CIRCUIT_P_SEGMENT_LABEL, E3_CIRCUIT_P_SITE_FLOODS, E3_CIRCUIT_P_ANNOUNCE, E3_CIRCUIT_P_PEERS };
-static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT | 1ull << E3_CIRCUIT_P_NON_DF | 1ull << E3_CIRCUIT_P_SEGMENT_SOURCE | 1ull << E3_CIRCUIT_P_SEGMENT_LABEL | 1ull << E3_CIRCUIT_P_SITE_FLOODS | 1ull << E3_CIRCUIT_P_ANNOUNCE | 1ull << E3_CIRCUIT_P_PEERS, .unless_none = 0, .never = 0 };
+enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT, E3_CIRCUIT_P_NON_DF, E3_CIRCUIT_P_SEGMENT_SOURCE, E3_CIRCUIT_P_SEGMENT_LABEL, E3_CIRCUIT_P_SITE_FLOODS, E3_CIRCUIT_P_REDIRECT, E3_CIRCUIT_P_ANNOUNCE, E3_CIRCUIT_P_PEERS };
+static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT | 1ull << E3_CIRCUIT_P_NON_DF | 1ull << E3_CIRCUIT_P_SEGMENT_SOURCE | 1ull << E3_CIRCUIT_P_SEGMENT_LABEL | 1ull << E3_CIRCUIT_P_SITE_FLOODS | 1ull << E3_CIRCUIT_P_REDIRECT | 1ull << E3_CIRCUIT_P_ANNOUNCE | 1ull << E3_CIRCUIT_P_PEERS, .unless_none = 0, .never = 0 };
 
 /* ---- label: an entry of the label table (label_add) */
-static const char *const e3_label_type_names[] = { "", "swap", "eline", "elan", "replicate", "oam", NULL };
+static const char *const e3_label_type_names[] = { "", "swap", "eline", "elan", "replicate", "oam", "circuit", NULL };
 static const struct e3_param e3_label_branches_elem = {
 	.name = "branches", .type = E3_PT_U32, .min = 0, .max = (E3_MAX_NHLFES - 1),
 };
@@ -144,9 +145,10 @@ static const struct e3_param e3_label_params[] = {
 	E3_P_STR(struct e3_label_conf, rpf_port, "rpf_port", false, 1),
 	E3_P_ARRAY(struct e3_label_conf, branches, n_branches, "branches", false, E3_MAX_BRANCHES, &e3_label_branches_elem),
 	E3_P_INT(struct e3_label_conf, session, "session", E3_PT_U32, false, 0, (E3_MAX_SESSIONS - 1)),
+	E3_P_INT(struct e3_label_conf, circuit, "circuit", E3_PT_U32, false, 0, (E3_MAX_CIRCUITS - 1)),
 	E3_P_ARRAY(struct e3_label_conf, in_ports, n_in_ports, "in_ports", false, E3_MAX_IN_PORTS, &e3_label_in_ports_elem),
 };
-enum { E3_LABEL_P_LABEL = 0, E3_LABEL_P_TYPE, E3_LABEL_P_NHLFE, E3_LABEL_P_SERVICE, E3_LABEL_P_SOURCE, E3_LABEL_P_RPF_PORT, E3_LABEL_P_BRANCHES, E3_LABEL_P_SESSION, E3_LABEL_P_IN_PORTS };
+enum { E3_LABEL_P_LABEL = 0, E3_LABEL_P_TYPE, E3_LABEL_P_NHLFE, E3_LABEL_P_SERVICE, E3_LABEL_P_SOURCE, E3_LABEL_P_RPF_PORT, E3_LABEL_P_BRANCHES, E3_LABEL_P_SESSION, E3_LABEL_P_CIRCUIT, E3_LABEL_P_IN_PORTS };
 static const struct e3_dump e3_label_dump = { .if_set = 1ull << E3_LABEL_P_BRANCHES | 1ull << E3_LABEL_P_IN_PORTS, .unless_none = 1ull << E3_LABEL_P_SERVICE, .never = 0 };
 
 #endif

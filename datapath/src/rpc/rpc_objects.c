@@ -198,7 +198,7 @@ static void label_init(void *p)
 	l->service = E3_NONE;
 }
 
-/* Which of the params nhlfe..session each type needs (required) and allows. */
+/* Which of the params nhlfe..circuit each type needs (required) and allows. */
 static const struct {
 	uint32_t need, allow;
 } label_rule[] = {
@@ -210,12 +210,13 @@ static const struct {
 			       1u << E3_LABEL_P_RPF_PORT | 1u << E3_LABEL_P_BRANCHES |
 				       1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE },
 	[E3_LBL_OAM] = { 1u << E3_LABEL_P_SESSION, 1u << E3_LABEL_P_SESSION },
+	[E3_LBL_CIRCUIT] = { 1u << E3_LABEL_P_CIRCUIT, 1u << E3_LABEL_P_CIRCUIT },
 };
 
 static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_label_conf *l = p;
-	for (int i = E3_LABEL_P_NHLFE; i <= E3_LABEL_P_SESSION; i++) {
+	for (int i = E3_LABEL_P_NHLFE; i <= E3_LABEL_P_CIRCUIT; i++) {
 		uint32_t bit = 1u << i;
 		if ((label_rule[l->type].need & bit) && !(seen & bit)) {
 			snprintf(msg, len, "missing param '%s' (needed by type \"%s\")",
@@ -240,7 +241,7 @@ static uint64_t label_applies(const void *p)
 {
 	const struct e3_label_conf *l = p;
 	uint64_t own = 1u << E3_LABEL_P_LABEL | 1u << E3_LABEL_P_TYPE | 1u << E3_LABEL_P_IN_PORTS;
-	uint64_t allow = l->type <= E3_LBL_OAM ? label_rule[l->type].allow : 0;
+	uint64_t allow = l->type <= E3_LBL_CIRCUIT ? label_rule[l->type].allow : 0;
 	/* a replicate entry's source goes with its service: local delivery */
 	if (l->type == E3_LBL_REPLICATE && l->service == E3_NONE)
 		allow &= ~(1u << E3_LABEL_P_SOURCE);

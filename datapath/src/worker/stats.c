@@ -72,6 +72,7 @@ static void svc_sum(uint32_t id, struct e3_svc_ctr *o)
 	o->mac_refused = SUM(st->svc[id].mac_refused);
 	o->learn_lost = SUM(st->svc[id].learn_lost);
 	o->bum_filtered = SUM(st->svc[id].bum_filtered);
+	o->redirected = SUM(st->svc[id].redirected);
 }
 
 void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
@@ -87,6 +88,7 @@ void e3_stats_svc(uint32_t id, struct e3_svc_ctr *o)
 	o->mac_refused -= b->mac_refused;
 	o->learn_lost -= b->learn_lost;
 	o->bum_filtered -= b->bum_filtered;
+	o->redirected -= b->redirected;
 }
 
 void e3_stats_reset_svc(uint32_t id)
