@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control test test-repeat test-unit test-go test-py \
-        demo demo-down bench bench-quick bench-failover bench-controller clean
+        demo demo-down bench bench-quick bench-failover bench-multihoming bench-controller clean
 
 all: build
 
@@ -51,6 +51,9 @@ bench-quick: build deps-bench
 # Loss windows of single failures (docs/ha.md): writes bench/FAILOVER.md.
 bench-failover: build
 	@python3 bench/failover.py $(FAILOVER_ARGS)
+
+bench-multihoming: build
+	@python3 bench/multihoming.py $(MULTIHOMING_ARGS)
 
 # Controller and agent at scale (bench/controller/README.md).
 bench-controller: build

@@ -238,3 +238,7 @@ def test_an_uplink_down_keeps_the_site_reachable_and_announces(violet, lab, tmp_
         wait_for("the site reached through both leaves again", lambda: site_leaves(cp) == ["leaf2", "leaf3"],
                  timeout=30)
         cp.wait_converged()
+    # Back: both ways, through both leaves.
+    first_contact(lab, "h7", H6)
+    clean_ping(lab, "h7", H6, count=10)
+    clean_ping(lab, "h6", H7, count=10)

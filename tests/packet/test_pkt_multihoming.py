@@ -381,3 +381,19 @@ def test_a_redirect_to_a_missing_nhlfe_is_refused(sw):
     with pytest.raises(Exception, match="redirect: nhlfe 99 not found"):
         sw.rpc("circuit_add", id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, redirect=99)
     assert sw.rpc("config_dump") == before
+
+
+def test_the_sites_macs_learned_behind_the_fabric_come_back_with_the_segment_source(sw, wire):
+    """Without its segment source (its link to the site was down), the leaf
+    learns the site's MACs behind the fabric; given it again, it forgets
+    them there, so the next frame for them floods into the site."""
+    segment_setup(sw, c2={"segment_label": SEG_LABEL, "peers": [1]})
+    tok = token()
+    frame, _ = site_frame("f1", ELAN_IN[1], M, BCAST, tok)
+    wire.exchange([("f1p", frame)], expect=2, match=tok)
+    wait_for(lambda: sw.macs(SVC).get(M, {}).get("source") == SEG_SOURCE, what="M behind the fabric")
+    sw.rpc("circuit_add", id=CIRCUIT["c2"], port="c2", vlan=300, service=SVC, **SITE)
+    assert M not in sw.macs(SVC)
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(M, A, tok, vlan=300))], expect=3, match=tok)
+    assert got["c2p"], got

@@ -160,6 +160,10 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		return E3_ERR(err, E3_ENOSPC, "service %u already has its %u circuits", c->service, s->n_circuits);
 	if ((joins || !same_site) && service_set_circuit(c->service, c->id, &c->site) != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
+	/* The site's MACs that this leaf learned behind the fabric while it did
+	 * not reach the site itself are the site's again, on this circuit. */
+	if (c->site.source != 0 && circ_site[c->id].source != c->site.source)
+		e3_mac_flush(c->service, E3_MAC_REMOTE | c->site.source);
 	if (c->site.redirect)
 		e3_ctl_nhlfe_refs[c->site.redirect]++;
 	if (existed && circ_site[c->id].redirect)
