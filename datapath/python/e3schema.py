@@ -121,7 +121,9 @@ OBJECTS = {'settings': {'method': 'settings_set',
                         {'name': 'non_df',
                          'type': 'bool',
                          'doc': "multi-homed: another leaf is the designated forwarder of this circuit's "
-                                'segment, so BUM from a flood tree is not delivered here'},
+                                'segment: an E-LAN delivers no BUM from a flood tree here (and, with '
+                                'site_floods, takes none from the site); an E-Line takes nothing from the '
+                                'site (active-standby)'},
                         {'name': 'segment_source',
                          'type': 'u16',
                          'doc': "multi-homed: the segment's source id, shared by its leaves; frames from the "

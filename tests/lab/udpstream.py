@@ -23,6 +23,7 @@ import sys
 import time
 
 HDR = struct.Struct("!Qd")
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
 FLOW_PORT = 40000
@@ -96,16 +97,24 @@ def recv(port, seconds, out, sent, rate, late_ms, by_flow=False):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind(("0.0.0.0", port))
     s.settimeout(0.2)
+    # The kernel's receive time, not this process's: a receiver that the
+    # host deschedules for a while must not make datagrams look late.
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     arrivals = {}
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
-            data, (_, sport) = s.recvfrom(2048)
+            data, anc, _, (_, sport) = s.recvmsg(2048, socket.CMSG_SPACE(16))
         except socket.timeout:
             continue
+        t = time.time()
+        for level, kind, value in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                sec, nsec = struct.unpack("qq", value[:16])
+                t = sec + nsec / 1e9
         if len(data) >= HDR.size:
             seq, t_sent = HDR.unpack_from(data)
-            arrivals.setdefault(sport if by_flow else 0, []).append((seq, t_sent, time.time()))
+            arrivals.setdefault(sport if by_flow else 0, []).append((seq, t_sent, t))
     if by_flow:
         res = {"flows": {str(k): analyse(v, None, rate, late_ms) for k, v in sorted(arrivals.items())}}
     else:

@@ -397,3 +397,25 @@ def test_the_sites_macs_learned_behind_the_fabric_come_back_with_the_segment_sou
     tok = token()
     got = wire.exchange([("c1p", customer_frame(M, A, tok, vlan=300))], expect=3, match=tok)
     assert got["c2p"], got
+
+
+def test_an_active_standby_eline_takes_the_sites_frames_at_its_df_only(sw, wire):
+    """An E-Line's circuit on a site whose DF is another leaf (non_df) takes
+    nothing from the site, and still delivers what the fabric sends it (the
+    far end switches to this leaf when the DF's leg fails)."""
+    sw.nhlfe(31, "f1", 4001)
+    sw.rpc("service_add", id=40, type="eline", nhlfe=31)
+    sw.rpc("circuit_add", id=401, port="c1", vlan=500, service=40, non_df=True, site_floods=True)
+    sw.rpc("label_add", label=4500, type="eline", service=40)
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(UNKNOWN, A, tok, vlan=500))], expect=0, match=tok, quiet=0.3)
+    assert_delivered(got, {})
+    sw.wait_drops("c1", {"not_df": 1})
+    tok = token()
+    inner = customer_frame(A, UNKNOWN, tok)
+    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], 4500, inner))], expect=1, match=tok)
+    assert_delivered(got, {"c1p": 1})
+    sw.rpc("circuit_add", id=401, port="c1", vlan=500, service=40, site_floods=True)   # the DF now
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(UNKNOWN, A, tok, vlan=500))], expect=1, match=tok)
+    assert_delivered(got, {"f1p": 1})

@@ -159,7 +159,9 @@ func TestRestartAndTakeover(t *testing.T) {
 	ctx := context.Background()
 	c1, stop1 := start(t, cli, Options{IgnoreStatus: true, Advertise: "http://c1"})
 	importTopo(t, c1)
-	if err := c1.CreateServices(ctx, []model.ServiceSpec{eline("red", 100), elan("blue", 200)}); err != nil {
+	red, blue := eline("red", 100), elan("blue", 200)
+	red.ECMP, blue.ECMP = true, true // stored and rebuilt with their groups
+	if err := c1.CreateServices(ctx, []model.ServiceSpec{red, blue}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := c1.Snapshot(ctx)

@@ -70,9 +70,6 @@ func expandSegments(t *topology.Topology, spec *model.ServiceSpec) error {
 			out = append(out, ci)
 			continue
 		}
-		if spec.Type == model.ELine {
-			return errorf(KindInvalid, "service %s: circuit %s: an eline to a multi-homed site is not supported yet", spec.Name, ci)
-		}
 		sg := t.Segment(ci.Segment)
 		if sg == nil {
 			return errorf(KindNotFound, "circuit %s: unknown segment %q", ci, ci.Segment)

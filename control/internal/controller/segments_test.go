@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -115,6 +116,53 @@ func TestSegmentCircuits(t *testing.T) {
 	for _, ci := range rec.Spec.Circuits {
 		if ci.Segment != "" {
 			t.Errorf("circuit %s left after removing the segment's", ci)
+		}
+	}
+}
+
+// A new leader rebuilds services on multi-homed sites (an E-LAN and an
+// E-Line) from their stored routes and allocations, writing nothing.
+func TestSiteServicesSurviveARestart(t *testing.T) {
+	cli := storetest.Start(t, 23787)
+	ctx := context.Background()
+	c, stop := start(t, cli, Options{})
+	topo, _, err := topology.Load("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.CustomerPorts = append(topo.CustomerPorts, topology.CustomerPort{Node: "leaf2", Port: "cust2"})
+	topo.Segments = []topology.Segment{{Name: "site1", Ports: []topology.Endpoint{
+		{Node: "leaf1", Port: "cust2"}, {Node: "leaf2", Port: "cust2"}}}}
+	if err := c.ImportTopology(ctx, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
+		putStatus(t, cli, n, 0)
+	}
+	waitFor(t, "all up", func() bool { s, _ := c.Snapshot(ctx); return len(s.down.nodes) == 0 })
+	for _, spec := range []model.ServiceSpec{
+		{Name: "blue", Type: model.ELAN, ECMP: true, Circuits: []model.Circuit{{Segment: "site1", VLAN: 100},
+			{Node: "leaf3", Port: "cust1", VLAN: 100}}},
+		{Name: "teal", Type: model.ELine, Circuits: []model.Circuit{{Segment: "site1", VLAN: 200},
+			{Node: "leaf3", Port: "cust1", VLAN: 200}}},
+	} {
+		if err := c.CreateService(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := c.Snapshot(ctx)
+	stop()
+	c2, _ := start(t, cli, Options{})
+	after, err := c2.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Generation != before.Generation {
+		t.Fatalf("the new leader wrote: generation %d -> %d", before.Generation, after.Generation)
+	}
+	for _, n := range []string{"blue", "teal"} {
+		if after.Services[n] == nil || fmt.Sprint(after.Services[n].Allocs) != fmt.Sprint(before.Services[n].Allocs) {
+			t.Fatalf("%s not rebuilt as it was", n)
 		}
 	}
 }

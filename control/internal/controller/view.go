@@ -142,7 +142,7 @@ func (s *Snapshot) Protection(rec *model.ServiceRecord) string {
 		a, z := rec.Spec.Circuits[0].Node, rec.Spec.Circuits[1].Node
 		hasBackup := len(r.Backup) > 0
 		ins = append(ins, ingress{a, z, r.Primary, hasBackup}, ingress{z, a, desired.Reverse(r.Primary), hasBackup})
-	case rec.Spec.Type == model.ELAN:
+	case rec.Spec.Type == model.ELAN || len(r.Unicast) > 0: // an E-LAN, or an E-Line's legs to a site
 		for _, u := range r.Unicast {
 			if len(u.Path) > 0 {
 				ins = append(ins, ingress{u.From, u.To, u.Path, len(u.Backup) > 0})

@@ -210,6 +210,9 @@ func Reverse(p model.Path) model.Path {
 
 func (b *builder) eline() error {
 	s, r := &b.rec.Spec, &b.rec.Route
+	if _, seg, ok := s.SiteEnd(); ok {
+		return b.elineSite(seg)
+	}
 	a, z := s.Circuits[0].Node, s.Circuits[1].Node
 	if a == z { // hairpin: both circuits on one node, no labels
 		if len(r.Unreachable) > 0 {

@@ -2,7 +2,9 @@ package desired
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/paths"
@@ -24,6 +26,9 @@ func Route(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Route) (
 }
 
 func routeELine(spec *model.ServiceSpec, full, live *paths.Graph) (model.Route, error) {
+	if _, _, ok := spec.SiteEnd(); ok {
+		return routeELineSite(spec, full, live)
+	}
 	var r model.Route
 	a, b := spec.Circuits[0].Node, spec.Circuits[1].Node
 	if a == b {
@@ -61,6 +66,62 @@ func routeELine(spec *model.ServiceSpec, full, live *paths.Graph) (model.Route, 
 		}
 		if r.Unreachable == nil {
 			r.Unreachable = []string{b}
+		}
+	}
+	return r, nil
+}
+
+// routeELineSite routes an E-Line to a multi-homed site: from its
+// single-homed end, a leg (a path and a link-disjoint backup) to each leaf
+// of the site it can reach, as E-LAN unicast paths are (the end and the
+// leaves get source ids, which only name the legs' ends in the stored
+// route), and the leaves that reach the site now.
+func routeELineSite(spec *model.ServiceSpec, full, live *paths.Graph) (model.Route, error) {
+	end, seg, _ := spec.SiteEnd()
+	r := model.Route{Sources: map[string]uint16{end.Node: 1}, Sites: map[string]*model.SiteRoute{seg: {}}}
+	sr := r.Sites[seg]
+	if s := full.Topology().Segment(seg); s != nil {
+		sr.Floods = !s.LAG
+	}
+	var leaves []model.Circuit
+	for _, c := range spec.Circuits {
+		if c.Segment != "" {
+			leaves = append(leaves, c)
+		}
+	}
+	slices.SortFunc(leaves, func(x, y model.Circuit) int { return strings.Compare(x.Node, y.Node) })
+	for i, c := range leaves {
+		if c.Node == end.Node {
+			return r, fmt.Errorf("service %s: circuit %s is on %s, a leaf of site %s: not supported", spec.Name, end, c.Node, seg)
+		}
+		r.Sources[c.Node] = uint16(i + 2)
+		if _, ok := full.Shortest(end.Node, c.Node, spec.Name); !ok {
+			return r, fmt.Errorf("service %s: no path between %s and %s", spec.Name, end.Node, c.Node)
+		}
+		p, ok := live.Shortest(end.Node, c.Node, spec.Name)
+		if !ok || !live.Has(end.Node) {
+			continue
+		}
+		u := model.UnicastPath{From: end.Node, To: c.Node, Path: p}
+		if b, ok := full.Disjoint(p, end.Node, c.Node, spec.Name); ok && live.Usable(b) {
+			u.Backup = b
+		}
+		r.Unicast = append(r.Unicast, u)
+		if live.PortUp(c.Node, c.Port) {
+			sr.Leaves = append(sr.Leaves, c.Node)
+		}
+	}
+	if !live.Has(end.Node) {
+		r.Unreachable = append(r.Unreachable, end.Node)
+	}
+	if len(sr.Leaves) == 0 {
+		for _, c := range leaves {
+			if !live.Has(c.Node) {
+				r.Unreachable = append(r.Unreachable, c.Node)
+			}
+		}
+		if len(r.Unreachable) == 0 {
+			r.Unreachable = []string{seg}
 		}
 	}
 	return r, nil

@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -258,4 +259,128 @@ func DesignatedForwarder(service, segment string, nodes []string) string {
 		}
 	}
 	return best
+}
+
+// elineSite builds an E-Line between a circuit and a multi-homed site
+// (docs/multihoming.md). Each leg (end -> leaf, and back) is an LSP like
+// an E-Line's, protected by its link-disjoint backup where one exists. At
+// the end, the service's NHLFE picks the leaf:
+//   - active-active, for a site with a LAG (it sends each frame up one
+//     link): an ECMP group over the legs to every leaf that reaches the
+//     site, each flow on one;
+//   - active-standby, for a site that floods up every link: the
+//     designated forwarder's leg, protected by the next leaf's, which
+//     delivers to the site too; only the DF takes frames from the site
+//     (the others' circuits have non_df), so the end gets each frame once.
+func (b *builder) elineSite(seg string) error {
+	s, r := &b.rec.Spec, &b.rec.Route
+	end, _, _ := s.SiteEnd()
+	sr := r.Sites[seg]
+	if sr == nil || len(r.Unreachable) > 0 && len(r.Unicast) == 0 {
+		return nil // nothing reachable: nothing to program
+	}
+	df := DesignatedForwarder(s.Name, seg, sr.Leaves)
+	endTerm, err := b.get(end.Node, model.KindLabel, "eline-term<"+seg)
+	if err != nil {
+		return err
+	}
+	b.frag(end.Node).Labels = append(b.frag(end.Node).Labels, dpconfig.Label{Label: endTerm,
+		Type: dpconfig.LabelELine, Service: u32(b.rec.ID)})
+	plain, legs := map[string]uint32{}, map[string]uint32{}
+	paths := map[string]model.Path{}
+	for _, u := range r.Unicast {
+		// end -> leaf, and leaf -> end on the reverse paths.
+		term, err := b.get(u.To, model.KindLabel, "eline-term<"+end.Node)
+		if err != nil {
+			return err
+		}
+		b.frag(u.To).Labels = append(b.frag(u.To).Labels, dpconfig.Label{Label: term,
+			Type: dpconfig.LabelELine, Service: u32(b.rec.ID)})
+		for _, d := range []struct {
+			from, to string
+			p, bk    model.Path
+			term     uint32
+		}{{end.Node, u.To, u.Path, u.Backup, term}, {u.To, end.Node, Reverse(u.Path), Reverse(u.Backup), endTerm}} {
+			tag := "eline:" + d.from + ">" + d.to
+			nh, err := b.lsp(tag, d.p, d.term)
+			if err != nil {
+				return err
+			}
+			if d.from == end.Node {
+				plain[u.To], paths[u.To] = nh, d.p
+			}
+			if len(u.Backup) > 0 {
+				bk, err := b.lsp(tag, d.bk, d.term)
+				if err != nil {
+					return err
+				}
+				if nh, err = b.protect(d.from, d.to, tag+":protected", nh, bk, d.p, d.bk); err != nil {
+					return err
+				}
+			}
+			if d.from == end.Node {
+				legs[u.To] = nh
+			} else {
+				b.frag(u.To).Services = append(b.frag(u.To).Services, dpconfig.Service{ID: b.rec.ID,
+					Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(nh)})
+			}
+		}
+	}
+	// The end's way in.
+	var in uint32
+	var live []string
+	for _, l := range sr.Leaves {
+		if _, ok := legs[l]; ok {
+			live = append(live, l)
+		}
+	}
+	switch {
+	case len(live) == 0:
+		return nil
+	case !sr.Floods && len(live) > 1:
+		var members []uint32
+		for _, l := range live {
+			members = append(members, legs[l])
+		}
+		if in, err = b.get(end.Node, model.KindNHLFE, "eline-site:"+seg); err != nil {
+			return err
+		}
+		b.frag(end.Node).ECMPs = append(b.frag(end.Node).ECMPs, dpconfig.ECMP{ID: in,
+			Members: members[:min(len(members), dpconfig.MaxECMPMembers)]})
+	case len(live) > 1:
+		// Protected by the standby's leg: the DF's check, when it fails,
+		// moves the end's frames to the standby leaf.
+		standby := live[(slices.Index(live, df)+1)%len(live)]
+		watch, err := b.watch(end.Node, end.Node, df, paths[df])
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		if in, err = b.get(end.Node, model.KindNHLFE, "eline-site:"+seg+":protected"); err != nil {
+			return err
+		}
+		b.frag(end.Node).NHLFEs = append(b.frag(end.Node).NHLFEs, dpconfig.NHLFE{ID: in,
+			Protect: &dpconfig.Protection{Primary: plain[df], Backup: plain[standby], Watch: watch}})
+	default:
+		in = legs[live[0]]
+	}
+	b.frag(end.Node).Services = append(b.frag(end.Node).Services, dpconfig.Service{ID: b.rec.ID,
+		Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(in)})
+	// Circuits: the end's, and each reachable leaf's, where a site that
+	// floods is taken from by its DF only.
+	if err := b.circuits(end.Node, true); err != nil {
+		return err
+	}
+	for _, u := range r.Unicast {
+		if err := b.circuits(u.To, true); err != nil {
+			return err
+		}
+		f := b.frag(u.To)
+		for k := range f.Circuits {
+			if f.Circuits[k].Service == b.rec.ID {
+				f.Circuits[k].NonDF = sr.Floods && u.To != df
+				f.Circuits[k].SiteFloods = sr.Floods
+			}
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/paths"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
 // Each case: what is down, and the leaves that reach the site then.
@@ -141,5 +142,78 @@ func TestDesignatedForwarderSpreadsAndMovesLittle(t *testing.T) {
 	}
 	if DesignatedForwarder("svc", "site1", nil) != "" {
 		t.Error("a DF without leaves")
+	}
+}
+
+// An E-Line to a multi-homed site: active-standby when the site floods
+// (the DF's leg, protected by the other leaf's; only the DF takes frames
+// from the site), active-active with a LAG (a group over both legs).
+func TestELineToSite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lag  bool
+		down paths.Options
+	}{
+		{"active-standby", false, paths.Options{}},
+		{"active-active", true, paths.Options{}},
+		{"active-standby, leaf1 down", false, paths.Options{DownNodes: map[string]bool{"leaf1": true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := load(t)
+			topo.Segments = []topology.Segment{{Name: "site1", LAG: tc.lag, Ports: []topology.Endpoint{
+				{Node: "leaf1", Port: "cust1"}, {Node: "leaf2", Port: "cust1"}}}}
+			rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "teal", Type: model.ELine, Circuits: []model.Circuit{
+				{Node: "leaf3", Port: "cust1", VLAN: 5},
+				{Node: "leaf1", Port: "cust1", VLAN: 5, Segment: "site1"}, {Node: "leaf2", Port: "cust1", VLAN: 5, Segment: "site1"}}}}
+			f := build(t, topo, []*model.ServiceRecord{rec}, tc.down)
+			var leaves []string
+			for _, l := range []string{"leaf1", "leaf2"} {
+				if !tc.down.DownNodes[l] {
+					leaves = append(leaves, l)
+				}
+			}
+			if got := rec.Route.Sites["site1"].Leaves; !slices.Equal(got, leaves) {
+				t.Fatalf("leaves %v, want %v", got, leaves)
+			}
+			df := DesignatedForwarder("teal", "site1", leaves)
+			in := *f.service("leaf3", rec.ID).NHLFE
+			var reached []string
+			switch {
+			case len(leaves) == 1:
+				at, _, _ := f.unicast("leaf3", in)
+				reached = []string{at}
+			case tc.lag:
+				for _, m := range f.ecmpGroup("leaf3", in).Members {
+					at, _, _ := f.unicast("leaf3", m)
+					reached = append(reached, at)
+				}
+			default:
+				p := f.nhlfe("leaf3", in).Protect
+				primary, _, _, _ := f.walk("leaf3", p.Primary)
+				backup, _, _, _ := f.walk("leaf3", p.Backup)
+				if primary != df || backup == df {
+					t.Fatalf("leaf3 goes to %s, else %s; the DF is %s", primary, backup, df)
+				}
+				if far, _ := f.check("leaf3", p.Watch); far != df {
+					t.Fatalf("leaf3 watches a check toward %s, not the DF %s", far, df)
+				}
+				reached = []string{primary, backup}
+			}
+			slices.Sort(reached)
+			if !slices.Equal(reached, leaves) {
+				t.Fatalf("leaf3 reaches %v, want %v", reached, leaves)
+			}
+			for _, l := range leaves {
+				at, e, _ := f.unicast(l, *f.service(l, rec.ID).NHLFE)
+				if at != "leaf3" || e.Type != dpconfig.LabelELine || *e.Service != rec.ID {
+					t.Fatalf("%s's way back ends at %s in %+v", l, at, e)
+				}
+				c := f.cfg[l].Circuits[0]
+				wantNonDF := !tc.lag && len(leaves) > 1 && l != df
+				if c.NonDF != wantNonDF || c.SiteFloods != !tc.lag {
+					t.Errorf("%s: circuit %+v (DF %s)", l, c, df)
+				}
+			}
+		})
 	}
 }

@@ -388,7 +388,7 @@ type Circuit struct {
 	VLAN          VLAN     `json:"vlan"` // 1..4094 or "untagged"
 	Service       uint32   `json:"service"`
 	MACLimit      int      `json:"mac_limit,omitempty"`      // MACs an E-LAN learns on this circuit; 0 = no limit of its own
-	NonDF         bool     `json:"non_df,omitempty"`         // multi-homed: another leaf is the designated forwarder of this circuit's segment, so BUM from a flood tree is not delivered here
+	NonDF         bool     `json:"non_df,omitempty"`         // multi-homed: another leaf is the designated forwarder of this circuit's segment: an E-LAN delivers no BUM from a flood tree here (and, with site_floods, takes none from the site); an E-Line takes nothing from the site (active-standby)
 	SegmentSource uint16   `json:"segment_source,omitempty"` // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
 	SegmentLabel  uint32   `json:"segment_label,omitempty"`  // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source
 	SiteFloods    bool     `json:"site_floods,omitempty"`    // multi-homed: the site sends its BUM up every link (no LAG), so only the designated forwarder takes it (the others drop it as not_df)

@@ -148,8 +148,17 @@ func (s *ServiceSpec) ValidateShape() error {
 	}
 	switch s.Type {
 	case ELine:
-		if len(s.Circuits) != 2 {
-			return fmt.Errorf("service %s: an eline has exactly 2 circuits, got %d", s.Name, len(s.Circuits))
+		// Two ends: circuits, or one circuit and one multi-homed site
+		// (all its circuits, once the segment is expanded).
+		ends, segs := 0, s.Segments()
+		for _, c := range s.Circuits {
+			if c.Segment == "" {
+				ends++
+			}
+		}
+		if ends+len(segs) != 2 || len(segs) > 1 {
+			return fmt.Errorf("service %s: an eline has exactly 2 ends (circuits, or one circuit and one "+
+				"multi-homed site), got %d circuits on %d sites", s.Name, len(s.Circuits), len(segs))
 		}
 	case ELAN:
 		if len(s.Circuits) < 2 {
@@ -168,9 +177,6 @@ func (s *ServiceSpec) ValidateShape() error {
 	for _, c := range s.Circuits {
 		if !c.VLAN.Valid() {
 			return fmt.Errorf("service %s: circuit %s:%s: vlan %d: want 1..4094 or untagged", s.Name, c.Node, c.Port, uint16(c.VLAN))
-		}
-		if c.Segment != "" && s.Type == ELine {
-			return fmt.Errorf("service %s: circuit %s: an eline to a multi-homed site is not supported yet", s.Name, c)
 		}
 		if seen[c.Key()] {
 			return fmt.Errorf("service %s: circuit %s listed twice", s.Name, c)
@@ -192,6 +198,22 @@ func (s *ServiceSpec) Members() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// SiteEnd returns, for an E-Line to a multi-homed site, its single-homed
+// circuit and the site's segment; ok is false for any other service.
+func (s *ServiceSpec) SiteEnd() (end Circuit, segment string, ok bool) {
+	if s.Type != ELine {
+		return Circuit{}, "", false
+	}
+	for _, c := range s.Circuits {
+		if c.Segment == "" {
+			end = c
+		} else {
+			segment = c.Segment
+		}
+	}
+	return end, segment, segment != ""
 }
 
 // Segments returns the multi-homed sites the service's circuits are on, sorted.

@@ -63,24 +63,31 @@ func (d *Deltas) UnmarshalJSON(b []byte) error {
 // link from its A end to its B end, -id the other way. Unicast paths name
 // their ends by source id.
 type StoredRoute struct {
-	Primary     []int             `json:"primary,omitempty"`
-	Backup      []int             `json:"backup,omitempty"`
-	Active      string            `json:"active,omitempty"`
-	Fallback    []int             `json:"fallback,omitempty"`
-	Sources     map[string]uint16 `json:"sources,omitempty"`
-	Unicast     []StoredUnicast   `json:"unicast,omitempty"`
-	Tree        []int             `json:"tree,omitempty"`
-	Unreachable []string          `json:"unreachable,omitempty"`
+	Primary     []int                 `json:"primary,omitempty"`
+	Backup      []int                 `json:"backup,omitempty"`
+	Active      string                `json:"active,omitempty"`
+	Fallback    []int                 `json:"fallback,omitempty"`
+	ECMP        bool                  `json:"ecmp,omitempty"`
+	Sources     map[string]uint16     `json:"sources,omitempty"`
+	Unicast     []StoredUnicast       `json:"unicast,omitempty"`
+	Tree        []int                 `json:"tree,omitempty"`
+	Sites       map[string]*SiteRoute `json:"sites,omitempty"`
+	Unreachable []string              `json:"unreachable,omitempty"`
 }
 
-// StoredUnicast is a UnicastPath, stored as [from, to, path, backup].
+// StoredUnicast is a UnicastPath, stored as [from, to, path, backup], with
+// a fifth element true when the path and its backup share the flows (ECMP).
 type StoredUnicast struct {
 	From, To     uint16
 	Path, Backup []int
+	ECMP         bool
 }
 
 // MarshalJSON writes the array form.
 func (u StoredUnicast) MarshalJSON() ([]byte, error) {
+	if u.ECMP {
+		return json.Marshal([]any{u.From, u.To, u.Path, u.Backup, true})
+	}
 	return json.Marshal([]any{u.From, u.To, u.Path, u.Backup})
 }
 
@@ -90,10 +97,10 @@ func (u *StoredUnicast) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &a); err != nil {
 		return err
 	}
-	if len(a) != 4 {
-		return fmt.Errorf("unicast path: %d elements, want 4", len(a))
+	if len(a) != 4 && len(a) != 5 {
+		return fmt.Errorf("unicast path: %d elements, want 4 or 5", len(a))
 	}
-	for i, dst := range []any{&u.From, &u.To, &u.Path, &u.Backup} {
+	for i, dst := range []any{&u.From, &u.To, &u.Path, &u.Backup, &u.ECMP}[:len(a)] {
 		if err := json.Unmarshal(a[i], dst); err != nil {
 			return fmt.Errorf("unicast path: %w", err)
 		}
@@ -104,10 +111,11 @@ func (u *StoredUnicast) UnmarshalJSON(b []byte) error {
 // StoreRoute returns r in stored form.
 func StoreRoute(r *Route, links Links) StoredRoute {
 	s := StoredRoute{Primary: links.ids(r.Primary), Backup: links.ids(r.Backup), Active: r.Active,
-		Fallback: links.ids(r.Fallback), Sources: r.Sources, Tree: links.ids(Path(r.Tree)), Unreachable: r.Unreachable}
+		Fallback: links.ids(r.Fallback), ECMP: r.ECMP, Sources: r.Sources, Tree: links.ids(Path(r.Tree)),
+		Sites: r.Sites, Unreachable: r.Unreachable}
 	for _, u := range r.Unicast {
 		s.Unicast = append(s.Unicast, StoredUnicast{From: r.Sources[u.From], To: r.Sources[u.To],
-			Path: links.ids(u.Path), Backup: links.ids(u.Backup)})
+			Path: links.ids(u.Path), Backup: links.ids(u.Backup), ECMP: u.ECMP})
 	}
 	return s
 }
@@ -141,7 +149,7 @@ func LinksOf(t *topology.Topology) Links {
 
 // LoadRoute rebuilds a route from its stored form.
 func LoadRoute(s *StoredRoute, links Links) (Route, error) {
-	r := Route{Active: s.Active, Sources: s.Sources, Unreachable: s.Unreachable}
+	r := Route{Active: s.Active, ECMP: s.ECMP, Sources: s.Sources, Sites: s.Sites, Unreachable: s.Unreachable}
 	var err error
 	path := func(ids []int) Path {
 		p, e := links.path(ids)
@@ -161,7 +169,8 @@ func LoadRoute(s *StoredRoute, links Links) (Route, error) {
 		if from == "" || to == "" {
 			return r, fmt.Errorf("unicast path %d>%d: unknown source id", u.From, u.To)
 		}
-		r.Unicast = append(r.Unicast, UnicastPath{From: from, To: to, Path: path(u.Path), Backup: path(u.Backup)})
+		r.Unicast = append(r.Unicast, UnicastPath{From: from, To: to, Path: path(u.Path), Backup: path(u.Backup),
+			ECMP: u.ECMP})
 	}
 	return r, err
 }

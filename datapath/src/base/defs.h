@@ -66,7 +66,7 @@ enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 	X(RPF_FAIL, "rpf_fail", "REPLICATE frame not from the RPF port") \
 	X(BAD_CONTROL_WORD, "bad_control_word", "control word expected but first nibble != 0") \
 	X(SPLIT_HORIZON, "split_horizon", "fabric frame whose destination is behind the fabric") \
-	X(NOT_DF, "not_df", "BUM from a multi-homed site that sends it up every link, on a leaf that is not its designated forwarder") \
+	X(NOT_DF, "not_df", "from a multi-homed site, on a leaf that is not its designated forwarder: an E-LAN's BUM from a site that floods, an active-standby E-Line's frames") \
 	X(SAME_CIRCUIT, "same_circuit", "known unicast back to the circuit it came from") \
 	X(NO_SERVICE, "no_service", "entry points at a service/circuit being removed") \
 	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \

@@ -116,6 +116,18 @@ static __rte_always_inline void eline_in(struct e3_burst *b, const bool tracing)
 			continue;
 		const struct e3_service *s = b->meta[i].svc;
 
+		if (unlikely(s->n_sites)) {
+			/* An active-standby E-Line to a multi-homed site: only
+			 * the designated forwarder's circuit takes the site's
+			 * frames. */
+			const struct e3_site *site = e3_service_site(s, b->meta[i].circuit);
+
+			if (site != NULL && site->non_df) {
+				E3_TRACE(b, i, ELINE_NOT_DF, s->id, b->meta[i].circuit);
+				e3_drop(b, i, E3_DROP_NOT_DF);
+				continue;
+			}
+		}
 		if (s->nhlfe != E3_NONE) {
 			E3_TRACE(b, i, ELINE_ENCAP, s->id, s->nhlfe, e3.settings.control_word);
 			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, tracing);

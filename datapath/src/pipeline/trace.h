@@ -30,6 +30,7 @@
 	X(CUST_TAG_POPPED,   "customer-in %p vlan %u pcp %u -> circuit %u service %u, tag popped") \
 	X(CUST_UNTAGGED,     "customer-in %p untagged -> circuit %u service %u") \
 	X(ELINE_ENCAP,       "eline-encap service %u nhlfe %u cw %o") \
+	X(ELINE_NOT_DF,      "eline-in service %u: circuit %u, a site whose DF is another leaf") \
 	X(HAIRPIN_NO_PEER,   "eline-hairpin service %u: no peer circuit") \
 	X(HAIRPIN,           "eline-hairpin service %u -> circuit %u") \
 	X(ELAN_FLOOD_NONE,   "elan-flood service %u: no other member") \
