@@ -7,6 +7,7 @@ both leaves, flow by flow, and both leaves know the site's MACs as local;
 and when the DF's leaf hangs, the other leaf takes the site's BUM."""
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -242,3 +243,56 @@ def test_an_uplink_down_keeps_the_site_reachable_and_announces(violet, lab, tmp_
     first_contact(lab, "h7", H6)
     clean_ping(lab, "h7", H6, count=10)
     clean_ping(lab, "h6", H7, count=10)
+
+
+INDIGO = ("indigo", "eline", ["leaf1:cust3:untagged", "@site1:untagged"])
+
+
+@pytest.fixture
+def indigo(cp, lab):
+    """An E-Line h7 <-> the site, on violet's circuits (violet goes)."""
+    if "violet" in {s["name"] for s in cp.services()}:
+        cp.e3ctl("service", "delete", "violet")
+    ensure_service(cp, *INDIGO)
+    cp.wait_converged()
+    first_contact(lab, "h7", H6)
+    yield cp
+    cp.e3ctl("service", "delete", "indigo")
+    cp.wait_converged()
+
+
+def test_an_eline_to_the_site_is_active_standby(indigo, lab, tmp_path):
+    """The site floods (no LAG): the E-Line's DF leaf forwards, the other
+    drops the site's frames (not_df) and h7's go to the DF only, so every
+    frame arrives once either way; `service show` says so."""
+    cp = indigo
+    svc = cp.service("indigo")
+    df = svc["designated_forwarders"]["site1"]
+    other = ({"leaf2", "leaf3"} - {df}).pop()
+    text = cp.e3ctl("service", "show", "indigo").stdout
+    assert re.search(r"^site\s+site1: active-standby", text, re.M), text
+    p = lab.host_exec("h6", ["ping", "-n", "-c", "20", "-i", "0.05", "-w", "15", H7], check=False, timeout=60)
+    assert "DUP!" not in p.stdout and " 0% packet loss" in p.stdout, p.stdout
+    got = broadcasts(lab, "h7", 6030, tmp_path, "eline-into")
+    assert len(got[UPLINK[df]]) == N and got[UPLINK[other]] == [], got
+    before = lab.client(other).call("stats_get")["drops"].get("not_df", 0)
+    got = broadcasts(lab, "h6", 6031, tmp_path, "eline-from")
+    assert len(got["h7"]) == N, got
+    assert lab.client(other).call("stats_get")["drops"].get("not_df", 0) >= before + N
+
+
+def test_an_eline_to_the_site_survives_its_df_hanging(indigo, lab, tmp_path):
+    """h7's leaf moves the E-Line to the other leaf when its check of the
+    DF's leg fails; the controller then makes that leaf the DF, and both
+    streams' tails arrive."""
+    cp = indigo
+    df = cp.service("indigo")["designated_forwarders"]["site1"]
+    pid = lab.pid(df)
+    try:
+        reports, _ = site_streams(lab, tmp_path, lambda: os.kill(pid, signal.SIGSTOP), "eline-hang")
+        assert_tail_arrived(reports)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for("the site reached through both leaves again", lambda: (
+        cp.service("indigo")["route"]["sites"]["site1"].get("leaves") == ["leaf2", "leaf3"]), timeout=60)
+    cp.wait_converged()

@@ -473,7 +473,14 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 		}
 		for _, seg := range slices.Sorted(maps.Keys(r.Sites)) {
 			sr := r.Sites[seg]
-			fmt.Fprintf(tw, "site\t%s: source %d, reached through %s\n", seg, sr.Source, dash(strings.Join(sr.Leaves, ", ")))
+			how := fmt.Sprintf("source %d", sr.Source)
+			if v.Type == model.ELine {
+				how = "active-active (the site has a LAG)"
+				if sr.Floods {
+					how = "active-standby (the site floods): the designated forwarder's leaf forwards"
+				}
+			}
+			fmt.Fprintf(tw, "site\t%s: %s, reached through %s\n", seg, how, dash(strings.Join(sr.Leaves, ", ")))
 		}
 		if len(r.Sources) > 0 {
 			var ss []string

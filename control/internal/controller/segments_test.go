@@ -6,19 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
-// A service's circuit on a segment stands for one circuit on each of the
-// segment's ports; the leaves' circuits get their BUM filters, and a
-// segment leaf that goes down hands the DF role to the other.
-func TestSegmentCircuits(t *testing.T) {
-	cli := storetest.Start(t, 23786)
+// siteFabric is a controller on the test fabric with the segment site1 on
+// leaf1:cust2 and leaf2:cust2, every node up.
+func siteFabric(t *testing.T, etcdPort int) (*Controller, *clientv3.Client, context.CancelFunc) {
+	cli := storetest.Start(t, etcdPort)
 	ctx := context.Background()
-	c, _ := start(t, cli, Options{})
+	c, stop := start(t, cli, Options{})
 	topo, _, err := topology.Load("../testdata/fabric.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,15 @@ func TestSegmentCircuits(t *testing.T) {
 		putStatus(t, cli, n, 0)
 	}
 	waitFor(t, "all up", func() bool { s, _ := c.Snapshot(ctx); return len(s.down.nodes) == 0 })
+	return c, cli, stop
+}
+
+// A service's circuit on a segment stands for one circuit on each of the
+// segment's ports; the leaves' circuits get their BUM filters, and a
+// segment leaf that goes down hands the DF role to the other.
+func TestSegmentCircuits(t *testing.T) {
+	ctx := context.Background()
+	c, cli, _ := siteFabric(t, 23786)
 
 	site, err := model.ParseCircuit("@site1:100")
 	if err != nil {
@@ -83,7 +93,7 @@ func TestSegmentCircuits(t *testing.T) {
 		err  string
 	}{
 		{model.ServiceSpec{Name: "red", Type: model.ELine, Circuits: []model.Circuit{
-			{Segment: "site1", VLAN: 300}, {Node: "leaf3", Port: "cust1", VLAN: 300}}}, "not supported yet"},
+			{Segment: "site1", VLAN: 300}, {Node: "leaf1", Port: "cust1", VLAN: 300}}}, "a leaf of site site1: not supported"},
 		{model.ServiceSpec{Name: "red", Type: model.ELAN, Circuits: []model.Circuit{
 			{Segment: "nowhere", VLAN: 300}, {Node: "leaf3", Port: "cust1", VLAN: 300}}}, "unknown segment"},
 		{model.ServiceSpec{Name: "red", Type: model.ELAN, Circuits: []model.Circuit{
@@ -123,23 +133,8 @@ func TestSegmentCircuits(t *testing.T) {
 // A new leader rebuilds services on multi-homed sites (an E-LAN and an
 // E-Line) from their stored routes and allocations, writing nothing.
 func TestSiteServicesSurviveARestart(t *testing.T) {
-	cli := storetest.Start(t, 23787)
 	ctx := context.Background()
-	c, stop := start(t, cli, Options{})
-	topo, _, err := topology.Load("../testdata/fabric.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo.CustomerPorts = append(topo.CustomerPorts, topology.CustomerPort{Node: "leaf2", Port: "cust2"})
-	topo.Segments = []topology.Segment{{Name: "site1", Ports: []topology.Endpoint{
-		{Node: "leaf1", Port: "cust2"}, {Node: "leaf2", Port: "cust2"}}}}
-	if err := c.ImportTopology(ctx, topo, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
-		putStatus(t, cli, n, 0)
-	}
-	waitFor(t, "all up", func() bool { s, _ := c.Snapshot(ctx); return len(s.down.nodes) == 0 })
+	c, cli, stop := siteFabric(t, 23787)
 	for _, spec := range []model.ServiceSpec{
 		{Name: "blue", Type: model.ELAN, ECMP: true, Circuits: []model.Circuit{{Segment: "site1", VLAN: 100},
 			{Node: "leaf3", Port: "cust1", VLAN: 100}}},

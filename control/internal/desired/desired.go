@@ -199,6 +199,27 @@ func (b *builder) ecmp(node, to, tag string, nh1, nh2 uint32, p1, p2 model.Path)
 	return id, nil
 }
 
+// protectedLSP installs the LSPs along p and, if there is one, its
+// link-disjoint backup bk toward term, and returns the NHLFE that enters
+// them: p's own (plain) when there is no backup, else a protected NHLFE
+// over both, or with ecmp a group over both.
+func (b *builder) protectedLSP(tag string, p, bk model.Path, term uint32, ecmp bool) (in, plain uint32, err error) {
+	from, to := p[0].From, p[len(p)-1].To
+	if plain, err = b.lsp(tag, p, term); err != nil || len(bk) == 0 {
+		return plain, plain, err
+	}
+	backup, err := b.lsp(tag, bk, term)
+	if err != nil {
+		return 0, 0, err
+	}
+	if ecmp {
+		in, err = b.ecmp(from, to, tag, plain, backup, p, bk)
+	} else {
+		in, err = b.protect(from, to, tag+":protected", plain, backup, p, bk)
+	}
+	return in, plain, err
+}
+
 // Reverse returns p walked from its end to its start.
 func Reverse(p model.Path) model.Path {
 	out := make(model.Path, len(p))
@@ -313,24 +334,9 @@ func (b *builder) elan() error {
 		f := b.frag(u.To)
 		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELAN,
 			Service: u32(b.rec.ID), Source: u16(r.Sources[u.From])})
-		tag := "elan-uc:" + u.From + ">" + u.To
-		nh, err := b.lsp(tag, u.Path, term)
+		nh, _, err := b.protectedLSP("elan-uc:"+u.From+">"+u.To, u.Path, u.Backup, term, u.ECMP)
 		if err != nil {
 			return err
-		}
-		if len(u.Backup) > 0 {
-			bk, err := b.lsp(tag, u.Backup, term)
-			if err != nil {
-				return err
-			}
-			if u.ECMP {
-				nh, err = b.ecmp(u.From, u.To, tag, nh, bk, u.Path, u.Backup)
-			} else {
-				nh, err = b.protect(u.From, u.To, tag+":protected", nh, bk, u.Path, u.Backup)
-			}
-			if err != nil {
-				return err
-			}
 		}
 		svc[u.From].Remotes = append(svc[u.From].Remotes, dpconfig.Remote{Source: r.Sources[u.To], NHLFE: nh})
 	}

@@ -183,19 +183,9 @@ func (b *builder) redirects(seg string, reach []string) error {
 		}
 		b.frag(to.Node).Labels = append(b.frag(to.Node).Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelCircuit,
 			Circuit: u32(circuit)})
-		tag := "site-redirect:" + c.Node + ">" + to.Node
-		nh, err := b.lsp(tag, u.Path, term)
+		nh, _, err := b.protectedLSP("site-redirect:"+c.Node+">"+to.Node, u.Path, u.Backup, term, false)
 		if err != nil {
 			return err
-		}
-		if len(u.Backup) > 0 {
-			bk, err := b.lsp(tag, u.Backup, term)
-			if err != nil {
-				return err
-			}
-			if nh, err = b.protect(c.Node, to.Node, tag+":protected", nh, bk, u.Path, u.Backup); err != nil {
-				return err
-			}
 		}
 		own, err := b.get(c.Node, model.KindCircuit, "circuit:"+c.Port+":"+c.VLAN.String())
 		if err != nil {
@@ -301,25 +291,12 @@ func (b *builder) elineSite(seg string) error {
 			p, bk    model.Path
 			term     uint32
 		}{{end.Node, u.To, u.Path, u.Backup, term}, {u.To, end.Node, Reverse(u.Path), Reverse(u.Backup), endTerm}} {
-			tag := "eline:" + d.from + ">" + d.to
-			nh, err := b.lsp(tag, d.p, d.term)
+			nh, p, err := b.protectedLSP("eline:"+d.from+">"+d.to, d.p, d.bk, d.term, false)
 			if err != nil {
 				return err
 			}
 			if d.from == end.Node {
-				plain[u.To], paths[u.To] = nh, d.p
-			}
-			if len(u.Backup) > 0 {
-				bk, err := b.lsp(tag, d.bk, d.term)
-				if err != nil {
-					return err
-				}
-				if nh, err = b.protect(d.from, d.to, tag+":protected", nh, bk, d.p, d.bk); err != nil {
-					return err
-				}
-			}
-			if d.from == end.Node {
-				legs[u.To] = nh
+				legs[u.To], plain[u.To], paths[u.To] = nh, p, d.p
 			} else {
 				b.frag(u.To).Services = append(b.frag(u.To).Services, dpconfig.Service{ID: b.rec.ID,
 					Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(nh)})
