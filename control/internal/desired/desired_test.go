@@ -223,7 +223,8 @@ func (f *fabric) unicast(node string, nh uint32) (at string, e dpconfig.Label, h
 			f.t.Fatalf("node %s: nhlfe %d watches a check of links %v to %s; primary takes %v to %s",
 				node, nh, checked, far, links, at)
 		}
-		if f.nhlfe(node, p.Backup).Nexthop == f.nhlfe(node, p.Primary).Nexthop {
+		// (A path without a backup may be watched alone: primary = backup.)
+		if p.Backup != p.Primary && f.nhlfe(node, p.Backup).Nexthop == f.nhlfe(node, p.Primary).Nexthop {
 			f.t.Fatalf("node %s: nhlfe %d: backup leaves on the primary's link", node, nh)
 		}
 		return at, e, hops

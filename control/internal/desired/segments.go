@@ -114,8 +114,14 @@ func (b *builder) siteEntries(reach []string, svc map[string]*dpconfig.Service) 
 			var members []uint32
 			for _, leaf := range sr.Leaves {
 				for _, rm := range svc[m].Remotes {
-					if rm.Source == r.Sources[leaf] {
-						members = append(members, b.groupMembers(m, rm.NHLFE)...)
+					if rm.Source != r.Sources[leaf] {
+						continue
+					}
+					for _, nh := range b.groupMembers(m, rm.NHLFE) {
+						if nh, err = b.watched(m, leaf, seg, nh); err != nil {
+							return err
+						}
+						members = append(members, nh)
 					}
 				}
 			}
@@ -199,6 +205,27 @@ func (b *builder) redirects(seg string, reach []string) error {
 		}
 	}
 	return nil
+}
+
+// watched is nh if it is protected, else (a path without a backup) a
+// protected NHLFE whose primary and backup are both nh, watching the
+// path's check: a group leaves a member out only when its session says so,
+// and a leaf that fails must leave the group however it is reached.
+func (b *builder) watched(node, to, seg string, nh uint32) (uint32, error) {
+	for _, n := range b.frag(node).NHLFEs {
+		if n.ID != nh {
+			continue
+		}
+		if n.Protect != nil {
+			return nh, nil
+		}
+		for _, u := range b.rec.Route.Unicast {
+			if u.From == node && u.To == to {
+				return b.protect(node, to, "elan-site:"+seg+">"+to+":watched", nh, nh, u.Path, u.Path)
+			}
+		}
+	}
+	return nh, nil
 }
 
 // groupMembers is nh, or its members if nh is an ECMP group at node: a

@@ -26,6 +26,7 @@ func TestSites(t *testing.T) {
 		{"all up", paths.Options{}, []string{"leaf1", "leaf2"}},
 		{"leaf1 down", paths.Options{DownNodes: map[string]bool{"leaf1": true}}, []string{"leaf2"}},
 		{"leaf1's site port down", paths.Options{DownPorts: map[string]bool{"leaf1:cust1": true}}, []string{"leaf2"}},
+		{"spine2 down: no backups", paths.Options{DownNodes: map[string]bool{"spine2": true}}, []string{"leaf1", "leaf2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,7 +48,7 @@ func TestSites(t *testing.T) {
 			df := DesignatedForwarder("blue", "site1", tc.leaves)
 			var label uint32
 			for _, n := range []string{"leaf1", "leaf2", "leaf3"} {
-				if tc.down.DownNodes[n] {
+				if tc.down.DownNodes[n] || tc.down.DownNodes["spine2"] && n != "leaf3" {
 					continue
 				}
 				// The segment label: one value, on every member, the site's source.
@@ -102,6 +103,12 @@ func TestSites(t *testing.T) {
 				members := []uint32{nh}
 				if len(tc.leaves) > 1 {
 					members = f.ecmpGroup(n, nh).Members
+					// Each member leaves the group when its path's check fails.
+					for _, m := range members {
+						if f.nhlfe(n, m).Protect == nil {
+							t.Errorf("%s: group member %d watches no check", n, m)
+						}
+					}
 				}
 				var at []string
 				for _, m := range members {
