@@ -190,8 +190,9 @@ on to the other leaf (its circuit's redirect). The controller then moves
 the DF and the group, and the surviving leaf announces h7's MAC into the
 site, so that the bridge, which learned it on the failed uplink, sends to
 it over the other one: that announcement bounds the loss out of the site
-when the leaf hangs (the bridge sees no carrier loss). BUM into the site
-waits for the DF to move when the DF fails.
+when the leaf hangs (the bridge sees no carrier loss). BUM into and out
+of the site waits for the controller to move the DF when the DF fails: with
+the controller down (the `alone` rows), as long as the failure lasts.
 {END}
 """
 

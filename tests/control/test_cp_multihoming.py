@@ -24,6 +24,7 @@ VIOLET = ("violet", "elan", ["leaf1:cust3:untagged", "@site1:untagged"])
 H6, H7 = "10.60.0.6", "10.60.0.7"
 H6_MAC = "02:00:0a:3c:00:06"
 H7_MAC = "02:00:0a:3c:00:07"
+H8_MAC = "02:00:0a:3c:00:08"   # a second host of the site, behind h6's bridge
 BCAST = "10.60.0.255"
 UPLINK = {"leaf2": "up0", "leaf3": "up1"}   # h6's uplink to each leaf
 N = 20
@@ -107,6 +108,19 @@ def test_ping_and_iperf3_from_the_site_without_duplicates(violet, lab):
     assert "DUP!" not in p.stdout and " 0% packet loss" in p.stdout, p.stdout
     r = iperf3(lab, "h6", "h7", H7, seconds=3)
     assert 0 < r.received_bytes <= r.sent_bytes
+
+
+def test_a_second_host_of_the_site_reaches_h7_once(violet, lab, tmp_path):
+    """h8 hangs off the site's bridge (a LAN port, not an uplink): its
+    pings have no duplicates, its broadcasts reach h7 once and do not come
+    back into the site."""
+    first_contact(lab, "h8", H7)
+    p = lab.host_exec("h8", ["ping", "-n", "-c", "20", "-i", "0.05", "-w", "15", H7], check=False, timeout=60)
+    assert "DUP!" not in p.stdout and " 0% packet loss" in p.stdout, p.stdout
+    got = broadcasts(lab, "h8", 6011, tmp_path, "h8")
+    assert len(got["h7"]) == N, got
+    # Out of each uplink once (the bridge floods), and never back in.
+    assert all(got[up].count(H8_MAC) == N and len(got[up]) == N for up in UPLINK.values()), got
 
 
 def test_unicast_toward_the_site_takes_both_leaves_flow_by_flow(violet, lab, tmp_path):

@@ -83,7 +83,8 @@ def cmd_up(lab: Lab, args) -> int:
     _h("hosts (namespaces, VLAN sub-interfaces of eth0)")
     for h in t.hosts:
         ifs = ", ".join(f"{i.ifname} {i.ip} {i.mac}" for i in h.interfaces)
-        print(f"{lab.ns(h.name):10} on {h.node}/{h.port}: {ifs}")
+        where = f"behind {h.behind}" if h.behind else f"on {h.node}/{h.port}"
+        print(f"{lab.ns(h.name):10} {where}: {ifs}")
     _h("services, paths and labels (programmed by tests/lab/static.py)")
     print("\n".join(prog.describe()))
     _h("traffic")

@@ -219,6 +219,10 @@ class Lab:
             ns = self.ns(h.name)
             if h.also:
                 self._site_bridge(h, mac)
+            elif h.behind:
+                # A port of the site's bridge (not isolated: the site's LAN).
+                self._veth(h.behind, h.name, None, h.name, "eth0", mac, CUSTOMER_MTU)
+                run(["ip", "-n", self.ns(h.behind), "link", "set", h.name, "master", "eth0"])
             else:
                 self._veth(h.node, h.port, None, h.name, "eth0", mac, CUSTOMER_MTU)
             for i in h.interfaces:

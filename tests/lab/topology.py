@@ -79,6 +79,9 @@ class Host:
     # More uplinks (Endpoints), for a multi-homed site: the host's eth0 is
     # then a Linux bridge over all of them, the site's switch.
     also: tuple = ()
+    # Or, instead of node and port: the site host whose bridge this host
+    # hangs off (a second host of that site).
+    behind: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ class Topology:
 
     def host_on(self, node: str, port: str) -> Host:
         for h in self.hosts:
-            if (h.node, h.port) == (node, port):
+            if not h.behind and (h.node, h.port) == (node, port):
                 return h
         raise KeyError((node, port))
 
@@ -257,13 +260,22 @@ def parse(doc, source: str = "<topology>") -> Topology:
     for i, raw in enumerate(_list(d, "hosts", "", required=False)):
         w = f"hosts[{i}]"
         raw = _map(raw, w)
-        _unknown(raw, {"name", "node", "port", "interfaces", "also"}, w)
+        _unknown(raw, {"name", "node", "port", "interfaces", "also", "behind"}, w)
         hname = _name(raw, "name", w)
         if hname in seen:
             raise _err(f"{w}.name", f"{hname!r} is already the name of a node or host")
         seen.add(hname)
-        node, port = _name(raw, "node", w), _name(raw, "port", w)
-        claim(node, port, "customer", w)
+        behind = ""
+        if "behind" in raw:
+            behind = _name(raw, "behind", w)
+            site = [h for h in hosts if h.name == behind and h.also]
+            if not site or "node" in raw or "port" in raw or "also" in raw:
+                raise _err(f"{w}.behind", f"{behind!r}: must name an earlier multi-homed host (one with also:), "
+                           "and this host has no node, port or also of its own")
+            node, port = "", ""
+        else:
+            node, port = _name(raw, "node", w), _name(raw, "port", w)
+            claim(node, port, "customer", w)
         also = []
         for j, e in enumerate(_list(raw, "also", f"{w}.", required=False)):
             we = f"{w}.also[{j}]"
@@ -292,7 +304,9 @@ def parse(doc, source: str = "<topology>") -> Topology:
             if not MAC_RE.match(mac) or int(mac[:2], 16) & 1:
                 raise _err(f"{wi}.mac", f"must be a unicast MAC like 02:00:00:00:00:01, got {r.get('mac')!r}")
             ifaces.append(HostInterface(vlan, r["ip"], mac))
-        hosts.append(Host(hname, node, port, tuple(ifaces), tuple(also)))
+        if behind and any(i.vlan is not None for i in ifaces):
+            raise _err(f"{w}.interfaces", "a host behind a site is untagged")
+        hosts.append(Host(hname, node, port, tuple(ifaces), tuple(also), behind))
 
     services, seen, used = [], set(), {}
     for i, raw in enumerate(_list(d, "services", "", required=False)):

@@ -171,7 +171,8 @@ type fileFormat struct {
 		Node    string     `yaml:"node"`
 		Port    string     `yaml:"port"`
 		Devargs string     `yaml:"devargs"`
-		Also    []Endpoint `yaml:"also"` // a multi-homed host's other uplinks
+		Also    []Endpoint `yaml:"also"`   // a multi-homed host's other uplinks
+		Behind  string     `yaml:"behind"` // a host of a multi-homed site: no port of its own
 	} `yaml:"hosts"`
 	Services []FileService `yaml:"services"`
 }
@@ -203,6 +204,9 @@ func Parse(data []byte) (*Topology, []FileService, error) {
 		seen[[2]string{cp.Node, cp.Port}] = true
 	}
 	for _, h := range f.Hosts {
+		if h.Behind != "" {
+			continue
+		}
 		for _, e := range append([]Endpoint{{Node: h.Node, Port: h.Port, Devargs: h.Devargs}}, h.Also...) {
 			k := [2]string{e.Node, e.Port}
 			if !seen[k] {
