@@ -102,3 +102,23 @@ def test_bad_yaml_names_file(tmp_path):
     f.write_text(yaml.safe_dump(with_change("nodes.0.name", "UPPER")))
     with pytest.raises(TopologyError, match=r"bad.yaml: nodes\[0\].name"):
         load(f)
+
+
+def test_a_host_behind_a_site():
+    """A host may hang off a multi-homed host's bridge (behind:), with no port
+    of its own; it must name an earlier site host and be untagged."""
+    doc = copy.deepcopy(BASE)
+    site = {"name": "s1", "node": "leaf1", "port": "cust7", "also": [{"node": "leaf2", "port": "cust7"}],
+            "interfaces": [{"ip": "10.9.0.1/24", "mac": "02:00:00:00:09:01"}]}
+    lan = {"name": "s2", "behind": "s1", "interfaces": [{"ip": "10.9.0.2/24", "mac": "02:00:00:00:09:02"}]}
+    doc["hosts"] += [site, lan]
+    t = parse(doc)
+    assert t.host("s2").behind == "s1" and not t.host("s2").node
+    for bad, match in ((dict(lan, behind="h1"), "earlier multi-homed host"),
+                       (dict(lan, node="leaf1", port="cust8"), "no node, port or also"),
+                       (dict(lan, interfaces=[{"vlan": 5, "ip": "10.9.0.2/24", "mac": "02:00:00:00:09:02"}]),
+                        "untagged")):
+        d = copy.deepcopy(BASE)
+        d["hosts"] += [site, bad]
+        with pytest.raises(TopologyError, match=match):
+            parse(d)
