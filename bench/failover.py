@@ -46,8 +46,8 @@ RED = ("red", "eline", ["leaf1:cust1:1000", "leaf2:cust1:2000"])
 GREEN = ("green", "elan", ["leaf1:cust1:3000", "leaf2:cust1:3000", "leaf3:cust1:3000"])
 # kind -> (receiving host, destination, port): green's BUM is a subnet
 # broadcast, flooded on its tree (repaired by the controller, not locally).
-FLOWS = {"eline": ("h2", "10.10.0.2", 5601), "elan": ("h3", "10.30.0.3", 5602),
-         "elan-bum": ("h3", "10.30.0.255", 5603)}
+FLOWS = {"eline": ("h1", "h2", "10.10.0.2", 5601), "elan": ("h1", "h3", "10.30.0.3", 5602),
+         "elan-bum": ("h1", "h3", "10.30.0.255", 5603)}
 # kind, what it is, loss window target in ms (docs/ha.md)
 KINDS = (("eline", "E-Line red (h1 -> h2)", 50), ("elan", "E-LAN green unicast (h1 -> h3)", 50),
          ("elan-bum", "E-LAN green BUM (h1 -> broadcast, at h3)", 1000))
@@ -117,7 +117,7 @@ class Bench:
             s.get("protection") == "protected" for s in self.cp.services()
             if s["name"] in (RED[0], GREEN[0])), timeout=300)
         self.cp.wait_converged(timeout=600)
-        for host, ip, _ in FLOWS.values():
+        for _, host, ip, _ in FLOWS.values():
             if ip.endswith(".255"):
                 continue
             r = ping_until(self.lab, "h1", ip, attempts=30)
@@ -131,18 +131,7 @@ class Bench:
     def run(self, fault: str, tag: str) -> dict:
         spine = self.spine()
         seconds = self.a.seconds + (self.a.controller_down if fault == "controller-restart" else 0)
-        sent = self.a.rate * seconds
-        rxs, outs = [], {}
-        for kind, (host, _, port) in FLOWS.items():
-            outs[kind] = self.state / f"{tag}-{kind}.json"
-            rxs.append(self.lab.host_popen(host, [
-                "python3", str(STREAM), "recv", "--port", str(port), "--seconds", str(seconds + 4),
-                "--out", str(outs[kind]), "--sent", str(sent), "--rate", str(self.a.rate)]))
-        time.sleep(0.5)
-        txs = [self.lab.host_popen("h1", ["python3", str(STREAM), "send", "--dst", ip, "--port", str(port),
-                                          "--rate", str(self.a.rate), "--seconds", str(seconds)]
-                                   + (["--broadcast"] if ip.endswith(".255") else []))
-               for _, ip, port in FLOWS.values()]
+        txs, rxs, outs = start_streams(self.lab, FLOWS, self.a.rate, seconds, self.state, tag)
         undo = None
         try:
             time.sleep(self.a.fault_at)
@@ -203,6 +192,24 @@ class Bench:
             cp.start_controller()
             return None
         raise ValueError(fault)
+
+
+def start_streams(lab, flows: dict, rate: int, seconds: float, state: Path, tag: str):
+    """flows: kind -> (sender, receiver, destination IP, port). Starts a
+    receiver for each, then its sender (a broadcast to a .255 address);
+    returns the senders, the receivers and each kind's report file."""
+    rxs, outs = [], {}
+    for kind, (_, host, _, port) in flows.items():
+        outs[kind] = state / f"{tag}-{kind}.json"
+        rxs.append(lab.host_popen(host, [
+            "python3", str(STREAM), "recv", "--port", str(port), "--seconds", str(seconds + 4),
+            "--out", str(outs[kind]), "--sent", str(int(rate * seconds)), "--rate", str(rate)]))
+    time.sleep(0.5)
+    txs = [lab.host_popen(src, ["python3", str(STREAM), "send", "--dst", ip, "--port", str(port),
+                                "--rate", str(rate), "--seconds", str(seconds)]
+                          + (["--broadcast"] if ip.endswith(".255") else []))
+           for src, _, ip, port in flows.values()]
+    return txs, rxs, outs
 
 
 def wait_all(procs, timeout: float) -> bool:

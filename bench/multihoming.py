@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 for p in (REPO / "tests", REPO / "datapath" / "python", REPO / "bench"):
     sys.path.insert(0, str(p))
 
-from failover import stats, wait_all  # noqa: E402
+from failover import start_streams, stats, wait_all  # noqa: E402
 from lab import Lab  # noqa: E402
 from lab.control import ControlPlane, wait_for  # noqa: E402
 from lab.traffic import ping_until  # noqa: E402
@@ -38,7 +38,6 @@ from lab.traffic import ping_until  # noqa: E402
 TOPOLOGY = REPO / "examples" / "demo.yaml"
 PREFIX = "mh"
 API_PORT, ETCD_PORT = 23860, 23861
-STREAM = REPO / "tests" / "lab" / "udpstream.py"
 VIOLET = ("violet", "elan", ["leaf1:cust3:untagged", "@site1:untagged"])
 H6, H7, BCAST = "10.60.0.6", "10.60.0.7", "10.60.0.255"
 UPLINK = {"leaf2": "up0", "leaf3": "up1"}
@@ -99,18 +98,7 @@ class Bench:
         if "-alone-" in fault:
             # The datapaths alone: the controller is down across the fault.
             self.cp.stop_controller(signal.SIGKILL)
-        sent = self.a.rate * self.a.seconds
-        rxs, outs = [], {}
-        for kind, (_, host, _, port) in FLOWS.items():
-            outs[kind] = self.state / f"{tag}-{kind}.json"
-            rxs.append(self.lab.host_popen(host, [
-                "python3", str(STREAM), "recv", "--port", str(port), "--seconds", str(self.a.seconds + 4),
-                "--out", str(outs[kind]), "--sent", str(sent), "--rate", str(self.a.rate)]))
-        time.sleep(0.5)
-        txs = [self.lab.host_popen(src, ["python3", str(STREAM), "send", "--dst", ip, "--port", str(port),
-                                         "--rate", str(self.a.rate), "--seconds", str(self.a.seconds)]
-                                   + (["--broadcast"] if ip == BCAST else []))
-               for src, _, ip, port in FLOWS.values()]
+        txs, rxs, outs = start_streams(self.lab, FLOWS, self.a.rate, self.a.seconds, self.state, tag)
         undo = None
         try:
             time.sleep(self.a.fault_at)

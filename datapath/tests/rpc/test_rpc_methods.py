@@ -164,11 +164,12 @@ def test_trace_empty(base):
 def test_config_dump_shape(base):
     d = base.call("config_dump")
     assert d["version"] == 1
-    assert list(d) == ["version", "settings", "ports", "nexthops", "bfd", "nhlfes", "services",
+    assert list(d) == ["version", "settings", "ports", "nexthops", "bfd", "nhlfes", "ecmps", "services",
                        "circuits", "labels"]
     assert d["settings"] == DEFAULT_SETTINGS
     for key in ("nexthops", "nhlfes", "services", "circuits", "labels"):
         assert d[key] == BASE[key], key
+    assert d["ecmps"] == []
     ports = {p["name"]: p for p in d["ports"]}
     assert ports["fab0"]["devargs"] == BASE_PORTS[0]["devargs"]
     assert ports["fab0"]["kind"] == "fabric"
