@@ -30,7 +30,7 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 		b.meta[i].stacked = 0;
 		b.meta[i].flooded = 0;
 		b.meta[i].redirected = 0;
-		b.meta[i].inner = 0;
+		b.meta[i].below = 0;
 		b.meta[i].tr = NULL;
 		pc->rx_bytes += pkts[i]->pkt_len;
 		/* The stages (and the trace filter) expect every tag in the frame. */

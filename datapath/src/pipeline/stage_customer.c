@@ -130,7 +130,7 @@ static __rte_always_inline void eline_in(struct e3_burst *b, const bool tracing)
 		}
 		if (s->nhlfe != E3_NONE) {
 			E3_TRACE(b, i, ELINE_ENCAP, s->id, s->nhlfe, e3.settings.control_word);
-			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, tracing);
+			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, 0, tracing);
 			continue;
 		}
 		/* Hairpin: both circuits on this node. */

@@ -135,7 +135,7 @@ static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t e
 		struct rte_mbuf *m = ++done == total ? orig : e3_clone(b, i, orig);
 
 		if (m != NULL)
-			e3_out_nhlfe(b, i, m, s->branches[k], tracing);
+			e3_out_nhlfe(b, i, m, s->branches[k], b->meta[i].below, tracing);
 	}
 }
 
@@ -155,7 +155,7 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 
 		if (unlikely(site != NULL)) {
 			/* From a multi-homed site: its segment label goes below. */
-			b->meta[i].inner = site->label;
+			b->meta[i].below = site->label;
 			if (d == E3_NONE && site->non_df && site->floods) {
 				E3_TRACE(b, i, ELAN_NOT_DF, s->id, in);
 				e3_drop(b, i, E3_DROP_NOT_DF);
@@ -171,7 +171,7 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 			if (nhlfe == E3_NONE)
 				flood(b, i, in, true, tracing);   /* that remote is gone */
 			else
-				e3_out_nhlfe(b, i, b->pkts[i], nhlfe, tracing);
+				e3_out_nhlfe(b, i, b->pkts[i], nhlfe, b->meta[i].below, tracing);
 		} else if (d == in) {
 			E3_TRACE(b, i, ELAN_IN_INGRESS, s->id);
 			e3_drop(b, i, E3_DROP_SAME_CIRCUIT);

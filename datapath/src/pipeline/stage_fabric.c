@@ -80,10 +80,12 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 			e3_drop(b, i, E3_DROP_LABEL_STACKED);
 			return;
 		}
-		if (below >> 12 == E3_LABEL_GAL)
+		if (below >> 12 == E3_LABEL_GAL) {
 			mt->gach = 1;
-		else
+		} else {
 			mt->stacked = 1;
+			mt->below = below >> 12;
+		}
 	}
 	if (unlikely(mt->ttl == 0)) {
 		e3_drop(b, i, E3_DROP_TTL_EXPIRED);
@@ -139,9 +141,7 @@ static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint3
 static bool segment_source(struct e3_burst *b, unsigned i, uint32_t svc)
 {
 	struct e3_meta *mt = &b->meta[i];
-	uint32_t below = lse_below(rte_pktmbuf_mtod(b->pkts[i], const uint8_t *),
-				   rte_pktmbuf_data_len(b->pkts[i]));
-	struct e3_label_entry e = e3_label_get(below >> 12);
+	struct e3_label_entry e = e3_label_get(mt->below);
 
 	if (unlikely(e.type != E3_LBL_ELAN || e3_label_elan_service(e.index) != svc)) {
 		e3_drop(b, i, E3_DROP_LABEL_STACKED);

@@ -38,7 +38,8 @@ static __rte_always_inline void e3_sent(struct e3_burst *b, unsigned i, struct r
 }
 
 static __rte_always_inline void
-e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, const bool tracing);
+e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
+	     const bool tracing);
 
 /* A frame for a multi-homed site's circuit whose port is down: to another
  * leaf of the site (its redirect), unless it came from one; else dropped. */
@@ -53,15 +54,11 @@ e3_out_redirect(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t cir
 		e3_drop_copy(b, i, m, E3_DROP_NO_NEXTHOP);
 		return;
 	}
-	/* Only the circuit label: the frame is the site's to deliver, not to
-	 * learn from. */
-	const uint32_t inner = b->meta[i].inner;
-
 	b->w->st.svc[c.service].redirected++;
 	E3_TRACE(b, i, SITE_REDIRECT, circuit, site->redirect);
-	b->meta[i].inner = 0;
-	e3_out_nhlfe(b, i, m, site->redirect, tracing);
-	b->meta[i].inner = inner;
+	/* Only the circuit label: the frame is the site's to deliver, not to
+	 * learn from. */
+	e3_out_nhlfe(b, i, m, site->redirect, 0, tracing);
 }
 
 /* Push the circuit's VLAN (PCP = tc) and send. */
@@ -165,11 +162,11 @@ e3_write_mpls(uint8_t *h, const struct e3_nexthop *nh, uint32_t lse)
 	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
 }
 
-/* Push Ethernet + label (+ the segment label below it, for a frame from a
- * multi-homed site) (+ control word) for nhlfe and send. */
+/* Push Ethernet + label (+ the label below it, if not 0: a multi-homed
+ * site's segment label) (+ control word) for nhlfe and send. */
 static __rte_always_inline void
-e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
-		const bool tracing)
+e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
+	     const bool tracing)
 {
 	uint32_t label;
 	const struct e3_port *p;
@@ -178,8 +175,7 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 	if (unlikely(nh == NULL))
 		return;
 	bool cw = e3.settings.control_word;
-	const uint32_t inner = b->meta[i].inner;
-	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + (inner != 0)) + (cw ? E3_CW_LEN : 0);
+	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + (below != 0)) + (cw ? E3_CW_LEN : 0);
 
 	if (unlikely(m->pkt_len + hlen > e3_port_max_frame(p, 0))) {
 		e3_drop_on(b, i, m, nh->port, E3_DROP_OVERSIZE);
@@ -200,11 +196,11 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 	}
 	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl);
 
-	if (unlikely(inner != 0)) {
-		uint32_t below = e3_mpls_lse(inner, b->meta[i].tc, e3.settings.ttl);
+	if (unlikely(below != 0)) {
+		uint32_t bottom = e3_mpls_lse(below, b->meta[i].tc, e3.settings.ttl);
 
 		lse &= ~rte_cpu_to_be_32(1u << 8);
-		memcpy(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, &below, 4);
+		memcpy(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, &bottom, 4);
 	}
 	e3_write_mpls(h, nh, lse);
 	if (cw)

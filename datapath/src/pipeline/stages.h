@@ -67,7 +67,8 @@ struct e3_meta {
 	uint8_t stacked;      /* the label sits on an E-LAN's segment label */
 	uint8_t flooded;      /* E-LAN: came by a flood tree (REPLICATE), not by unicast */
 	uint8_t redirected;   /* came by a CIRCUIT entry: never redirected again */
-	uint32_t inner;       /* customer: the segment label to push below (0 = none) */
+	uint32_t below;       /* E-LAN: the segment label under the service's, pushed (customer:
+	                       * from a site) or read (fabric: stacked); 0 = none */
 	struct e3_trace_slot *tr;
 	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
 };
