@@ -154,16 +154,16 @@ func (b *builder) inPort(node string, label uint32, port string) {
 }
 
 // protect adds, at node, a protected NHLFE that stands for primary while
-// the check of primaryPath (node -> to) finds it usable, and for backup
-// otherwise. Every protected NHLFE whose primary takes one path watches the
+// the check of primaryPath (from node to its end) finds it usable, and for
+// backup otherwise (backupPath may end elsewhere: another leaf of a site). Every protected NHLFE whose primary takes one path watches the
 // same check, so the datapath moves them all with one write (docs/ha.md).
 // The backup path is checked too, so that a move of the service onto it
 // only changes which check the entry watches, and the operator sees
 // whether the backup is ready.
-func (b *builder) protect(node, to, role string, primary, backup uint32, primaryPath, backupPath model.Path) (uint32, error) {
-	watch, err := b.watch(node, node, to, primaryPath)
+func (b *builder) protect(node, role string, primary, backup uint32, primaryPath, backupPath model.Path) (uint32, error) {
+	watch, err := b.watch(node, node, primaryPath[len(primaryPath)-1].To, primaryPath)
 	if err == nil {
-		_, err = b.watch(node, node, to, backupPath)
+		_, err = b.watch(node, node, backupPath[len(backupPath)-1].To, backupPath)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", b.name, err)
@@ -178,15 +178,15 @@ func (b *builder) protect(node, to, role string, primary, backup uint32, primary
 	return id, nil
 }
 
-// ecmp adds, at node, an ECMP group over two equal-cost paths to `to`:
-// each member is protected by the other path, and is left out of the
-// group while its own path's check fails (docs/multihoming.md).
-func (b *builder) ecmp(node, to, tag string, nh1, nh2 uint32, p1, p2 model.Path) (uint32, error) {
-	m1, err := b.protect(node, to, tag+":ecmp:1", nh1, nh2, p1, p2)
+// ecmp adds, at node, an ECMP group over two equal-cost paths: each member
+// is protected by the other path, and is left out of the group while its
+// own path's check fails (docs/multihoming.md).
+func (b *builder) ecmp(node, tag string, nh1, nh2 uint32, p1, p2 model.Path) (uint32, error) {
+	m1, err := b.protect(node, tag+":ecmp:1", nh1, nh2, p1, p2)
 	if err != nil {
 		return 0, err
 	}
-	m2, err := b.protect(node, to, tag+":ecmp:2", nh2, nh1, p2, p1)
+	m2, err := b.protect(node, tag+":ecmp:2", nh2, nh1, p2, p1)
 	if err != nil {
 		return 0, err
 	}
@@ -204,7 +204,6 @@ func (b *builder) ecmp(node, to, tag string, nh1, nh2 uint32, p1, p2 model.Path)
 // them: p's own (plain) when there is no backup, else a protected NHLFE
 // over both, or with ecmp a group over both.
 func (b *builder) protectedLSP(tag string, p, bk model.Path, term uint32, ecmp bool) (in, plain uint32, err error) {
-	from, to := p[0].From, p[len(p)-1].To
 	if plain, err = b.lsp(tag, p, term); err != nil || len(bk) == 0 {
 		return plain, plain, err
 	}
@@ -213,9 +212,9 @@ func (b *builder) protectedLSP(tag string, p, bk model.Path, term uint32, ecmp b
 		return 0, 0, err
 	}
 	if ecmp {
-		in, err = b.ecmp(from, to, tag, plain, backup, p, bk)
+		in, err = b.ecmp(p[0].From, tag, plain, backup, p, bk)
 	} else {
-		in, err = b.protect(from, to, tag+":protected", plain, backup, p, bk)
+		in, err = b.protect(p[0].From, tag+":protected", plain, backup, p, bk)
 	}
 	return in, plain, err
 }
@@ -285,9 +284,9 @@ func (b *builder) eline() error {
 			var id uint32
 			var err error
 			if r.ECMP {
-				id, err = b.ecmp(d.src, d.dst, tag, nhs["primary"], nhs["backup"], paths["primary"], paths["backup"])
+				id, err = b.ecmp(d.src, tag, nhs["primary"], nhs["backup"], paths["primary"], paths["backup"])
 			} else {
-				id, err = b.protect(d.src, d.dst, tag+":protected", nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
+				id, err = b.protect(d.src, tag+":protected", nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
 			}
 			if err != nil {
 				return err

@@ -1,7 +1,6 @@
 package desired
 
 import (
-	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -170,12 +169,7 @@ func (b *builder) redirects(seg string, reach []string) error {
 		if to == nil {
 			continue
 		}
-		var u *model.UnicastPath
-		for k := range r.Unicast {
-			if r.Unicast[k].From == c.Node && r.Unicast[k].To == to.Node {
-				u = &r.Unicast[k]
-			}
-		}
+		u := unicastPath(r, c.Node, to.Node)
 		if u == nil || len(u.Path) == 0 {
 			continue
 		}
@@ -219,13 +213,21 @@ func (b *builder) watched(node, to, seg string, nh uint32) (uint32, error) {
 		if n.Protect != nil {
 			return nh, nil
 		}
-		for _, u := range b.rec.Route.Unicast {
-			if u.From == node && u.To == to {
-				return b.protect(node, to, "elan-site:"+seg+">"+to+":watched", nh, nh, u.Path, u.Path)
-			}
+		if u := unicastPath(&b.rec.Route, node, to); u != nil && len(u.Path) > 0 {
+			return b.protect(node, "elan-site:"+seg+">"+to+":watched", nh, nh, u.Path, u.Path)
 		}
 	}
 	return nh, nil
+}
+
+// unicastPath is r's unicast path from -> to, or nil.
+func unicastPath(r *model.Route, from, to string) *model.UnicastPath {
+	for k := range r.Unicast {
+		if r.Unicast[k].From == from && r.Unicast[k].To == to {
+			return &r.Unicast[k]
+		}
+	}
+	return nil
 }
 
 // groupMembers is nh, or its members if nh is an ECMP group at node: a
@@ -355,15 +357,10 @@ func (b *builder) elineSite(seg string) error {
 		// Protected by the standby's leg: the DF's check, when it fails,
 		// moves the end's frames to the standby leaf.
 		standby := live[(slices.Index(live, df)+1)%len(live)]
-		watch, err := b.watch(end.Node, end.Node, df, paths[df])
-		if err != nil {
-			return fmt.Errorf("%s: %w", b.name, err)
-		}
-		if in, err = b.get(end.Node, model.KindNHLFE, "eline-site:"+seg+":protected"); err != nil {
+		if in, err = b.protect(end.Node, "eline-site:"+seg+":protected", plain[df], plain[standby],
+			paths[df], paths[standby]); err != nil {
 			return err
 		}
-		b.frag(end.Node).NHLFEs = append(b.frag(end.Node).NHLFEs, dpconfig.NHLFE{ID: in,
-			Protect: &dpconfig.Protection{Primary: plain[df], Backup: plain[standby], Watch: watch}})
 	default:
 		in = legs[live[0]]
 	}
