@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
@@ -101,7 +102,7 @@ uint16_t port_id_of(const char *port)
 
 void rx_on(const char *port, struct rte_mbuf **m, unsigned n)
 {
-	e3_process_burst(e3_workers[0], port_id_of(port), m, (uint16_t)n);
+	e3_process_burst(e3_workers[0], port_id_of(port), m, (uint16_t)n, rte_rdtsc());
 	e3_mac_drain();   /* what the main lcore does every loop */
 }
 

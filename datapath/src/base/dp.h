@@ -33,6 +33,7 @@ struct e3_dp {
 	struct e3_settings settings;
 	uint32_t now_s;                 /* seconds since start (MAC ages) */
 	enum e3_poll_mode poll_mode;
+	uint32_t rt_sample_mask;        /* runtime profile: polls with (n & mask) == 0 are timed */
 	uint16_t n_workers;             /* worker contexts, >= 1 */
 	uint32_t mac_table_size;
 	struct rte_mempool *pool;       /* received frames */

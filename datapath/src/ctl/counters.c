@@ -56,6 +56,22 @@ void e3_ctl_drops_total(uint64_t out[E3_DROP_MAX])
 	}
 }
 
+int e3_ctl_runtime_get(int idx, struct e3_runtime *out)
+{
+	if (idx < 0 || idx >= e3.n_workers)
+		return -E3_ENOENT;
+	e3_runtime_get((unsigned)idx, out);
+	return 0;
+}
+
+int e3_ctl_runtime_clear(unsigned sample, char *err)
+{
+	if (sample == 0 || sample > E3_RT_SAMPLE_MAX || (sample & (sample - 1)) != 0)
+		return E3_ERR(err, E3_EINVAL, "sample: must be a power of two, 1..%u", E3_RT_SAMPLE_MAX);
+	e3_runtime_clear(sample);
+	return 0;
+}
+
 void e3_ctl_stats_clear(void)
 {
 	e3_stats_clear_all();

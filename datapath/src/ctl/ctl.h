@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "base/defs.h"
+#include "pipeline/runtime.h"
 
 /* The control lock: held by the main loop while it runs RPC handlers and
  * housekeeping (learning, aging, RCU reclaim, link polling); taken by any
@@ -109,6 +110,10 @@ int e3_ctl_worker_count(void);
 int e3_ctl_worker_get(int idx, struct e3_worker_info *out);
 void e3_ctl_drops_total(uint64_t out[E3_DROP_MAX]);
 void e3_ctl_stats_clear(void);
+/* Worker idx's runtime profile (pipeline/runtime.h). The clear starts
+ * from zero, timing one poll in sample (a power of two, 1..1024). */
+int e3_ctl_runtime_get(int idx, struct e3_runtime *out);
+int e3_ctl_runtime_clear(unsigned sample, char *err);
 
 /* ---- packet trace ------------------------------------------------------------------ */
 /* Trace the next n frames received that match the filter (replaces any

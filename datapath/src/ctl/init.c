@@ -37,6 +37,7 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 		return E3_ERR(err, E3_EINVAL, "%u workers: at most %u", n, E3_MAX_WORKERS);
 	e3.n_workers = (uint16_t)n;
 	e3.poll_mode = o->poll_mode;
+	e3.rt_sample_mask = E3_RT_SAMPLE - 1;
 	e3.mac_table_size = o->mac_table_size;
 	e3.start_tsc = rte_get_tsc_cycles();
 	e3.tsc_per_us = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1);

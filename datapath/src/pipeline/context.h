@@ -14,6 +14,7 @@
 
 #include "base/dp.h"
 #include "base/stats.h"
+#include "pipeline/runtime.h"
 
 struct e3_txbuf {
 	uint16_t n;
@@ -35,12 +36,16 @@ struct e3_worker {
 	struct e3_trace_ring *trace;
 	struct e3_txbuf tx[RTE_MAX_ETHPORTS] __rte_cache_aligned;
 	struct e3_wstats st;
+	struct e3_runtime rt;
 } __rte_cache_aligned;
 
 /* The contexts, e3.n_workers of them, created by e3_workers_init. */
 extern struct e3_worker *e3_workers[E3_MAX_WORKERS];
 
-/* Runs one received burst through the stages (pipeline.c). */
-void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **pkts, uint16_t n);
+/* Runs one received burst through the stages (pipeline.c). A timed burst
+ * (runtime.h) gives tsc, the TSC when it was received, and gets the TSC
+ * when it is done; an untimed one gives and gets 0. */
+uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **pkts,
+			  uint16_t n, uint64_t tsc);
 
 #endif

@@ -42,15 +42,18 @@ unsigned e3_inject(uint16_t port, struct rte_mbuf **m, unsigned n)
 	return done;
 }
 
-void e3_inject_drain(struct e3_worker *w)
+unsigned e3_inject_drain(struct e3_worker *w)
 {
 	struct rte_ring *r = rings[w->idx];
 	struct rte_mbuf *m[E3_BURST];
-	unsigned n;
+	unsigned n, total = 0;
 
 	if (r == NULL)
-		return;
-	while ((n = rte_ring_dequeue_burst(r, (void **)m, E3_BURST, NULL)) > 0)
+		return 0;
+	while ((n = rte_ring_dequeue_burst(r, (void **)m, E3_BURST, NULL)) > 0) {
 		for (unsigned i = 0; i < n; i++)
 			e3_tx(w, m[i]->port, m[i]);
+		total += n;
+	}
+	return total;
 }

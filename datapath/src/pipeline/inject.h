@@ -20,7 +20,7 @@ int e3_inject_init(void);
 /* Main lcore: queue n frames for port (each takes one, or is freed). Returns
  * how many were queued. */
 unsigned e3_inject(uint16_t port, struct rte_mbuf **m, unsigned n);
-/* Worker: send what was queued for it. */
-void e3_inject_drain(struct e3_worker *w);
+/* Worker: send what was queued for it; returns how many. */
+unsigned e3_inject_drain(struct e3_worker *w);
 
 #endif

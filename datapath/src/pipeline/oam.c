@@ -165,7 +165,7 @@ void e3_oam_tick(struct e3_worker *w, uint64_t now_us)
 		tick_one(w, s, nh, p, now_us);
 		rte_spinlock_unlock(&s->lock);
 	}
-	e3_tx_flush(w);
+	e3_tx_flush(w, 0);
 }
 
 int e3_oam_rx(struct e3_oam_session *s, const struct e3_bfd_pkt *p, uint64_t now_us)

@@ -5,16 +5,40 @@
 #include "pipeline/stages.h"
 #include "pipeline/trace.h"
 
+#include <rte_cycles.h>
+
+const char *const e3_stage_names[E3_STAGE_MAX] = {
+#define _(sym, name) [E3_STAGE_##sym] = #name,
+	foreach_e3_stage
+#undef _
+};
+
 struct e3_worker *e3_workers[E3_MAX_WORKERS];
 
-void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **pkts, uint16_t n)
+/* Runs stage `name` over the burst and profiles it (runtime.h); tsc is 0
+ * when this burst is not timed. */
+#define RUN(sym, name) do { \
+	unsigned _k = e3_stage_##name(&b); \
+	struct e3_rt_ctr *_c = &w->rt.stage[E3_STAGE_##sym]; \
+	if (_k != 0) \
+		e3_rt_count(_c, _k); \
+	if (tsc != 0) { \
+		uint64_t _t = rte_rdtsc(); \
+		if (_k != 0) \
+			e3_rt_time(_c, _t - tsc); \
+		tsc = _t; \
+	} \
+} while (0)
+
+uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **pkts,
+			  uint16_t n, uint64_t tsc)
 {
 	struct e3_burst b;
 	const struct e3_port *p = e3_port_get(rx_port);
 
 	if (unlikely(p == NULL)) {
 		rte_pktmbuf_free_bulk(pkts, n);
-		return;
+		return tsc;
 	}
 	b.w = w;
 	b.rx = p;
@@ -41,20 +65,20 @@ void e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf **p
 	if (unlikely(e3_trace_on()))
 		e3_trace_burst(&b);
 	if (p->kind == E3_PORT_CUSTOMER) {
-		e3_stage_customer_in(&b);
-		e3_stage_eline_in(&b);
-		e3_stage_elan_in(&b);
+		RUN(CUSTOMER_IN, customer_in);
+		RUN(ELINE_IN, eline_in);
+		RUN(ELAN_IN, elan_in);
 	} else {
-		e3_stage_fabric_in(&b);
-		e3_stage_label_lookup(&b);
-		e3_stage_swap(&b);
-		e3_stage_eline_term(&b);
-		e3_stage_circuit_term(&b);
-		e3_stage_replicate(&b);
-		e3_stage_elan_term(&b);
-		e3_stage_oam(&b);
+		RUN(FABRIC_IN, fabric_in);
+		RUN(LABEL_LOOKUP, label_lookup);
+		RUN(SWAP, swap);
+		RUN(ELINE_TERM, eline_term);
+		RUN(CIRCUIT_TERM, circuit_term);
+		RUN(REPLICATE, replicate);
+		RUN(ELAN_TERM, elan_term);
+		RUN(OAM, oam);
 	}
 	if (unlikely(b.trace))
 		e3_trace_finish(&b);
-	e3_tx_flush(w);
+	return e3_tx_flush(w, tsc != 0 ? rte_rdtsc() : 0);
 }

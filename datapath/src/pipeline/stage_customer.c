@@ -102,18 +102,21 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 		E3_TRACE(b, i, CUST_UNTAGGED, b->rx->port_id, cid, s->id);
 }
 
-static __rte_always_inline void customer_in(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned customer_in(struct e3_burst *b, const bool tracing)
 {
-	e3_rx_each(b, tracing, customer_in_one);
+	return e3_rx_each(b, tracing, customer_in_one);
 }
 
 E3_STAGE_ENTRY(customer_in)
 
-static __rte_always_inline void eline_in(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned eline_in(struct e3_burst *b, const bool tracing)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < b->n; i++) {
 		if (b->meta[i].next != NX_ELINE)
 			continue;
+		n++;
 		const struct e3_service *s = b->meta[i].svc;
 
 		if (unlikely(s->n_sites)) {
@@ -146,6 +149,7 @@ static __rte_always_inline void eline_in(struct e3_burst *b, const bool tracing)
 		E3_TRACE(b, i, HAIRPIN, s->id, peer);
 		e3_out_circuit(b, i, b->pkts[i], peer, tracing);
 	}
+	return n;
 }
 
 E3_STAGE_ENTRY(eline_in)

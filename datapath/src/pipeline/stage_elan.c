@@ -139,7 +139,7 @@ static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t e
 	}
 }
 
-static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
 
@@ -180,6 +180,7 @@ static __rte_always_inline void elan_in(struct e3_burst *b, const bool tracing)
 			e3_out_circuit(b, i, b->pkts[i], d, tracing);
 		}
 	}
+	return l.n;
 }
 
 /* The local circuit on the multi-homed site whose segment source is
@@ -195,7 +196,7 @@ static __rte_always_inline uint32_t site_circuit(const struct e3_service *s, uin
 	return E3_NONE;
 }
 
-static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned elan_term(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
 
@@ -221,6 +222,7 @@ static __rte_always_inline void elan_term(struct e3_burst *b, const bool tracing
 			e3_out_circuit(b, i, b->pkts[i], d, tracing);
 		}
 	}
+	return l.n;
 }
 
 E3_STAGE_ENTRY(elan_in)

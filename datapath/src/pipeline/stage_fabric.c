@@ -98,9 +98,9 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 	mt->next = NX_LABEL;
 }
 
-static __rte_always_inline void fabric_in(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned fabric_in(struct e3_burst *b, const bool tracing)
 {
-	e3_rx_each(b, tracing, fabric_in_one);
+	return e3_rx_each(b, tracing, fabric_in_one);
 }
 
 E3_STAGE_ENTRY(fabric_in)
@@ -151,13 +151,16 @@ static bool segment_source(struct e3_burst *b, unsigned i, uint32_t svc)
 	return true;
 }
 
-static __rte_always_inline void label_lookup(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool tracing)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < b->n; i++) {
 		struct e3_meta *mt = &b->meta[i];
 
 		if (mt->next != NX_LABEL)
 			continue;
+		n++;
 		struct e3_label_entry e = e3_label_get(mt->label);
 
 		b->w->st.label[mt->label]++;
@@ -230,20 +233,29 @@ static __rte_always_inline void label_lookup(struct e3_burst *b, const bool trac
 			break;
 		}
 	}
+	return n;
 }
 
-static __rte_always_inline void swap(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned swap(struct e3_burst *b, const bool tracing)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < b->n; i++)
-		if (b->meta[i].next == NX_SWAP)
+		if (b->meta[i].next == NX_SWAP) {
 			e3_out_swap(b, i, b->pkts[i], b->meta[i].index, tracing);
+			n++;
+		}
+	return n;
 }
 
-static __rte_always_inline void eline_term(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned eline_term(struct e3_burst *b, const bool tracing)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < b->n; i++) {
 		if (b->meta[i].next != NX_ELINE_TERM)
 			continue;
+		n++;
 		const struct e3_service *s = b->meta[i].svc;
 
 		if (unlikely(s->n_circuits == 0)) {
@@ -253,15 +265,21 @@ static __rte_always_inline void eline_term(struct e3_burst *b, const bool tracin
 		E3_TRACE(b, i, ELINE_TERM, s->id, s->circuits[0]);
 		e3_out_circuit(b, i, b->pkts[i], s->circuits[0], tracing);
 	}
+	return n;
 }
 
 /* Frames another leaf of a site redirected while its own link to the site
  * is down: out of the site's circuit here. */
-static __rte_always_inline void circuit_term(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned circuit_term(struct e3_burst *b, const bool tracing)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < b->n; i++)
-		if (b->meta[i].next == NX_CIRCUIT_TERM)
+		if (b->meta[i].next == NX_CIRCUIT_TERM) {
 			e3_out_circuit(b, i, b->pkts[i], b->meta[i].index, tracing);
+			n++;
+		}
+	return n;
 }
 
 static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, const bool tracing)
@@ -331,11 +349,16 @@ static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, co
 	}
 }
 
-static __rte_always_inline void replicate(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned replicate(struct e3_burst *b, const bool tracing)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < b->n; i++)
-		if (b->meta[i].next == NX_REPLICATE)
+		if (b->meta[i].next == NX_REPLICATE) {
 			replicate_one(b, i, tracing);
+			n++;
+		}
+	return n;
 }
 
 E3_STAGE_ENTRY(label_lookup)

@@ -51,17 +51,20 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 	e3_done(b, i);
 }
 
-static __rte_always_inline void oam(struct e3_burst *b, const bool tracing)
+static __rte_always_inline unsigned oam(struct e3_burst *b, const bool tracing)
 {
 	uint64_t now_us = 0;
+	unsigned n = 0;
 
 	for (unsigned i = 0; i < b->n; i++) {
 		if (b->meta[i].next != NX_OAM)
 			continue;
+		n++;
 		if (now_us == 0)
 			now_us = e3_now_us();
 		oam_one(b, i, now_us, tracing);
 	}
+	return n;
 }
 
 E3_STAGE_ENTRY(oam)

@@ -51,13 +51,22 @@ void e3_tx_flush_port(struct e3_worker *w, uint16_t port)
 	}
 }
 
-void e3_tx_flush(struct e3_worker *w)
+uint64_t e3_tx_flush(struct e3_worker *w, uint64_t tsc)
 {
 	while (w->tx_dirty) {
 		uint16_t port = (uint16_t)__builtin_ctzll(w->tx_dirty);
+		unsigned n = w->tx[port].n;
 
 		e3_tx_flush_port(w, port);
+		e3_rt_count(&w->rt.tx[port], n);
+		if (tsc != 0) {
+			uint64_t now = rte_rdtsc();
+
+			e3_rt_time(&w->rt.tx[port], now - tsc);
+			tsc = now;
+		}
 	}
+	return tsc;
 }
 
 void e3_drop(struct e3_burst *b, unsigned i, enum e3_drop why)

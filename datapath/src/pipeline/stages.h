@@ -83,50 +83,57 @@ struct e3_burst {
 };
 
 /* Stages. Each is an always-inline body `name(b, tracing)` with a constant
- * tracing (see E3_TRACE), and this entry point: the body without trace
- * code, or with it, one branch a burst. */
+ * tracing (see E3_TRACE) that returns how many frames it took, and this
+ * entry point: the body without trace code, or with it, one branch a
+ * burst. The count is for the runtime profile (runtime.h). */
 #define E3_STAGE_ENTRY(name) \
-void e3_stage_##name(struct e3_burst *b) \
+unsigned e3_stage_##name(struct e3_burst *b) \
 { \
 	if (unlikely(b->trace)) \
-		name(b, true); \
-	else \
-		name(b, false); \
+		return name(b, true); \
+	return name(b, false); \
 }
 
 /* The body of a receive stage: one(b, i, tracing) for every frame still at
  * NX_IN, with its data prefetched E3_PREFETCH frames ahead. Always inline
  * with a constant one, so the call disappears. */
-static __rte_always_inline void
+static __rte_always_inline unsigned
 e3_rx_each(struct e3_burst *b, const bool tracing,
 	   void (*one)(struct e3_burst *b, unsigned i, const bool tracing))
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < E3_PREFETCH && i < b->n; i++)
 		if (b->pkts[i] != NULL)
 			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i], void *));
 	for (unsigned i = 0; i < b->n; i++) {
 		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
 			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
-		if (b->meta[i].next == NX_IN)
+		if (b->meta[i].next == NX_IN) {
 			one(b, i, tracing);
+			n++;
+		}
 	}
+	return n;
 }
 
-void e3_stage_customer_in(struct e3_burst *b);
-void e3_stage_eline_in(struct e3_burst *b);
-void e3_stage_elan_in(struct e3_burst *b);
-void e3_stage_fabric_in(struct e3_burst *b);
-void e3_stage_label_lookup(struct e3_burst *b);
-void e3_stage_swap(struct e3_burst *b);
-void e3_stage_eline_term(struct e3_burst *b);
-void e3_stage_circuit_term(struct e3_burst *b);
-void e3_stage_replicate(struct e3_burst *b);
-void e3_stage_elan_term(struct e3_burst *b);
-void e3_stage_oam(struct e3_burst *b);
+unsigned e3_stage_customer_in(struct e3_burst *b);
+unsigned e3_stage_eline_in(struct e3_burst *b);
+unsigned e3_stage_elan_in(struct e3_burst *b);
+unsigned e3_stage_fabric_in(struct e3_burst *b);
+unsigned e3_stage_label_lookup(struct e3_burst *b);
+unsigned e3_stage_swap(struct e3_burst *b);
+unsigned e3_stage_eline_term(struct e3_burst *b);
+unsigned e3_stage_circuit_term(struct e3_burst *b);
+unsigned e3_stage_replicate(struct e3_burst *b);
+unsigned e3_stage_elan_term(struct e3_burst *b);
+unsigned e3_stage_oam(struct e3_burst *b);
 
 /* Output helpers (stage_tx.c). Each takes ownership of m. */
 void e3_tx_flush_port(struct e3_worker *w, uint16_t port);
-void e3_tx_flush(struct e3_worker *w);
+/* Flushes every buffer; with tsc (not 0) each is timed as its port's tx
+ * from TSC tsc, and the TSC when done is returned (else 0). */
+uint64_t e3_tx_flush(struct e3_worker *w, uint64_t tsc);
 
 /* Buffer m for port; the buffers go out once per burst (e3_tx_flush). */
 static inline void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
 
@@ -588,6 +590,86 @@ static int m_stats_clear(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	e3_ctl_stats_clear();
+	return result_empty(c);
+}
+
+/* ---- runtime profile (pipeline/runtime.h) ------------------------------------------ */
+static json_t *rt_json(const struct e3_rt_ctr *c)
+{
+	return json_pack("{s:I, s:I, s:I}", "calls", (json_int_t)c->calls, "frames",
+			 (json_int_t)c->frames, "cycles", (json_int_t)e3_rt_cycles(c));
+}
+
+struct rt_ports {
+	const struct e3_runtime *rt;
+	json_t *out;
+};
+
+static void rt_port_cb(const struct e3_port_info *p, void *arg)
+{
+	struct rt_ports *r = arg;
+	json_t *o = json_pack("{s:s, s:o, s:o}", "port", p->conf.name,
+			      "rx", rt_json(&r->rt->rx[p->dpdk_port_id]),
+			      "tx", rt_json(&r->rt->tx[p->dpdk_port_id]));
+
+	json_array_append_new(r->out, o);
+}
+
+static int m_runtime_get(struct e3_rpc_call *c, void *p)
+{
+	(void)p;
+	struct e3_runtime *rt = malloc(sizeof(*rt));
+
+	if (rt == NULL)
+		return e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
+	e3_jw_open(&c->w, NULL, '{');
+	e3_jw_json(&c->w, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+	e3_jw_open(&c->w, "workers", '[');
+	for (int i = 0; i < e3_ctl_worker_count(); i++) {
+		if (e3_ctl_runtime_get(i, rt) < 0)
+			continue;
+		json_t *stages = json_array();
+
+		for (int s = 0; s < E3_STAGE_MAX; s++) {
+			json_t *o = rt_json(&rt->stage[s]);
+
+			json_object_set_new(o, "stage", json_string(e3_stage_names[s]));
+			json_array_append_new(stages, o);
+		}
+		struct rt_ports ports = { rt, json_array() };
+
+		e3_ctl_port_walk(rt_port_cb, &ports);
+		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:o, s:o, s:o}", "index", i,
+						 "busy_cycles", (json_int_t)rt->busy_cycles,
+						 "idle_cycles", (json_int_t)rt->idle_cycles,
+						 "timers", rt_json(&rt->timers), "stages", stages,
+						 "ports", ports.out));
+	}
+	free(rt);
+	e3_jw_close(&c->w, ']');
+	e3_jw_close(&c->w, '}');
+	return 0;
+}
+
+struct runtime_clear_params {
+	uint32_t sample;
+};
+static const struct e3_param runtime_clear_table[] = {
+	E3_P_INT(struct runtime_clear_params, sample, "sample", E3_PT_U32, false, 1, E3_RT_SAMPLE_MAX),
+};
+static const struct e3_obj_type runtime_clear_params = {
+	.what = "params", .params = runtime_clear_table, .n_params = 1,
+	.size = sizeof(struct runtime_clear_params),
+};
+
+static int m_runtime_clear(struct e3_rpc_call *c, void *p)
+{
+	const struct runtime_clear_params *rp = p;
+	char err[E3_ERRLEN] = "";
+	int rc = e3_ctl_runtime_clear((c->seen & 1) ? rp->sample : E3_RT_SAMPLE, err);
+
+	if (rc < 0)
+		return e3_rpc_ctl_err(c, rc, err);
 	return result_empty(c);
 }
 

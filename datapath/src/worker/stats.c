@@ -142,3 +142,36 @@ void e3_stats_clear_all(void)
 		if (base.label[i] || e3_stats_label(i))
 			e3_stats_reset_label(i);
 }
+
+/* The runtime profile is all 64-bit counters, so it is read and based as
+ * an array of them. */
+#define RT_WORDS (sizeof(struct e3_runtime) / sizeof(uint64_t))
+_Static_assert(sizeof(struct e3_runtime) % sizeof(uint64_t) == 0, "e3_runtime is all uint64_t");
+
+static struct e3_runtime rt_base[E3_MAX_WORKERS];
+
+static void rt_read(unsigned w, struct e3_runtime *o)
+{
+	const uint64_t *src = (const uint64_t *)&e3_workers[w]->rt;
+	uint64_t *dst = (uint64_t *)o;
+
+	for (size_t k = 0; k < RT_WORDS; k++)
+		dst[k] = __atomic_load_n(&src[k], __ATOMIC_RELAXED);
+}
+
+void e3_runtime_get(unsigned w, struct e3_runtime *o)
+{
+	const uint64_t *b = (const uint64_t *)&rt_base[w];
+	uint64_t *dst = (uint64_t *)o;
+
+	rt_read(w, o);
+	for (size_t k = 0; k < RT_WORDS; k++)
+		dst[k] -= b[k];
+}
+
+void e3_runtime_clear(unsigned sample)
+{
+	__atomic_store_n(&e3.rt_sample_mask, sample - 1, __ATOMIC_RELAXED);
+	for (unsigned w = 0; w < e3.n_workers; w++)
+		rt_read(w, &rt_base[w]);
+}

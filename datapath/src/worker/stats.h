@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/stats.h"
+#include "pipeline/runtime.h"
 
 /* Allocates a worker's per-object counters. */
 int e3_wstats_init(struct e3_wstats *s);
@@ -25,5 +26,10 @@ void e3_stats_reset_svc(uint32_t id);
 void e3_stats_reset_circ(uint32_t id);
 void e3_stats_reset_label(uint32_t label);
 void e3_stats_clear_all(void);
+
+/* Worker w's runtime profile since the last clear (runtime.h). */
+void e3_runtime_get(unsigned w, struct e3_runtime *out);
+/* Clears, and times one poll in sample (a power of two) from now on. */
+void e3_runtime_clear(unsigned sample);
 
 #endif

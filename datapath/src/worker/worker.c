@@ -121,28 +121,51 @@ int e3_worker_main(void *arg)
 	unsigned idle = 0, sleep_us = 1;
 	const uint64_t oam_period = rte_get_tsc_hz() / OAM_TICKS_PER_S;
 	uint64_t oam_next = 0;
+	uint64_t start = rte_rdtsc();   /* this poll's start: the last one's end */
 
 	while (__atomic_load_n(&e3.running, __ATOMIC_RELAXED)) {
 		const struct e3_qlist *ql = E3_RCU_GET(w->qlist);
+		const bool timed = (w->polls & __atomic_load_n(&e3.rt_sample_mask, __ATOMIC_RELAXED)) == 0;
 		unsigned total = 0;
 
 		for (unsigned k = 0; k < ql->n; k++) {
-			uint16_t n = rte_eth_rx_burst(ql->q[k].port, ql->q[k].queue, pkts, E3_BURST);
+			uint16_t port = ql->q[k].port;
+			uint64_t t0 = timed ? rte_rdtsc() : 0;
+			uint16_t n = rte_eth_rx_burst(port, ql->q[k].queue, pkts, E3_BURST);
 
-			if (n > 0) {
-				total += n;
-				e3_process_burst(w, ql->q[k].port, pkts, n);
+			if (n == 0)
+				continue;
+			total += n;
+			e3_rt_count(&w->rt.rx[port], n);
+			if (timed) {
+				uint64_t t1 = rte_rdtsc();
+
+				e3_rt_time(&w->rt.rx[port], t1 - t0);
+				e3_process_burst(w, port, pkts, n, t1);
+			} else {
+				e3_process_burst(w, port, pkts, n, 0);
 			}
 		}
+		uint64_t tsc = rte_rdtsc();
+
+		if (total > 0)
+			w->rt.busy_cycles += tsc - start;
+		else
+			w->rt.idle_cycles += tsc - start;
 		/* BFD timers: here, so that a worker that stops forwarding
 		 * stops sending and answering too. */
-		uint64_t tsc = rte_get_tsc_cycles();
-
 		if (tsc >= oam_next) {
 			oam_next = tsc + oam_period;
-			e3_inject_drain(w);
+			unsigned injected = e3_inject_drain(w);
+
 			e3_oam_tick(w, e3_now_us());
+			e3_rt_count(&w->rt.timers, injected);
+			uint64_t end = rte_rdtsc();
+
+			e3_rt_time(&w->rt.timers, end - tsc);
+			tsc = end;
 		}
+		start = tsc;
 		w->polls++;
 		if (total > 0) {
 			w->busy_polls++;
@@ -159,6 +182,7 @@ int e3_worker_main(void *arg)
 			rte_rcu_qsbr_thread_offline(e3.qsbr, w->idx);
 			rte_delay_us_sleep(sleep_us);
 			rte_rcu_qsbr_thread_online(e3.qsbr, w->idx);
+			start = rte_rdtsc();
 			w->idle_sleeps++;
 			sleep_us = RTE_MIN(sleep_us * 2, (unsigned)SLEEP_MAX_US);
 		}
