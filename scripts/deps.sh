@@ -6,8 +6,8 @@ PKGS=(
   build-essential pkg-config meson ninja-build
   dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libbsd-dev
   iproute2 ethtool iputils-ping iperf3 tshark tcpdump procps psmisc
-  python3-scapy python3-pytest python3-yaml
-  etcd-server etcd-client
+  python3-scapy python3-pytest python3-yaml python3-prometheus-client python3-selenium
+  etcd-server etcd-client chromium chromium-driver
 )
 [ "${1:-}" = "--bench" ] && PKGS+=(openvswitch-switch-dpdk python3-matplotlib linux-perf valgrind)
 missing=()
@@ -22,4 +22,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 # The images' python3 may not be Debian's: make sure the one on PATH has the modules.
-python3 -c 'import scapy, pytest, yaml' 2>/dev/null || python3 -m pip install -q scapy pytest pyyaml
+python3 -c 'import scapy, pytest, yaml, prometheus_client, selenium' 2>/dev/null ||
+  python3 -m pip install -q scapy pytest pyyaml prometheus_client selenium

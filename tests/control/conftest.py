@@ -23,8 +23,8 @@ for p in (REPO / "tests", REPO / "datapath" / "python"):
 from lab import Lab  # noqa: E402
 from lab.control import ControlPlane, binary  # noqa: E402
 from lab.lab import LabError, vswitchd_binary  # noqa: E402
-from cplib import (API_PORT, ETCD_PORT, FABRIC, GREEN, GREEN_IPS, PREFIX, RED, RED_H2,  # noqa: E402
-                   TOPOLOGY, ensure_service, first_contact)
+from cplib import (API_PORT, ETCD_PORT, FABRIC, GREEN, GREEN_IPS, METRICS_PORT, PREFIX, RED,  # noqa: E402
+                   RED_H2, TOPOLOGY, ensure_service, first_contact)
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +65,7 @@ def tmp_state():
 def control(lab, tmp_state):
     """The embedded-etcd control plane (not started here: see `cp`)."""
     cp = ControlPlane(lab, lab.run_dir / "control", api_port=API_PORT, etcd_port=ETCD_PORT,
-                      data_dir=tmp_state / "controller", fabric=FABRIC)
+                      data_dir=tmp_state / "controller", fabric=FABRIC, metrics_port=METRICS_PORT)
     try:
         yield cp
     finally:

@@ -216,13 +216,14 @@ class ControlPlane:
     cp.stop_all()
 
     With etcd_endpoints the controller uses that (external) etcd instead of
-    its embedded one. The controller gets the lab's topology without its
+    its embedded one. With metrics_port, the agent of the i-th node serves
+    /metrics on 127.0.0.1:metrics_port+i (metrics_url). The controller gets the lab's topology without its
     `services` (it would create them itself): services are made with e3ctl.
     """
 
     def __init__(self, lab: Lab, state_dir, api_port: int, etcd_port: int | None = None,
                  etcd_endpoints: str | None = None, data_dir=None, safety_net: bool = True,
-                 fabric: dict | None = None):
+                 fabric: dict | None = None, metrics_port: int | None = None):
         if (etcd_port is None) == (etcd_endpoints is None):
             raise LabError("ControlPlane: give etcd_port (embedded etcd) or etcd_endpoints (external)")
         self.lab = lab
@@ -243,13 +244,23 @@ class ControlPlane:
         else:
             cmd += ["--etcd-listen", self.etcd_endpoints, "--etcd-peer-listen", f"http://127.0.0.1:{etcd_port + 1}"]
         self.controller = Proc("e3-controller", self.state_dir, cmd, marker=str(self.token_file))
+        self.metrics = {n.name: f"127.0.0.1:{metrics_port + i}" for i, n in enumerate(lab.topo.nodes)
+                        } if metrics_port else {}
         self.agents = {n.name: Proc(f"e3-agent-{n.name}", self.state_dir, [
             str(binary("e3-agent")), "--node", n.name, *self._etcd_args(n.name),
-            "--dp-socket", lab.node_socket(n.name)], marker=lab.node_socket(n.name))
+            "--dp-socket", lab.node_socket(n.name),
+            *(["--metrics-listen", self.metrics[n.name]] if n.name in self.metrics else [])],
+            marker=lab.node_socket(n.name))
             for n in lab.topo.nodes}
         self.safety_net = safety_net
         self.fabric = fabric or {}   # overrides of the topology's fabric settings
         self._armed = False
+
+    def metrics_url(self, node: str | None = None) -> str:
+        """The /metrics URL of node's agent, or of the controller (None)."""
+        if node is None:
+            return self.server + "/metrics"
+        return f"http://{self.metrics[node]}/metrics"
 
     def credentials_file(self, node: str) -> Path:
         return self.state_dir / f"{node}.etcd.json"

@@ -27,8 +27,10 @@ from .topology import TopologyError
 
 PREFIX = "demo"
 TOPOLOGY = REPO / "examples" / "demo.yaml"
-# Loopback ports of the demo's controller API and embedded etcd (client, peer).
+# Loopback ports of the demo's controller API and embedded etcd (client, peer),
+# and the first of the agents' /metrics (one per node, in topology order).
 API_PORT, ETCD_PORT = 23830, 23831
+METRICS_PORT = 23840
 
 
 def header(title: str) -> None:
@@ -41,7 +43,7 @@ def make(topology, prefix: str) -> tuple[Lab, ControlPlane]:
     # share 2 CPUs, where a 30 ms detection time takes scheduling stalls for
     # failures (docs/ha.md, "Shared hosts").
     cp = ControlPlane(lab, lab.run_dir / "control", api_port=API_PORT, etcd_port=ETCD_PORT, safety_net=False,
-                      fabric={"bfd": {"tx_ms": 10, "rx_ms": 10, "multiplier": 10}})
+                      fabric={"bfd": {"tx_ms": 10, "rx_ms": 10, "multiplier": 10}}, metrics_port=METRICS_PORT)
     return lab, cp
 
 
@@ -77,6 +79,9 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
         print(f"{n.name:7} {n.role:5}  e3-vswitchd pid {lab.pid(n.name):<7} e3-agent pid {cp.agents[n.name].pid():<7} "
               f"socket {lab.node_socket(n.name)}")
     print(f"logs: {cp.state_dir}/*.log (control plane), {lab.run_dir}/<node>.log (datapaths)")
+    print(f"metrics: {cp.metrics_url()} (bearer token: read-only or admin)")
+    for n in t.nodes:
+        print(f"         {cp.metrics_url(n.name)}")
 
     header("services, created with e3ctl from the topology file")
     for svc in t.services:
@@ -127,6 +132,10 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
         (f"kill -STOP {lab.pid('spine1')}; sleep 1; e3ctl link list; kill -CONT {lab.pid('spine1')}",
          "hang spine1: its neighbours' BFD takes it out, the leaves fail over"),
         ("e3ctl events", "failures, local and global repairs, and what they took"),
+        (f"curl -s {cp.metrics_url('leaf1')} | grep ^e3_service", "leaf1's service counters, as Prometheus scrapes them"),
+        (f"curl -s --cacert {cp.ca_file} -H \"Authorization: Bearer $E3_TOKEN\" {cp.metrics_url()} | grep ^e3_controller",
+         "the controller's metrics (examples/prometheus.yml scrapes them all)"),
+        (f"e3-dpctl -s {lab.node_socket('leaf1')} runtime", "cycles per frame of each stage, as VPP's show runtime"),
         (f"e3-dpctl -s {lab.node_socket('spine1')} label list", "a spine's label table"),
         (f"e3-dpctl -s {lab.node_socket('leaf1')} port list", "a leaf's ports and counters"),
         (f"e3-dpctl -s {lab.node_socket('leaf1')} mac list", "MACs the E-LANs learned"),

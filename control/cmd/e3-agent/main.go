@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,8 +19,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/agent"
+	"github.com/e3fabric/e3fabric/control/internal/dpmetrics"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/metrics"
 )
 
 func main() {
@@ -40,6 +44,8 @@ func run() error {
 		fullInt   = flag.Duration("full-pass-interval", 5*time.Minute, "dump and diff the whole datapath this often (anti-entropy; also on SIGHUP)")
 		rpcTO     = flag.Duration("dp-timeout", dprpc.DefaultTimeout, "timeout of one datapath call")
 		debug     = flag.Bool("debug", false, "log every planned datapath call")
+		metricsAt = flag.String("metrics-listen", "", "serve the datapath's counters at http://ADDR/metrics (e.g. 127.0.0.1:9301; empty: off)")
+		perLabel  = flag.Bool("metrics-labels", false, "also export a series per label entry (large fabrics have 10^5 of them)")
 	)
 	flag.Parse()
 	if *node == "" {
@@ -99,10 +105,42 @@ func run() error {
 			}
 		}
 	}()
+	if *metricsAt != "" {
+		if err := serveMetrics(ctx, *metricsAt, *node, *socket, *rpcTO, *perLabel, log); err != nil {
+			return err
+		}
+	}
 	log.Info("e3-agent starting", "node", *node, "etcd", *endpoints, "dp_socket", *socket)
 	err = a.Run(ctx)
 	log.Info("e3-agent stopped")
 	return err
+}
+
+// serveMetrics serves /metrics on addr until ctx ends: the datapath's
+// counters, read through a connection of their own so that a scrape never
+// waits behind the reconcile's calls.
+func serveMetrics(ctx context.Context, addr, node, socket string, timeout time.Duration, perLabel bool, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	dp := dprpc.New(socket, timeout)
+	reg := metrics.NewRegistry(dpmetrics.New(node, dp, perLabel, timeout, log))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler(reg))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+		dp.Close()
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	log.Info("metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return nil
 }
 
 // dialEtcd opens the agent's etcd client. With a user, clientv3.New

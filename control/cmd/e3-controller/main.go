@@ -19,6 +19,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/api"
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/metrics"
 )
 
 func main() {
@@ -78,7 +79,9 @@ func run() error {
 	} else if ctrl, root, err = externalEtcd(*endpoints, *etcdCreds, *etcdRoot); err != nil {
 		return err
 	}
-	cli, err := ctrl.Client()
+	etcdLatency := metrics.NewGRPCLatency("e3_controller_etcd_request_seconds",
+		"Latency of the controller's etcd requests, by gRPC method (Range, Txn, Put, ...).")
+	cli, err := ctrl.Client(etcdLatency.DialOption())
 	if err != nil {
 		return err
 	}
@@ -113,7 +116,11 @@ func run() error {
 	issue := func(ctx context.Context, node string) (etcdauth.Credentials, error) {
 		return issueNode(ctx, root, node)
 	}
-	srv := &http.Server{Handler: api.New(c, api.Config{Tokens: tokens, Guard: guard, Credentials: issue}, log),
+	reg := metrics.NewRegistry(etcdLatency)
+	reg.MustRegister(c.Collectors()...)
+	handler := api.New(c, api.Config{Tokens: tokens, Guard: guard, Credentials: issue, Metrics: metrics.Handler(reg)}, log)
+	reg.MustRegister(handler.Collectors()...)
+	srv := &http.Server{Handler: handler,
 		ConnState:         guard.ConnState,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute,
 		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10,

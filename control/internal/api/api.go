@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
@@ -55,6 +57,8 @@ type Config struct {
 	Guard  *ConnGuard // the connection guard whose counters status shows; nil: none
 	// Credentials issues a node's etcd credentials (nil: not offered).
 	Credentials func(ctx context.Context, node string) (etcdauth.Credentials, error)
+	// Metrics serves GET /metrics to the read-only role (nil: not offered).
+	Metrics http.Handler
 }
 
 // Server serves the API for one controller replica.
@@ -108,6 +112,13 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.handle("GET /v1/services/{name}", roleRead, s.getService)
 	s.handle("PATCH /v1/services/{name}", roleAdmin, s.updateService)
 	s.handle("DELETE /v1/services/{name}", roleAdmin, s.deleteService)
+	if cfg.Metrics != nil {
+		s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if s.authorized(w, r, roleRead) {
+				cfg.Metrics.ServeHTTP(w, r)
+			}
+		})
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -135,15 +146,7 @@ func badRequest(format string, a ...any) error {
 func (s *Server) handle(pattern string, need role, h handler) {
 	mutation := need == roleAdmin
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		switch has, ok := s.role(r); {
-		case !ok:
-			s.unauthorized.Add(1)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
-			return
-		case has < need:
-			s.forbidden.Add(1)
-			writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
+		if !s.authorized(w, r, need) {
 			return
 		}
 		limit := int64(maxBody)
@@ -169,6 +172,33 @@ func (s *Server) handle(pattern string, need role, h handler) {
 		}
 		writeJSON(w, status, body)
 	})
+}
+
+// authorized says whether r's token has the role need, and answers (401,
+// 403) when it has not.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, need role) bool {
+	switch has, ok := s.role(r); {
+	case !ok:
+		s.unauthorized.Add(1)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
+		writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
+		return false
+	case has < need:
+		s.forbidden.Add(1)
+		writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
+		return false
+	}
+	return true
+}
+
+// Collectors returns the API's counters of refused requests, for a registry.
+func (s *Server) Collectors() []prometheus.Collector {
+	refused := func(reason string, n *atomic.Uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "e3_controller_api_refused_total",
+			Help:        "API requests refused for their token: unauthorized (401) or forbidden (403).",
+			ConstLabels: prometheus.Labels{"reason": reason}}, func() float64 { return float64(n.Load()) })
+	}
+	return []prometheus.Collector{refused("unauthorized", &s.unauthorized), refused("forbidden", &s.forbidden)}
 }
 
 // role is what the request's bearer token allows, if it is one of ours.

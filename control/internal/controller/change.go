@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -33,10 +34,12 @@ type change struct {
 	del       map[string]bool      // deleted services
 	newChecks map[string]*checkState
 	assigners []*labels.Assigner
+	start     time.Time // when its computation began (metrics)
 }
 
 func newChange() *change {
-	return &change{put: map[string]*svcState{}, del: map[string]bool{}, newChecks: map[string]*checkState{}}
+	return &change{put: map[string]*svcState{}, del: map[string]bool{}, newChecks: map[string]*checkState{},
+		start: time.Now()}
 }
 
 func (ch *change) abort() {
@@ -332,6 +335,8 @@ func (c *Controller) recompute(ctx context.Context, st *state, ch *change, names
 // changes and the generation of every node that has one, the generation
 // counter and the topology. Nothing else is written.
 func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
+	begin := time.Now()
+	c.metrics.compute.Observe(begin.Sub(ch.start).Seconds())
 	topo := st.topo
 	if ch.topo != nil {
 		topo = ch.topo
@@ -433,6 +438,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		st.topo = ch.topo
 	}
 	st.gen = gen
+	c.metrics.commit.Observe(time.Since(begin).Seconds())
 	c.log.Info("committed", "generation", gen, "services", len(ch.put), "deleted", len(ch.del),
 		"nodes", len(w.nodes), "keys", len(w.vals))
 	return nil

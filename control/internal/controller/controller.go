@@ -77,6 +77,7 @@ type Controller struct {
 	events []model.Event
 	// failedAt: when the first report of a change not yet repaired came in.
 	failedAt time.Time
+	metrics  *metrics
 }
 
 type svcState struct {
@@ -148,7 +149,7 @@ func New(o Options) *Controller {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Controller{opt: o, log: o.Log, ready: make(chan struct{})}
+	return &Controller{opt: o, log: o.Log, ready: make(chan struct{}), metrics: newMetrics()}
 }
 
 // Run campaigns for leadership and, while leader, follows agents' status.

@@ -15,6 +15,7 @@ const maxEvents = 1000
 func (c *Controller) record(evs ...model.Event) {
 	for _, e := range evs {
 		c.log.Info("event", "kind", e.Kind, "object", e.Object, "detail", e.Detail, "took_ms", e.TookMS)
+		c.metrics.observeEvent(e)
 	}
 	c.events = append(c.events, evs...)
 	if n := len(c.events) - maxEvents; n > 0 {

@@ -26,6 +26,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
@@ -84,12 +85,13 @@ func (c Credentials) Config() (clientv3.Config, error) {
 	return cfg, nil
 }
 
-// Client opens a client with c.
-func (c Credentials) Client() (*clientv3.Client, error) {
+// Client opens a client with c, and opts on its connections.
+func (c Credentials) Client(opts ...grpc.DialOption) (*clientv3.Client, error) {
 	cfg, err := c.Config()
 	if err != nil {
 		return nil, err
 	}
+	cfg.DialOptions = append(cfg.DialOptions, opts...)
 	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcd %s as %q: %w", c.Endpoints, c.User, err)

@@ -1,0 +1,154 @@
+"""Prometheus metrics, scraped from the real processes and judged by the
+Prometheus client library's text-format parser: each agent's /metrics holds
+its datapath's counters (the values the datapath answers, read before and
+after the scrape), and the controller's /metrics the fabric's state, its
+costs and its events, behind the API's tokens."""
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from cplib import REPO, RED_H2
+from lab.traffic import ping
+
+
+def scrape(url, token=None, context=None):
+    """{(sample name, frozenset(labels)): value} of a /metrics page."""
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(req, timeout=30, context=context) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = r.read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            key = (s.name, frozenset(s.labels.items()))
+            assert key not in out, f"duplicate series {key}"
+            out[key] = s.value
+    return out
+
+
+def series(m, name, **labels):
+    """The values of the series of `name` whose labels include `labels`."""
+    want = set(labels.items())
+    return {k[1]: v for k, v in m.items() if k[0] == name and want <= k[1]}
+
+
+def one(m, name, **labels):
+    got = series(m, name, **labels)
+    assert len(got) == 1, f"{name}{labels}: {len(got)} series: {got}"
+    return next(iter(got.values()))
+
+
+def between(before, got, after, what):
+    assert before <= got <= after, f"{what}: {got} not within the datapath's {before}..{after}"
+
+
+def test_agent_metrics_are_the_datapath_counters(services, lab):
+    cp = services
+    r = ping(lab, "h1", RED_H2, count=5, interval=0.05)
+    assert r.received == 5, r
+    dp = lab.client("leaf1")
+    before = {"ports": dp.call("port_list"), "services": dp.call("service_list"),
+              "circuits": dp.call("circuit_list"), "runtime": dp.call("runtime_get")}
+    m = scrape(cp.metrics_url("leaf1"))
+    after = {"ports": dp.call("port_list"), "services": dp.call("service_list"),
+             "circuits": dp.call("circuit_list"), "runtime": dp.call("runtime_get")}
+
+    assert one(m, "e3_datapath_up", node="leaf1") == 1
+    for b, a in zip(before["ports"], after["ports"]):
+        name = b["port"] if "port" in b else b["name"]
+        for field, metric in (("rx_pkts", "e3_port_rx_packets_total"), ("tx_pkts", "e3_port_tx_packets_total"),
+                              ("rx_bytes", "e3_port_rx_bytes_total"), ("tx_bytes", "e3_port_tx_bytes_total")):
+            between(b["stats"][field], one(m, metric, node="leaf1", port=name), a["stats"][field],
+                    f"{name} {field}")
+        for reason, n in b["stats"]["drops"].items():
+            between(n, one(m, "e3_port_drops_total", node="leaf1", port=name, reason=reason),
+                    a["stats"]["drops"][reason], f"{name} drops {reason}")
+        assert one(m, "e3_port_link_up", node="leaf1", port=name) == (1 if a["link"] in (True, "up") else 0)
+
+    red = next(s for s in after["services"] if s["name"].startswith("red"))
+    red_b = next(s for s in before["services"] if s["id"] == red["id"])
+    assert red["stats"]["rx_pkts"] >= 5
+    for field, metric in (("rx_pkts", "e3_service_rx_packets_total"), ("tx_pkts", "e3_service_tx_packets_total"),
+                          ("flooded", "e3_service_flooded_packets_total")):
+        between(red_b["stats"][field], one(m, metric, node="leaf1", service=red["name"]), red["stats"][field],
+                f"service {red['name']} {field}")
+    for b, a in zip(before["circuits"], after["circuits"]):
+        between(b["stats"]["rx_pkts"], one(m, "e3_circuit_rx_packets_total", node="leaf1", circuit=str(a["id"])),
+                a["stats"]["rx_pkts"], f"circuit {a['id']} rx")
+
+    # Every BFD session of the datapath, in the state it has (where it did
+    # not change around the scrape), with its packets.
+    sessions = dp.call("bfd_list")
+    assert any(s["state"] == "up" for s in sessions)
+    m2 = scrape(cp.metrics_url("leaf1"))
+    for s, s2 in zip(sessions, dp.call("bfd_list")):
+        sid = str(s["id"])
+        if s["state"] == s2["state"]:
+            assert one(m2, "e3_bfd_session_up", node="leaf1", session=sid) == (s["state"] == "up"), s
+        between(s["tx_pkts"], one(m2, "e3_bfd_tx_packets_total", node="leaf1", session=sid), s2["tx_pkts"],
+                f"bfd {sid} tx")
+
+    # The runtime profile: the stages red's frames crossed counted them.
+    for stage in ("customer_in", "eline_in", "fabric_in", "label_lookup"):
+        b = sum(s["frames"] for w in before["runtime"]["workers"] for s in w["stages"] if s["stage"] == stage)
+        a = sum(s["frames"] for w in after["runtime"]["workers"] for s in w["stages"] if s["stage"] == stage)
+        got = sum(series(m, "e3_stage_frames_total", node="leaf1", stage=stage).values())
+        assert got > 0, stage
+        between(b, got, a, f"stage {stage} frames")
+    assert one(m, "e3_datapath_tsc_hz", node="leaf1") > 0
+    assert not series(m, "e3_label_packets_total"), "per-label series are off by default"
+
+
+def test_controller_metrics(services, lab):
+    cp = services
+    m = scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())
+    nodes, links = len(lab.topo.nodes), len(cp.json("link", "list"))
+    assert one(m, "e3_controller_leader") == 1
+    assert one(m, "e3_controller_nodes", state="forwarding") == nodes
+    assert one(m, "e3_controller_nodes", state="down") == 0
+    assert one(m, "e3_controller_agents", state="up") == nodes
+    assert one(m, "e3_controller_links", state="up") == links
+    assert len(series(m, "e3_controller_link_up")) == links
+    by_state = {s["status"]["state"] for s in cp.services()}
+    assert sum(series(m, "e3_controller_services").values()) == len(cp.services())
+    assert by_state <= {dict(k)["state"] for k in series(m, "e3_controller_services")}
+    assert one(m, "e3_controller_commit_seconds_count") > 0
+    assert one(m, "e3_controller_compute_seconds_count") > 0
+    assert one(m, "e3_controller_events_total", kind="leader") >= 1
+    assert one(m, "e3_controller_etcd_request_seconds_count", method="Txn") > 0
+    assert one(m, "e3_controller_etcd_request_seconds_count", method="Range") > 0
+
+
+def test_controller_metrics_need_a_token(cp):
+    before = scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())
+    with pytest.raises(urllib.error.HTTPError) as e:
+        scrape(cp.metrics_url(), context=cp.ssl_context())
+    assert e.value.code == 401
+    after = scrape(cp.metrics_url(), token=cp.token, context=cp.ssl_context())
+    assert (one(after, "e3_controller_api_refused_total", reason="unauthorized")
+            == one(before, "e3_controller_api_refused_total", reason="unauthorized") + 1)
+
+
+def test_examples_name_only_metrics_that_exist(services, lab):
+    """examples/grafana-dashboard.json queries only metrics the processes
+    export, and examples/prometheus.yml scrapes the demo's ports."""
+    import json
+    import re
+
+    import yaml
+    cp = services
+    names = {k[0] for k in scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())}
+    names |= {k[0] for k in scrape(cp.metrics_url("leaf1"))}
+    names |= {n.removesuffix("_bucket") for n in names}
+    dash = json.loads((REPO / "examples" / "grafana-dashboard.json").read_text())
+    used = {m for p in dash["panels"] for t in p["targets"] for m in re.findall(r"\be3_[a-z0-9_]+", t["expr"])}
+    assert used and used <= names, f"the dashboard queries metrics nobody exports: {sorted(used - names)}"
+
+    from lab.demo_controller import API_PORT, METRICS_PORT
+    scrape_cfg = yaml.safe_load((REPO / "examples" / "prometheus.yml").read_text())
+    jobs = {j["job_name"]: j for j in scrape_cfg["scrape_configs"]}
+    assert jobs["e3-controller"]["static_configs"][0]["targets"] == [f"127.0.0.1:{API_PORT}"]
+    assert jobs["e3-agent"]["static_configs"][0]["targets"] == [
+        f"127.0.0.1:{METRICS_PORT + i}" for i in range(len(lab.topo.nodes))]
