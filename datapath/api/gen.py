@@ -223,7 +223,7 @@ def go(s: Schema) -> str:
 #   - otherwise an optional integer for which 0 is a value of its own (its
 #     range starts at 0, and it is no quantity whose absence means 0) is a
 #     pointer, nil when absent; anything else is left out when zero.
-GO_INITIALISMS = {"id", "mac", "ttl", "mtu", "nhlfe", "rpf", "vlan", "wtr", "ms", "bfd", "df"}
+GO_INITIALISMS = {"id", "mac", "ttl", "mtu", "nhlfe", "rpf", "vlan", "wtr", "ms", "bfd", "df", "pps"}
 GO_INTS = {"u8": "uint8", "u16": "uint16", "u32": "uint32", "i16": "int16"}
 
 

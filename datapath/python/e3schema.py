@@ -118,6 +118,18 @@ OBJECTS = {'settings': {'method': 'settings_set',
                         {'name': 'mac_limit',
                          'type': 'u32',
                          'doc': 'MACs an E-LAN learns on this circuit; 0 = no limit of its own'},
+                        {'name': 'storm_broadcast_pps',
+                         'type': 'u32',
+                         'doc': 'storm control: broadcast frames per second an E-LAN floods from this '
+                                'circuit (a token bucket, bursts of 100 ms); 0 = no limit'},
+                        {'name': 'storm_multicast_pps',
+                         'type': 'u32',
+                         'doc': 'storm control: multicast frames per second an E-LAN floods from this '
+                                'circuit; 0 = no limit'},
+                        {'name': 'storm_unknown_pps',
+                         'type': 'u32',
+                         'doc': 'storm control: unknown unicast frames per second an E-LAN floods from this '
+                                'circuit; 0 = no limit'},
                         {'name': 'non_df',
                          'type': 'bool',
                          'doc': "multi-homed: another leaf is the designated forwarder of this circuit's "

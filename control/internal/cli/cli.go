@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/e3fabric/e3fabric/control/internal/apiclient"
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 )
 
@@ -35,6 +36,7 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
   service list
   service show NAME                        paths, labels per node, status
   service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--circuit-mac-limit N] [--bandwidth-mbps N] [--ecmp]
+                 [--storm broadcast=N,multicast=N,unknown=N]
   service add-circuit NAME --circuit NODE:PORT:VLAN ...
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
   service delete NAME
@@ -43,7 +45,8 @@ VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged). An E-LAN's
 circuit on a multi-homed site is @SEGMENT:VLAN (a segment of the topology):
 one circuit on each of the segment's ports. --ecmp spreads the service's
 flows over its equal-cost paths (each flow on one), rather than keeping the
-backup idle.
+backup idle. --storm limits, in frames per second, what an E-LAN floods from
+each of its circuits (a circuit's own limits: the API or the topology file).
 --server defaults to $E3_SERVER or https://127.0.0.1:8080; --token to $E3_TOKEN
 (the admin token, or the read-only one for reads). The controller's TLS
 certificate is checked against --ca ($E3_CA, e.g. the controller's
@@ -61,6 +64,7 @@ type opts struct {
 	circMACLimit  int
 	bandwidth     int
 	ecmp          bool
+	storm         *dpconfig.Storm
 	args          []string
 }
 
@@ -100,6 +104,14 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			var v string
 			v, err = value()
 			o.circuits = append(o.circuits, v)
+		case "--storm":
+			var v string
+			if v, err = value(); err == nil {
+				var s dpconfig.Storm
+				if s, err = dpconfig.ParseStorm(v); err == nil {
+					o.storm = &s
+				}
+			}
 		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps":
 			var v string
 			if v, err = value(); err == nil {
@@ -339,7 +351,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		v, err := c.CreateService(ctx, model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit,
-			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth, ECMP: o.ecmp})
+			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth, ECMP: o.ecmp, Storm: o.storm})
 		if err != nil {
 			return err
 		}
@@ -422,6 +434,14 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "ecmp\t%s\n", ecmpState(v))
 	if v.MACLimit > 0 || v.CircuitMACLimit > 0 {
 		fmt.Fprintf(tw, "mac limits\tservice %s, per circuit %s\n", limit(v.MACLimit), limit(v.CircuitMACLimit))
+	}
+	if v.Storm != nil {
+		fmt.Fprintf(tw, "storm control\t%s (per circuit, frames/s)\n", v.Storm)
+	}
+	for _, c := range v.Circuits {
+		if c.Storm != nil {
+			fmt.Fprintf(tw, "storm control\t%s: %s\n", c, c.Storm)
+		}
 	}
 	fmt.Fprintf(tw, "generation\t%d\n", v.Generation)
 	for _, c := range v.Checks {

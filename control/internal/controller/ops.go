@@ -83,7 +83,7 @@ func expandSegments(t *topology.Topology, spec *model.ServiceSpec) error {
 		}
 		expanded = true
 		for _, p := range sg.Ports {
-			out = append(out, model.Circuit{Node: p.Node, Port: p.Port, VLAN: ci.VLAN, Segment: sg.Name})
+			out = append(out, model.Circuit{Node: p.Node, Port: p.Port, VLAN: ci.VLAN, Segment: sg.Name, Storm: ci.Storm})
 		}
 	}
 	spec.Circuits = out
@@ -253,13 +253,14 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 }
 
 func fileService(fs topology.FileService) (model.ServiceSpec, error) {
-	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type, ECMP: fs.ECMP}
+	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type, ECMP: fs.ECMP, Storm: fs.Storm}
 	for _, ci := range fs.Circuits {
 		v, err := dpconfig.ParseVLAN(ci.VLAN)
 		if err != nil {
 			return spec, fmt.Errorf("service %s: circuit %s:%s: %w", fs.Name, ci.Node, ci.Port, err)
 		}
-		spec.Circuits = append(spec.Circuits, model.Circuit{Node: ci.Node, Port: ci.Port, VLAN: v, Segment: ci.Segment})
+		spec.Circuits = append(spec.Circuits, model.Circuit{Node: ci.Node, Port: ci.Port, VLAN: v, Segment: ci.Segment,
+			Storm: ci.Storm})
 	}
 	return spec, nil
 }

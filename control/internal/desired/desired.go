@@ -87,9 +87,11 @@ func (b *builder) circuits(node string, reachable bool) error {
 		}
 		f := b.frag(node)
 		st := b.site[c.Key()]
-		f.Circuits = append(f.Circuits, dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
+		dc := dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
 			MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: st.nonDF, Peers: st.peers,
-			SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods, Announce: st.announce})
+			SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods, Announce: st.announce}
+		b.rec.Spec.StormOf(c).Apply(&dc)
+		f.Circuits = append(f.Circuits, dc)
 	}
 	return nil
 }

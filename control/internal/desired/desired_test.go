@@ -529,6 +529,60 @@ func TestCircuitMACLimit(t *testing.T) {
 	}
 }
 
+// Storm control: the service's limits reach each circuit without its own,
+// a circuit's own replace them; an E-Line or a limit out of range is refused.
+func TestStormControl(t *testing.T) {
+	topo := load(t)
+	own := &dpconfig.Storm{UnknownPPS: 5}
+	rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN,
+		Storm: &dpconfig.Storm{BroadcastPPS: 100, MulticastPPS: 50},
+		Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 5}, {Node: "leaf2", Port: "cust1", VLAN: 5, Storm: own}}}}
+	if err := rec.Spec.ValidateShape(); err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, topo, []*model.ServiceRecord{rec}, paths.Options{})
+	for _, tc := range []struct {
+		node       string
+		bc, mc, uu int
+	}{{"leaf1", 100, 50, 0}, {"leaf2", 0, 0, 5}} {
+		cs := f.cfg[tc.node].Circuits
+		if len(cs) != 1 || cs[0].StormBroadcastPPS != tc.bc || cs[0].StormMulticastPPS != tc.mc || cs[0].StormUnknownPPS != tc.uu {
+			t.Fatalf("%s circuits %+v", tc.node, cs)
+		}
+	}
+	for _, bad := range []model.ServiceSpec{
+		{Name: "red", Type: model.ELine, Storm: &dpconfig.Storm{BroadcastPPS: 1},
+			Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 6}, {Node: "leaf2", Port: "cust1", VLAN: 6}}},
+		{Name: "big", Type: model.ELAN, Storm: &dpconfig.Storm{BroadcastPPS: dpconfig.StormPPSMax + 1},
+			Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 6}, {Node: "leaf2", Port: "cust1", VLAN: 6}}},
+		{Name: "neg", Type: model.ELAN,
+			Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 6, Storm: &dpconfig.Storm{MulticastPPS: -1}}, {Node: "leaf2", Port: "cust1", VLAN: 6}}},
+	} {
+		if err := bad.ValidateShape(); err == nil {
+			t.Errorf("%s: storm control %v accepted", bad.Name, bad.Storm)
+		}
+	}
+}
+
+func TestParseStorm(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want dpconfig.Storm
+		ok   bool
+	}{
+		{"broadcast=100", dpconfig.Storm{BroadcastPPS: 100}, true},
+		{"broadcast=1,multicast=2,unknown=3", dpconfig.Storm{BroadcastPPS: 1, MulticastPPS: 2, UnknownPPS: 3}, true},
+		{"bum=1", dpconfig.Storm{}, false},
+		{"broadcast", dpconfig.Storm{}, false},
+		{"unknown=100000001", dpconfig.Storm{}, false},
+	} {
+		got, err := dpconfig.ParseStorm(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseStorm(%q) = %+v, %v", tc.in, got, err)
+		}
+	}
+}
+
 // ecmpGroup is node's ECMP group id, or fails.
 func (f *fabric) ecmpGroup(node string, id uint32) dpconfig.ECMP {
 	return byID(f, node, "ecmp group", id, f.cfg[node].ECMPs, func(e dpconfig.ECMP) uint32 { return e.ID })

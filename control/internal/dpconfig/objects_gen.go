@@ -383,18 +383,21 @@ func (x Remote) MarshalJSON() ([]byte, error) {
 
 // Circuit is a customer port and VLAN (or untagged) attached to a service (circuit_add).
 type Circuit struct {
-	ID            uint32   `json:"id"`
-	Port          string   `json:"port"` // a customer port
-	VLAN          VLAN     `json:"vlan"` // 1..4094 or "untagged"
-	Service       uint32   `json:"service"`
-	MACLimit      int      `json:"mac_limit,omitempty"`      // MACs an E-LAN learns on this circuit; 0 = no limit of its own
-	NonDF         bool     `json:"non_df,omitempty"`         // multi-homed: another leaf is the designated forwarder of this circuit's segment: an E-LAN delivers no BUM from a flood tree here (and, with site_floods, takes none from the site); an E-Line takes nothing from the site (active-standby)
-	SegmentSource uint16   `json:"segment_source,omitempty"` // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
-	SegmentLabel  uint32   `json:"segment_label,omitempty"`  // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source
-	SiteFloods    bool     `json:"site_floods,omitempty"`    // multi-homed: the site sends its BUM up every link (no LAG), so only the designated forwarder takes it (the others drop it as not_df)
-	Redirect      uint32   `json:"redirect,omitempty"`       // multi-homed: while the circuit's port is down, frames for it go to this NHLFE, toward another leaf's circuit label for the site (none for frames that came by one)
-	Announce      uint32   `json:"announce,omitempty"`       // multi-homed: a value that, each time it changes, makes the datapath send into the circuit one broadcast (RARP) per MAC the service knows elsewhere, with that MAC as source, so the site's switch learns where they are now
-	Peers         []uint16 `json:"peers,omitempty"`          // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
+	ID                uint32   `json:"id"`
+	Port              string   `json:"port"` // a customer port
+	VLAN              VLAN     `json:"vlan"` // 1..4094 or "untagged"
+	Service           uint32   `json:"service"`
+	MACLimit          int      `json:"mac_limit,omitempty"`           // MACs an E-LAN learns on this circuit; 0 = no limit of its own
+	StormBroadcastPPS int      `json:"storm_broadcast_pps,omitempty"` // storm control: broadcast frames per second an E-LAN floods from this circuit (a token bucket, bursts of 100 ms); 0 = no limit
+	StormMulticastPPS int      `json:"storm_multicast_pps,omitempty"` // storm control: multicast frames per second an E-LAN floods from this circuit; 0 = no limit
+	StormUnknownPPS   int      `json:"storm_unknown_pps,omitempty"`   // storm control: unknown unicast frames per second an E-LAN floods from this circuit; 0 = no limit
+	NonDF             bool     `json:"non_df,omitempty"`              // multi-homed: another leaf is the designated forwarder of this circuit's segment: an E-LAN delivers no BUM from a flood tree here (and, with site_floods, takes none from the site); an E-Line takes nothing from the site (active-standby)
+	SegmentSource     uint16   `json:"segment_source,omitempty"`      // multi-homed: the segment's source id, shared by its leaves; frames from the fabric with it are the site's, so its MACs are learned here as the site's
+	SegmentLabel      uint32   `json:"segment_label,omitempty"`       // multi-homed: the label pushed below the service's on frames from the site, whose entry on every leaf of the service gives the segment_source
+	SiteFloods        bool     `json:"site_floods,omitempty"`         // multi-homed: the site sends its BUM up every link (no LAG), so only the designated forwarder takes it (the others drop it as not_df)
+	Redirect          uint32   `json:"redirect,omitempty"`            // multi-homed: while the circuit's port is down, frames for it go to this NHLFE, toward another leaf's circuit label for the site (none for frames that came by one)
+	Announce          uint32   `json:"announce,omitempty"`            // multi-homed: a value that, each time it changes, makes the datapath send into the circuit one broadcast (RARP) per MAC the service knows elsewhere, with that MAC as source, so the site's switch learns where they are now
+	Peers             []uint16 `json:"peers,omitempty"`               // multi-homed: the source ids of the segment's other leaves; BUM from them is not delivered here (they deliver it to the segment themselves: local bias)
 }
 
 func (x *Circuit) encode(e *encoder) {
@@ -410,6 +413,18 @@ func (x *Circuit) encode(e *encoder) {
 	if x.MACLimit != 0 {
 		e.b = append(e.b, `,"mac_limit":`...)
 		e.b = strconv.AppendInt(e.b, int64(x.MACLimit), 10)
+	}
+	if x.StormBroadcastPPS != 0 {
+		e.b = append(e.b, `,"storm_broadcast_pps":`...)
+		e.b = strconv.AppendInt(e.b, int64(x.StormBroadcastPPS), 10)
+	}
+	if x.StormMulticastPPS != 0 {
+		e.b = append(e.b, `,"storm_multicast_pps":`...)
+		e.b = strconv.AppendInt(e.b, int64(x.StormMulticastPPS), 10)
+	}
+	if x.StormUnknownPPS != 0 {
+		e.b = append(e.b, `,"storm_unknown_pps":`...)
+		e.b = strconv.AppendInt(e.b, int64(x.StormUnknownPPS), 10)
 	}
 	if x.NonDF {
 		e.b = append(e.b, `,"non_df":`...)

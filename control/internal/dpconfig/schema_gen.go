@@ -4,23 +4,24 @@ package dpconfig
 
 // Limits of the datapath (docs/control-api.md, "Limits").
 const (
-	MaxPorts       = 64       // ports
-	MaxWorkers     = 16       // worker lcores
-	MaxQueues      = 8        // rx queues per port
-	MaxNexthops    = 4096     // nexthop ids: 0..MAX_NEXTHOPS-1
-	MaxNHLFEs      = 1048576  // nhlfe ids: 0..MAX_NHLFES-1
-	MaxServices    = 65536    // service ids: 0..MAX_SERVICES-1
-	MaxCircuits    = 65536    // circuit ids: 0..MAX_CIRCUITS-1
-	MaxRemotes     = 1024     // E-LAN remote endpoints (source ids) per service
-	MaxBranches    = 256      // flood branches per service or REPLICATE entry
-	MaxSessions    = 4096     // BFD session ids (and protection bytes): 0..MAX_SESSIONS-1
-	MaxInPorts     = 16       // ports a label entry takes frames from
-	MaxECMPs       = 65536    // ECMP groups per node
-	MaxECMPMembers = 8        // NHLFEs an ECMP group spreads flows over
-	MaxPeers       = 8        // other leaves of a circuit's multi-homed segment
-	LabelSpace     = 1048576  // labels: LABEL_MIN..LABEL_SPACE-1
-	LabelMin       = 16       // the lowest label a table takes: 0-15 are reserved (RFC 3032)
-	MACLimitMax    = 16777216 // most MACs a limit may allow
+	MaxPorts       = 64        // ports
+	MaxWorkers     = 16        // worker lcores
+	MaxQueues      = 8         // rx queues per port
+	MaxNexthops    = 4096      // nexthop ids: 0..MAX_NEXTHOPS-1
+	MaxNHLFEs      = 1048576   // nhlfe ids: 0..MAX_NHLFES-1
+	MaxServices    = 65536     // service ids: 0..MAX_SERVICES-1
+	MaxCircuits    = 65536     // circuit ids: 0..MAX_CIRCUITS-1
+	MaxRemotes     = 1024      // E-LAN remote endpoints (source ids) per service
+	MaxBranches    = 256       // flood branches per service or REPLICATE entry
+	MaxSessions    = 4096      // BFD session ids (and protection bytes): 0..MAX_SESSIONS-1
+	MaxInPorts     = 16        // ports a label entry takes frames from
+	MaxECMPs       = 65536     // ECMP groups per node
+	MaxECMPMembers = 8         // NHLFEs an ECMP group spreads flows over
+	MaxPeers       = 8         // other leaves of a circuit's multi-homed segment
+	LabelSpace     = 1048576   // labels: LABEL_MIN..LABEL_SPACE-1
+	LabelMin       = 16        // the lowest label a table takes: 0-15 are reserved (RFC 3032)
+	MACLimitMax    = 16777216  // most MACs a limit may allow
+	StormPPSMax    = 100000000 // highest storm control limit, frames per second
 )
 
 // Defaults of the datapath: what a param left out of an _add takes.
@@ -82,13 +83,16 @@ var paramRanges = map[string]map[string][2]int64{
 		"mac_limit": {0, 16777216},
 	},
 	"circuit": {
-		"id":             {0, 65535},
-		"service":        {0, 65535},
-		"mac_limit":      {0, 16777216},
-		"segment_source": {1, 1023},
-		"segment_label":  {16, 1048575},
-		"redirect":       {1, 1048575},
-		"announce":       {1, 4294967295},
+		"id":                  {0, 65535},
+		"service":             {0, 65535},
+		"mac_limit":           {0, 16777216},
+		"storm_broadcast_pps": {0, 100000000},
+		"storm_multicast_pps": {0, 100000000},
+		"storm_unknown_pps":   {0, 100000000},
+		"segment_source":      {1, 1023},
+		"segment_label":       {16, 1048575},
+		"redirect":            {1, 1048575},
+		"announce":            {1, 4294967295},
 	},
 	"label": {
 		"label":   {16, 1048575},

@@ -32,6 +32,9 @@ type Circuit struct {
 	// port is on. In a request, a circuit with a segment and no node
 	// stands for one circuit on each of the segment's ports.
 	Segment string `json:"segment,omitempty"`
+	// Storm, when set, is the circuit's storm control instead of the
+	// service's (an E-LAN's).
+	Storm *dpconfig.Storm `json:"storm,omitempty"`
 }
 
 // CircuitKey is what makes a circuit: two circuits with one key are one.
@@ -47,15 +50,16 @@ func (c Circuit) Key() CircuitKey { return CircuitKey{c.Node, c.Port, c.VLAN} }
 // whole untagged port.
 func (c *Circuit) UnmarshalJSON(b []byte) error {
 	var j struct {
-		Node    string         `json:"node"`
-		Port    string         `json:"port"`
-		VLAN    *dpconfig.VLAN `json:"vlan"`
-		Segment string         `json:"segment"`
+		Node    string          `json:"node"`
+		Port    string          `json:"port"`
+		VLAN    *dpconfig.VLAN  `json:"vlan"`
+		Segment string          `json:"segment"`
+		Storm   *dpconfig.Storm `json:"storm"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = Circuit{Node: j.Node, Port: j.Port, VLAN: dpconfig.Untagged, Segment: j.Segment}
+	*c = Circuit{Node: j.Node, Port: j.Port, VLAN: dpconfig.Untagged, Segment: j.Segment, Storm: j.Storm}
 	if j.VLAN != nil {
 		c.VLAN = *j.VLAN
 	}
@@ -137,6 +141,20 @@ type ServiceSpec struct {
 	// ingress leaf (docs/multihoming.md), rather than keeping the standby
 	// path idle.
 	ECMP bool `json:"ecmp,omitempty"`
+	// Storm is the storm control of each of an E-LAN's circuits that has
+	// none of its own (docs/operations.md).
+	Storm *dpconfig.Storm `json:"storm,omitempty"`
+}
+
+// StormOf is circuit c's storm control: its own, else the service's.
+func (s *ServiceSpec) StormOf(c Circuit) dpconfig.Storm {
+	switch {
+	case c.Storm != nil:
+		return *c.Storm
+	case s.Storm != nil:
+		return *s.Storm
+	}
+	return dpconfig.Storm{}
 }
 
 var serviceNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
@@ -172,6 +190,23 @@ func (s *ServiceSpec) ValidateShape() error {
 	}
 	if s.CircuitMACLimit > 0 && s.Type != ELAN {
 		return fmt.Errorf("service %s: circuit_mac_limit applies to an elan only", s.Name)
+	}
+	storms := s.Storm != nil
+	if s.Storm != nil {
+		if err := s.Storm.Validate(); err != nil {
+			return fmt.Errorf("service %s: %w", s.Name, err)
+		}
+	}
+	for _, c := range s.Circuits {
+		if c.Storm != nil {
+			storms = true
+			if err := c.Storm.Validate(); err != nil {
+				return fmt.Errorf("service %s: circuit %s: %w", s.Name, c, err)
+			}
+		}
+	}
+	if storms && s.Type != ELAN {
+		return fmt.Errorf("service %s: storm control applies to an elan only (an eline floods nothing)", s.Name)
 	}
 	seen := map[CircuitKey]bool{}
 	for _, c := range s.Circuits {

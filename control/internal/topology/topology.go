@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 )
 
 // Default values of optional fields.
@@ -182,12 +184,14 @@ type FileService struct {
 	Name     string `yaml:"name" json:"name"`
 	Type     string `yaml:"type" json:"type"`
 	Circuits []struct {
-		Node    string `yaml:"node" json:"node"`
-		Port    string `yaml:"port" json:"port"`
-		VLAN    any    `yaml:"vlan" json:"vlan"`
-		Segment string `yaml:"segment" json:"segment"` // a multi-homed site: no node or port
+		Node    string          `yaml:"node" json:"node"`
+		Port    string          `yaml:"port" json:"port"`
+		VLAN    any             `yaml:"vlan" json:"vlan"`
+		Segment string          `yaml:"segment" json:"segment"` // a multi-homed site: no node or port
+		Storm   *dpconfig.Storm `yaml:"storm" json:"storm"`     // this circuit's storm control
 	} `yaml:"circuits" json:"circuits"`
-	ECMP bool `yaml:"ecmp" json:"ecmp"` // spread flows over equal-cost paths
+	ECMP  bool            `yaml:"ecmp" json:"ecmp"`   // spread flows over equal-cost paths
+	Storm *dpconfig.Storm `yaml:"storm" json:"storm"` // storm control of every circuit without its own
 }
 
 // Parse reads a topology file's bytes. It returns the topology (validated,

@@ -107,3 +107,26 @@ customer_ports:
 		})
 	}
 }
+
+// A file service's storm control, for the service and for one circuit.
+func TestParseStorm(t *testing.T) {
+	_, svcs, err := Parse([]byte(base + `
+services:
+  - name: green
+    type: elan
+    storm: {broadcast_pps: 100, unknown_pps: 10}
+    circuits:
+      - {node: a, port: c1, vlan: 5, storm: {multicast_pps: 7}}
+      - {node: b, port: c1, vlan: 5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := svcs[0]
+	if s.Storm == nil || s.Storm.BroadcastPPS != 100 || s.Storm.UnknownPPS != 10 || s.Storm.MulticastPPS != 0 {
+		t.Fatalf("service storm %+v", s.Storm)
+	}
+	if c := s.Circuits[0].Storm; c == nil || c.MulticastPPS != 7 || s.Circuits[1].Storm != nil {
+		t.Fatalf("circuit storms %+v, %+v", c, s.Circuits[1].Storm)
+	}
+}

@@ -67,6 +67,9 @@ enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 	X(BAD_CONTROL_WORD, "bad_control_word", "control word expected but first nibble != 0") \
 	X(SPLIT_HORIZON, "split_horizon", "fabric frame whose destination is behind the fabric") \
 	X(NOT_DF, "not_df", "from a multi-homed site, on a leaf that is not its designated forwarder: an E-LAN's BUM from a site that floods, an active-standby E-Line's frames") \
+	X(STORM_BROADCAST, "storm_broadcast", "broadcast an E-LAN would flood from a circuit, over the circuit's storm_broadcast_pps") \
+	X(STORM_MULTICAST, "storm_multicast", "multicast an E-LAN would flood from a circuit, over the circuit's storm_multicast_pps") \
+	X(STORM_UNKNOWN, "storm_unknown", "unknown unicast an E-LAN would flood from a circuit, over the circuit's storm_unknown_pps") \
 	X(SAME_CIRCUIT, "same_circuit", "known unicast back to the circuit it came from") \
 	X(NO_SERVICE, "no_service", "entry points at a service/circuit being removed") \
 	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \
@@ -263,12 +266,24 @@ static inline bool e3_site_any(const struct e3_site *f)
 	return f->non_df || f->floods || f->source || f->label || f->redirect || f->n_peers;
 }
 
+/* Storm control: limits in frames per second on what an E-LAN floods from
+ * a circuit, by class; 0 = no limit. The classes' order is their drop
+ * reasons' (E3_DROP_STORM_BROADCAST + class). */
+enum e3_storm_class { E3_STORM_BROADCAST, E3_STORM_MULTICAST, E3_STORM_UNKNOWN, E3_STORM_MAX };
+struct e3_storm {
+	union {
+		struct { uint32_t broadcast, multicast, unknown; };
+		uint32_t pps[E3_STORM_MAX];
+	};
+};
+
 struct e3_circuit_conf {
 	uint32_t id;             /* < E3_MAX_CIRCUITS */
 	char port[32];           /* a customer port's name */
 	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
 	uint32_t service;
 	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
+	struct e3_storm storm;
 	struct e3_site site;
 	/* A multi-homed site's circuit: each new value makes the datapath
 	 * announce the service's other MACs into it (docs/multihoming.md). */

@@ -22,6 +22,7 @@
 #define E3_LABEL_SPACE    (1u << 20)   /* labels: LABEL_MIN..LABEL_SPACE-1 */
 #define E3_LABEL_MIN      16           /* the lowest label a table takes: 0-15 are reserved (RFC 3032) */
 #define E3_MAC_LIMIT_MAX  16777216     /* most MACs a limit may allow */
+#define E3_STORM_PPS_MAX  100000000    /* highest storm control limit, frames per second */
 
 /* Defaults: what a param left out of an _add takes. */
 #define E3_DEFAULT_SETTINGS_TTL                  64

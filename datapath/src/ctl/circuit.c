@@ -121,6 +121,9 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		return E3_ERR(err, E3_EINVAL, "port: too long");
 	if (c->vlan != E3_VLAN_UNTAGGED && (c->vlan < 1 || c->vlan > 4094))
 		return E3_ERR(err, E3_EINVAL, "vlan: must be 1..4094 or untagged");
+	for (unsigned k = 0; k < E3_STORM_MAX; k++)
+		if (c->storm.pps[k] > E3_STORM_PPS_MAX)
+			return E3_ERR(err, E3_EINVAL, "storm limits: at most %u frames per second", E3_STORM_PPS_MAX);
 	const struct e3_port *p = e3_ctl_port_by_name(c->port);
 
 	if (p == NULL)
@@ -152,7 +155,8 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	bool same_site = existed && site_equal(&circ_site[c->id], &c->site);
 
 	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
-	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_site && circ_announce[c->id] == c->announce)
+	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_site && circ_announce[c->id] == c->announce &&
+	    memcmp(&e3_circuit_storm[c->id], &c->storm, sizeof(c->storm)) == 0)
 		return e3_ctl_ok(false);
 	bool joins = !existed || old.service != c->service;
 
@@ -170,6 +174,7 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		e3_ctl_nhlfe_refs[circ_site[c->id].redirect]--;
 	circ_site[c->id] = c->site;
 	e3_mac_circuit_limit(c->id, c->mac_limit);
+	e3_circuit_storm_set(c->id, &c->storm);
 	e3_circuit_set(c->id, (struct e3_circuit){ p->port_id, c->vlan, c->service });
 	e3_ctl_port_refs[p->port_id]++;
 	if (existed) {
@@ -219,7 +224,7 @@ void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg)
 		const struct e3_mac_circ_stats *ms = e3_mac_circ_stats(id);
 		struct e3_circuit_info info = {
 			.conf = { .id = id, .vlan = c.vlan, .service = c.service, .mac_limit = ms->limit,
-				  .site = circ_site[id], .announce = circ_announce[id] },
+				  .storm = e3_circuit_storm[id], .site = circ_site[id], .announce = circ_announce[id] },
 			.macs = ms->n_macs, .limit_hits = ms->limit_hits, .announced = circ_announced[id],
 		};
 		const struct e3_port *p = e3_port_tbl[c.port];

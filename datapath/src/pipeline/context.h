@@ -14,6 +14,7 @@
 
 #include "base/dp.h"
 #include "base/stats.h"
+#include "base/token_bucket.h"
 #include "pipeline/runtime.h"
 
 struct e3_txbuf {
@@ -36,6 +37,7 @@ struct e3_worker {
 	struct e3_trace_ring *trace;
 	struct e3_txbuf tx[RTE_MAX_ETHPORTS] __rte_cache_aligned;
 	struct e3_wstats st;
+	struct e3_token_bucket *storm;     /* [E3_MAX_CIRCUITS * E3_STORM_MAX]: storm control */
 	struct e3_runtime rt;
 } __rte_cache_aligned;
 

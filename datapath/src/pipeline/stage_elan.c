@@ -139,6 +139,27 @@ static __rte_always_inline void flood(struct e3_burst *b, unsigned i, uint32_t e
 	}
 }
 
+/* Storm control: whether frame i, which the E-LAN would flood from circuit
+ * in, is within the circuit's limit for its class (else it is dropped and
+ * counted as the class's storm_ drop). A port read by several workers
+ * (RSS) has each police its share of the rate. */
+static __rte_always_inline bool storm_admit(struct e3_burst *b, unsigned i, uint32_t in)
+{
+	const struct rte_ether_addr *dst = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_addr *);
+	enum e3_storm_class cls = !rte_is_multicast_ether_addr(dst) ? E3_STORM_UNKNOWN :
+				  rte_is_broadcast_ether_addr(dst) ? E3_STORM_BROADCAST : E3_STORM_MULTICAST;
+	uint32_t pps = e3_circuit_storm_pps(in, cls);
+
+	if (likely(pps == 0))
+		return true;
+	uint32_t share = RTE_MAX(pps / b->rx->n_rx_workers, 1u);
+
+	if (e3_tb_take(&b->w->storm[in * E3_STORM_MAX + cls], share, rte_rdtsc(), rte_get_tsc_hz()))
+		return true;
+	e3_drop(b, i, (enum e3_drop)(E3_DROP_STORM_BROADCAST + cls));
+	return false;
+}
+
 static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
@@ -163,14 +184,16 @@ static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool traci
 			}
 		}
 		if (d == E3_NONE) {
-			flood(b, i, in, true, tracing);
+			if (storm_admit(b, i, in))
+				flood(b, i, in, true, tracing);
 		} else if (d & E3_MAC_REMOTE) {
 			uint32_t nhlfe = e3_service_remote(s, (uint16_t)d);
 
 			E3_TRACE(b, i, ELAN_IN_REMOTE, s->id, (uint16_t)d, nhlfe);
-			if (nhlfe == E3_NONE)
-				flood(b, i, in, true, tracing);   /* that remote is gone */
-			else
+			if (nhlfe == E3_NONE) {
+				if (storm_admit(b, i, in))     /* that remote is gone */
+					flood(b, i, in, true, tracing);
+			} else
 				e3_out_nhlfe(b, i, b->pkts[i], nhlfe, b->meta[i].below, tracing);
 		} else if (d == in) {
 			E3_TRACE(b, i, ELAN_IN_INGRESS, s->id);

@@ -114,9 +114,14 @@ static int check_mtu(const struct e3_port_conf *c, char *err)
  * over the workers from queue 0's on. */
 static void map_queues(struct e3_port *p, const struct e3_port_conf *c)
 {
-	for (unsigned q = 0; q < p->n_rxq; q++)
+	uint64_t workers = 0;
+
+	for (unsigned q = 0; q < p->n_rxq; q++) {
 		p->rxq_worker[q] = q < c->rx_queues ? c->worker[q] :
 				   (int16_t)((c->worker[0] + q) % e3.n_workers);
+		workers |= 1ull << p->rxq_worker[q];
+	}
+	p->n_rx_workers = (uint16_t)RTE_MAX(__builtin_popcountll(workers), 1);
 }
 
 static bool mtu_fits(const struct rte_eth_dev_info *di, uint16_t mtu)

@@ -28,6 +28,7 @@ struct e3_port {
 	uint16_t n_txq;            /* one per worker, unless the device has fewer */
 	bool tx_shared;            /* n_txq < workers: workers share queues under a lock */
 	int16_t rxq_worker[E3_MAX_QUEUES]; /* worker polling each rx queue */
+	uint16_t n_rx_workers;     /* distinct workers among them */
 	struct rte_ether_addr mac; /* our MAC on this port */
 	unsigned kernel_ifindex;   /* af_packet: the kernel interface, else 0 */
 	struct e3_port_conf conf;  /* as given, with the effective MAC and workers */

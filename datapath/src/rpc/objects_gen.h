@@ -117,6 +117,9 @@ static const struct e3_param e3_circuit_params[] = {
 	E3_P(struct e3_circuit_conf, vlan, "vlan", E3_PT_VLAN, true),
 	E3_P_INT(struct e3_circuit_conf, service, "service", E3_PT_U32, true, 0, (E3_MAX_SERVICES - 1)),
 	E3_P_INT(struct e3_circuit_conf, mac_limit, "mac_limit", E3_PT_U32, false, 0, E3_MAC_LIMIT_MAX),
+	E3_P_INT(struct e3_circuit_conf, storm.broadcast, "storm_broadcast_pps", E3_PT_U32, false, 0, E3_STORM_PPS_MAX),
+	E3_P_INT(struct e3_circuit_conf, storm.multicast, "storm_multicast_pps", E3_PT_U32, false, 0, E3_STORM_PPS_MAX),
+	E3_P_INT(struct e3_circuit_conf, storm.unknown, "storm_unknown_pps", E3_PT_U32, false, 0, E3_STORM_PPS_MAX),
 	E3_P(struct e3_circuit_conf, site.non_df, "non_df", E3_PT_BOOL, false),
 	E3_P_INT(struct e3_circuit_conf, site.source, "segment_source", E3_PT_U16, false, 1, (E3_MAX_REMOTES - 1)),
 	E3_P_INT(struct e3_circuit_conf, site.label, "segment_label", E3_PT_U32, false, E3_LABEL_MIN, (E3_LABEL_SPACE - 1)),
@@ -125,8 +128,8 @@ static const struct e3_param e3_circuit_params[] = {
 	E3_P_INT(struct e3_circuit_conf, announce, "announce", E3_PT_U32, false, 1, 4294967295),
 	E3_P_ARRAY(struct e3_circuit_conf, site.peers, site.n_peers, "peers", false, E3_MAX_PEERS, &e3_circuit_peers_elem),
 };
-enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT, E3_CIRCUIT_P_NON_DF, E3_CIRCUIT_P_SEGMENT_SOURCE, E3_CIRCUIT_P_SEGMENT_LABEL, E3_CIRCUIT_P_SITE_FLOODS, E3_CIRCUIT_P_REDIRECT, E3_CIRCUIT_P_ANNOUNCE, E3_CIRCUIT_P_PEERS };
-static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT | 1ull << E3_CIRCUIT_P_NON_DF | 1ull << E3_CIRCUIT_P_SEGMENT_SOURCE | 1ull << E3_CIRCUIT_P_SEGMENT_LABEL | 1ull << E3_CIRCUIT_P_SITE_FLOODS | 1ull << E3_CIRCUIT_P_REDIRECT | 1ull << E3_CIRCUIT_P_ANNOUNCE | 1ull << E3_CIRCUIT_P_PEERS, .unless_none = 0, .never = 0 };
+enum { E3_CIRCUIT_P_ID = 0, E3_CIRCUIT_P_PORT, E3_CIRCUIT_P_VLAN, E3_CIRCUIT_P_SERVICE, E3_CIRCUIT_P_MAC_LIMIT, E3_CIRCUIT_P_STORM_BROADCAST_PPS, E3_CIRCUIT_P_STORM_MULTICAST_PPS, E3_CIRCUIT_P_STORM_UNKNOWN_PPS, E3_CIRCUIT_P_NON_DF, E3_CIRCUIT_P_SEGMENT_SOURCE, E3_CIRCUIT_P_SEGMENT_LABEL, E3_CIRCUIT_P_SITE_FLOODS, E3_CIRCUIT_P_REDIRECT, E3_CIRCUIT_P_ANNOUNCE, E3_CIRCUIT_P_PEERS };
+static const struct e3_dump e3_circuit_dump = { .if_set = 1ull << E3_CIRCUIT_P_MAC_LIMIT | 1ull << E3_CIRCUIT_P_STORM_BROADCAST_PPS | 1ull << E3_CIRCUIT_P_STORM_MULTICAST_PPS | 1ull << E3_CIRCUIT_P_STORM_UNKNOWN_PPS | 1ull << E3_CIRCUIT_P_NON_DF | 1ull << E3_CIRCUIT_P_SEGMENT_SOURCE | 1ull << E3_CIRCUIT_P_SEGMENT_LABEL | 1ull << E3_CIRCUIT_P_SITE_FLOODS | 1ull << E3_CIRCUIT_P_REDIRECT | 1ull << E3_CIRCUIT_P_ANNOUNCE | 1ull << E3_CIRCUIT_P_PEERS, .unless_none = 0, .never = 0 };
 
 /* ---- label: an entry of the label table (label_add) */
 static const char *const e3_label_type_names[] = { "", "swap", "eline", "elan", "replicate", "oam", "circuit", NULL };

@@ -5,6 +5,7 @@
 
 uint64_t *e3_circuit_tbl;
 uint32_t *e3_circuit_by_port[RTE_MAX_ETHPORTS];
+struct e3_storm *e3_circuit_storm;
 
 static void store(uint32_t id, struct e3_circuit c)
 {
@@ -16,7 +17,8 @@ static void store(uint32_t id, struct e3_circuit c)
 int e3_circuit_table_init(void)
 {
 	e3_circuit_tbl = aligned_alloc(64, sizeof(uint64_t) * E3_MAX_CIRCUITS);
-	if (e3_circuit_tbl == NULL)
+	e3_circuit_storm = calloc(E3_MAX_CIRCUITS, sizeof(*e3_circuit_storm));
+	if (e3_circuit_tbl == NULL || e3_circuit_storm == NULL)
 		return -1;
 	for (uint32_t i = 0; i < E3_MAX_CIRCUITS; i++)
 		store(i, (struct e3_circuit){ E3_CIRCUIT_NOPORT, 0, E3_NONE });
@@ -43,6 +45,12 @@ void e3_circuit_port_detach(uint16_t port)
 	e3_rcu_free(t);
 }
 
+void e3_circuit_storm_set(uint32_t id, const struct e3_storm *s)
+{
+	for (unsigned k = 0; k < E3_STORM_MAX; k++)
+		__atomic_store_n(&e3_circuit_storm[id].pps[k], s->pps[k], __ATOMIC_RELAXED);
+}
+
 void e3_circuit_set(uint32_t id, struct e3_circuit c)
 {
 	struct e3_circuit old = e3_circuit_get(id);
@@ -63,4 +71,5 @@ void e3_circuit_clear(uint32_t id)
 	if (c.port != E3_CIRCUIT_NOPORT && e3_circuit_by_port[c.port] != NULL)
 		__atomic_store_n(&e3_circuit_by_port[c.port][c.vlan], E3_NONE, __ATOMIC_RELEASE);
 	store(id, (struct e3_circuit){ E3_CIRCUIT_NOPORT, 0, E3_NONE });
+	e3_circuit_storm_set(id, &(struct e3_storm){ 0 });
 }

@@ -29,6 +29,7 @@ union e3_circuit_word {
 };
 
 extern uint64_t *e3_circuit_tbl;                    /* [E3_MAX_CIRCUITS] */
+extern struct e3_storm *e3_circuit_storm;           /* [E3_MAX_CIRCUITS] */
 extern uint32_t *e3_circuit_by_port[RTE_MAX_ETHPORTS]; /* [4097] each */
 
 int e3_circuit_table_init(void);
@@ -50,7 +51,14 @@ static inline uint32_t e3_circuit_lookup(uint16_t port, uint16_t vlan)
 	return t ? __atomic_load_n(&t[vlan], __ATOMIC_RELAXED) : E3_NONE;
 }
 
+/* Circuit id's storm limit for class cls in frames per second; 0 = none. */
+static inline uint32_t e3_circuit_storm_pps(uint32_t id, enum e3_storm_class cls)
+{
+	return __atomic_load_n(&e3_circuit_storm[id].pps[cls], __ATOMIC_RELAXED);
+}
+
 /* Main lcore only. */
+void e3_circuit_storm_set(uint32_t id, const struct e3_storm *s);
 int e3_circuit_port_attach(uint16_t port);   /* a customer port appeared */
 void e3_circuit_port_detach(uint16_t port);  /* after its circuits are gone */
 void e3_circuit_set(uint32_t id, struct e3_circuit c); /* and its (port, vlan) slot */

@@ -38,7 +38,10 @@ int e3_workers_init(unsigned n)
 		wk->idx = (uint16_t)w;
 		wk->lcore = lcores[w];
 		wk->qlist = calloc(1, sizeof(struct e3_qlist));
-		if (wk->qlist == NULL || e3_wstats_init(&wk->st) != 0 || e3_trace_ring_init(wk) != 0)
+		/* Untouched pages stay unbacked: only circuits with limits cost memory. */
+		wk->storm = calloc((size_t)E3_MAX_CIRCUITS * E3_STORM_MAX, sizeof(*wk->storm));
+		if (wk->qlist == NULL || wk->storm == NULL || e3_wstats_init(&wk->st) != 0 ||
+		    e3_trace_ring_init(wk) != 0)
 			return -1;
 		e3_workers[w] = wk;
 	}

@@ -1,0 +1,75 @@
+package dpconfig
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Storm is storm control of a circuit: how many broadcast, multicast and
+// unknown unicast frames per second an E-LAN floods from it (circuit_add's
+// storm_*_pps); 0 = no limit. Services and circuits of the controller's
+// model and topology file carry it in this shape.
+type Storm struct {
+	BroadcastPPS int `json:"broadcast_pps,omitempty" yaml:"broadcast_pps"`
+	MulticastPPS int `json:"multicast_pps,omitempty" yaml:"multicast_pps"`
+	UnknownPPS   int `json:"unknown_pps,omitempty" yaml:"unknown_pps"`
+}
+
+// Validate checks each limit's range.
+func (s Storm) Validate() error {
+	for _, v := range []struct {
+		name string
+		pps  int
+	}{{"broadcast_pps", s.BroadcastPPS}, {"multicast_pps", s.MulticastPPS}, {"unknown_pps", s.UnknownPPS}} {
+		if v.pps < 0 || v.pps > StormPPSMax {
+			return fmt.Errorf("storm %s %d: want 0..%d frames per second", v.name, v.pps, StormPPSMax)
+		}
+	}
+	return nil
+}
+
+// Apply writes the limits into a circuit's params.
+func (s Storm) Apply(c *Circuit) {
+	c.StormBroadcastPPS, c.StormMulticastPPS, c.StormUnknownPPS = s.BroadcastPPS, s.MulticastPPS, s.UnknownPPS
+}
+
+// String is ParseStorm's form, of the limits that are set ("-": none).
+func (s Storm) String() string {
+	var f []string
+	for _, v := range []struct {
+		name string
+		pps  int
+	}{{"broadcast", s.BroadcastPPS}, {"multicast", s.MulticastPPS}, {"unknown", s.UnknownPPS}} {
+		if v.pps > 0 {
+			f = append(f, fmt.Sprintf("%s=%d", v.name, v.pps))
+		}
+	}
+	if len(f) == 0 {
+		return "-"
+	}
+	return strings.Join(f, ",")
+}
+
+// ParseStorm reads "broadcast=N,multicast=N,unknown=N" (any of them).
+func ParseStorm(text string) (Storm, error) {
+	var s Storm
+	for _, kv := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return s, fmt.Errorf("storm %q: want broadcast=N,multicast=N,unknown=N (frames per second)", text)
+		}
+		switch k {
+		case "broadcast":
+			s.BroadcastPPS = n
+		case "multicast":
+			s.MulticastPPS = n
+		case "unknown":
+			s.UnknownPPS = n
+		default:
+			return s, fmt.Errorf("storm %q: %q is not broadcast, multicast or unknown", text, k)
+		}
+	}
+	return s, s.Validate()
+}
