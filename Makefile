@@ -5,7 +5,7 @@ BUILD := $(CURDIR)/build
 BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all deps deps-bench build datapath control test test-repeat test-unit test-go test-py \
+.PHONY: all deps deps-bench build datapath control web test test-repeat test-unit test-go test-py \
         demo demo-down bench bench-quick bench-failover bench-multihoming bench-controller clean
 
 all: build
@@ -26,8 +26,12 @@ datapath: deps
 	@[ ! -f $(BUILD)/datapath/pktgen/e3-pktgen ] || ln -sf $(BUILD)/datapath/pktgen/e3-pktgen $(BIN)/e3-pktgen
 	@ln -sf $(CURDIR)/datapath/scripts/e3-dpctl $(BIN)/e3-dpctl
 
-control: deps
+control: deps web
 	@[ ! -f control/go.mod ] || (cd control && go build -o $(BIN)/ ./cmd/...)
+
+# The fabric page's vendored cytoscape.js (control/internal/web).
+web: deps
+	@./scripts/web.sh
 
 test: build
 	@./scripts/test.sh

@@ -21,6 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The fabric page's library comes from the npm registry (scripts/web.sh).
+command -v npm >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm; }
 # The images' python3 may not be Debian's: make sure the one on PATH has the modules.
 python3 -c 'import scapy, pytest, yaml, prometheus_client, selenium' 2>/dev/null ||
   python3 -m pip install -q scapy pytest pyyaml prometheus_client selenium

@@ -87,6 +87,7 @@ type Agent struct {
 	dpErr    error           // error of the last datapath poll
 	bootID   string
 	ports    []nodestate.PortStatus
+	rates    portRates // the ports' counters a second ago, for their rates
 	bfd      []nodestate.BFDStatus
 
 	// Owned by the reconcile loop: what the datapath holds as of the last
@@ -560,8 +561,10 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 		a.bootID = info.BootID
 	}
 	a.ports = make([]nodestate.PortStatus, 0, len(ports))
+	now := time.Now()
 	for _, p := range ports {
-		a.ports = append(a.ports, nodestate.PortStatus{Name: p.Name, LinkUp: bool(p.Link)})
+		a.ports = append(a.ports, nodestate.PortStatus{Name: p.Name, LinkUp: bool(p.Link),
+			Stats: a.rates.update(p.Name, p.Stats, now)})
 	}
 	a.bfd = make([]nodestate.BFDStatus, 0, len(sessions))
 	for _, b := range sessions {
@@ -576,7 +579,7 @@ func (a *Agent) status() nodestate.NodeStatus {
 	defer a.mu.Unlock()
 	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied,
 		Ports: append([]nodestate.PortStatus{}, a.ports...), BFD: append([]nodestate.BFDStatus(nil), a.bfd...),
-		Updated: time.Now().UTC().Truncate(time.Second)}
+		Updated: time.Now().UTC().Truncate(time.Millisecond)}
 	switch {
 	case a.dpErr != nil:
 		st.Error = a.dpErr.Error()
@@ -588,9 +591,10 @@ func (a *Agent) status() nodestate.NodeStatus {
 	return st
 }
 
-// sameStatus compares all but the time stamp.
+// sameStatus compares all but the time stamp and the ports' traffic.
 func sameStatus(x, y nodestate.NodeStatus) bool {
 	x.Updated, y.Updated = time.Time{}, time.Time{}
+	x.Ports, y.Ports = nodestate.WithoutStats(x.Ports), nodestate.WithoutStats(y.Ports)
 	xb, _ := json.Marshal(x)
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)

@@ -24,7 +24,9 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
+	"github.com/e3fabric/e3fabric/control/internal/web"
 )
 
 //go:embed openapi.json
@@ -112,6 +114,17 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.handle("GET /v1/services/{name}", roleRead, s.getService)
 	s.handle("PATCH /v1/services/{name}", roleAdmin, s.updateService)
 	s.handle("DELETE /v1/services/{name}", roleAdmin, s.deleteService)
+	// The fabric page: its files need no token (they hold no data), what
+	// it reads does.
+	s.mux.Handle("GET /ui/", web.Handler())
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ui/", http.StatusFound)
+	})
+	s.mux.HandleFunc("GET /v1/stream", func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(w, r, roleRead) {
+			s.stream(w, r)
+		}
+	})
 	if cfg.Metrics != nil {
 		s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 			if s.authorized(w, r, roleRead) {
@@ -332,6 +345,10 @@ func (s *Server) nodes(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	return 200, nodeViews(snap), nil
+}
+
+func nodeViews(snap *controller.Snapshot) []model.NodeView {
 	use := snap.LabelUse()
 	out := []model.NodeView{}
 	for _, n := range snap.Topology.Nodes {
@@ -360,7 +377,7 @@ func (s *Server) nodes(r *http.Request) (int, any, error) {
 		}
 		out = append(out, v)
 	}
-	return 200, out, nil
+	return out
 }
 
 func (s *Server) links(r *http.Request) (int, any, error) {
@@ -368,12 +385,25 @@ func (s *Server) links(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	return 200, linkViews(snap), nil
+}
+
+func linkViews(snap *controller.Snapshot) []model.LinkView {
 	out := []model.LinkView{}
 	for _, l := range snap.Topology.Links {
-		out = append(out, model.LinkView{ID: l.ID, Name: l.Name(), A: l.A.Node + ":" + l.A.Port, B: l.B.Node + ":" + l.B.Port,
-			Cost: l.Cost, CapacityMbps: l.CapacityMbps, Up: snap.LinkUp(l.ID), BFD: snap.LinkBFD(l)})
+		v := model.LinkView{ID: l.ID, Name: l.Name(), A: l.A.Node + ":" + l.A.Port, B: l.B.Node + ":" + l.B.Port,
+			Cost: l.Cost, CapacityMbps: l.CapacityMbps, Up: snap.LinkUp(l.ID), BFD: snap.LinkBFD(l)}
+		for _, e := range []topology.Endpoint{l.A, l.B} {
+			if st := snap.PortStats(e.Node, e.Port); st != nil {
+				if v.Stats == nil {
+					v.Stats = map[string]*nodestate.PortStats{}
+				}
+				v.Stats[e.Node] = st
+			}
+		}
+		out = append(out, v)
 	}
-	return 200, out, nil
+	return out
 }
 
 func (s *Server) setCost(r *http.Request) (int, any, error) {

@@ -328,3 +328,13 @@ func cloneTopo(t *topology.Topology) *topology.Topology {
 
 // Etcd returns the controller's etcd client.
 func (c *Controller) Etcd() *clientv3.Client { return c.opt.Etcd }
+
+// PortStats is a node's port's traffic as its agent last reported it, or nil.
+func (s *Snapshot) PortStats(node, port string) *nodestate.PortStats {
+	for _, p := range s.Status[node].Ports {
+		if p.Name == port {
+			return p.Stats
+		}
+	}
+	return nil
+}

@@ -535,7 +535,7 @@ func TestStormControl(t *testing.T) {
 	topo := load(t)
 	own := &dpconfig.Storm{UnknownPPS: 5}
 	rec := &model.ServiceRecord{Spec: model.ServiceSpec{Name: "blue", Type: model.ELAN,
-		Storm: &dpconfig.Storm{BroadcastPPS: 100, MulticastPPS: 50},
+		Storm:    &dpconfig.Storm{BroadcastPPS: 100, MulticastPPS: 50},
 		Circuits: []model.Circuit{{Node: "leaf1", Port: "cust1", VLAN: 5}, {Node: "leaf2", Port: "cust1", VLAN: 5, Storm: own}}}}
 	if err := rec.Spec.ValidateShape(); err != nil {
 		t.Fatal(err)

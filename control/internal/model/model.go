@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
@@ -488,6 +489,17 @@ type LinkView struct {
 	// "down", "init", or "up (restoring)" within the wait-to-restore time);
 	// absent for an end whose agent does not report.
 	BFD map[string]string `json:"bfd,omitempty"`
+	// Stats is each end's port traffic as its agent last reported it
+	// (counters, and rates over about a second), by node.
+	Stats map[string]*nodestate.PortStats `json:"stats,omitempty"`
+}
+
+// FabricView is what the fabric page's stream sends every second.
+type FabricView struct {
+	Time       time.Time  `json:"time"`
+	Generation int64      `json:"generation"`
+	Nodes      []NodeView `json:"nodes"`
+	Links      []LinkView `json:"links"`
 }
 
 // Event is one entry of the controller's event log (e3ctl events).

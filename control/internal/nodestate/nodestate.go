@@ -44,10 +44,36 @@ func ServiceKey(node, name string) string { return DesiredNode(node) + ServiceIn
 func CheckKey(node, check string) string  { return DesiredNode(node) + CheckInfix + check }
 func StatusKey(node string) string        { return StatusPrefix + node }
 
-// PortStatus is one port's link state in NodeStatus.
+// PortStatus is one port's link state in NodeStatus, and its traffic.
 type PortStatus struct {
-	Name   string `json:"name"`
-	LinkUp bool   `json:"link_up"`
+	Name   string     `json:"name"`
+	LinkUp bool       `json:"link_up"`
+	Stats  *PortStats `json:"stats,omitempty"`
+}
+
+// WithoutStats is ports without their traffic, for comparing statuses.
+func WithoutStats(ports []PortStatus) []PortStatus {
+	out := make([]PortStatus, len(ports))
+	for i, p := range ports {
+		p.Stats = nil
+		out[i] = p
+	}
+	return out
+}
+
+// PortStats are a port's counters and their rates over about the last
+// second, as polled when the status was written: they ride along with
+// writes made for other reasons and the periodic one, and never cause a
+// write of their own. The fabric page shows them per link.
+type PortStats struct {
+	RxPkts  uint64  `json:"rx_pkts"`
+	RxBytes uint64  `json:"rx_bytes"`
+	TxPkts  uint64  `json:"tx_pkts"`
+	TxBytes uint64  `json:"tx_bytes"`
+	RxPPS   float64 `json:"rx_pps"`
+	TxPPS   float64 `json:"tx_pps"`
+	RxBPS   float64 `json:"rx_bps"` // bits per second
+	TxBPS   float64 `json:"tx_bps"`
 }
 
 // BFDStatus is one BFD session of the node's datapath, as last polled: the
