@@ -115,6 +115,24 @@ void e3_ctl_stats_clear(void);
 int e3_ctl_runtime_get(int idx, struct e3_runtime *out);
 int e3_ctl_runtime_clear(unsigned sample, char *err);
 
+/* ---- pseudowire ping and trace (ctl/pwoam.c, pipeline/pwoam.h) ------------------- */
+struct e3_pw_ping {
+	uint32_t service;
+	uint16_t source;         /* E-LAN: the remote endpoint to reach */
+	uint8_t ttl;             /* 0 = the node's */
+	uint32_t handle, seq;    /* the caller's: they come back in the log */
+};
+/* Send one MPLS echo request into the service's PW (reply asked for in
+ * the PW's channel). */
+int e3_ctl_pw_ping(const struct e3_pw_ping *p, char *err);
+struct e3_pwoam_event;
+typedef void (*e3_pwoam_walk_fn)(uint64_t index, const struct e3_pwoam_event *ev, void *arg);
+/* The logged events of index > since, oldest first (the log keeps the
+ * newest 1024); returns the last index. */
+uint64_t e3_ctl_pwoam_walk(uint64_t since, e3_pwoam_walk_fn fn, void *arg);
+/* Housekeeping: take the workers' events into the log. */
+void e3_ctl_pwoam_drain(void);
+
 /* ---- packet trace ------------------------------------------------------------------ */
 /* Trace the next n frames received that match the filter (replaces any
  * trace in progress and clears the buffer). n <= 1024. */

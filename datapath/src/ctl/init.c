@@ -13,6 +13,7 @@
 #include "tables/circuit_table.h"
 #include "ctl/init.h"
 #include "pipeline/inject.h"
+#include "pipeline/pwoam.h"
 #include "ctl/ctl.h"
 #include "tables/label_table.h"
 #include "tables/mac_table.h"
@@ -58,7 +59,7 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 	if (e3_rcu_init(n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "rcu: %s", rte_strerror(rte_errno));
 	if (e3_label_table_init() || e3_nhlfe_table_init() || e3_circuit_table_init() ||
-	    e3_oam_init() || e3_workers_init(n) || e3_inject_init())
+	    e3_oam_init() || e3_workers_init(n) || e3_inject_init() || e3_pwoam_init())
 		return E3_ERR(err, E3_ENOSPC, "out of memory for the tables");
 	if (e3_mac_table_init(o->mac_table_size, n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "MAC table of %u: %s", o->mac_table_size,
@@ -74,6 +75,7 @@ void e3_dp_housekeeping(void)
 
 	__atomic_store_n(&e3.now_s, (uint32_t)(ms / 1000), __ATOMIC_RELAXED);
 	e3_mac_drain();
+	e3_ctl_pwoam_drain();
 	if (ms - last_age >= AGE_TICK_MS) {
 		/* The whole table once a second at most, a slice per tick. */
 		last_age = ms;

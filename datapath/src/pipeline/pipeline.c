@@ -77,6 +77,7 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 		RUN(REPLICATE, replicate);
 		RUN(ELAN_TERM, elan_term);
 		RUN(OAM, oam);
+		RUN(PW_OAM, pw_oam);
 	}
 	if (unlikely(b.trace))
 		e3_trace_finish(&b);

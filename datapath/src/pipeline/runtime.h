@@ -36,7 +36,8 @@
 	_(CIRCUIT_TERM, circuit_term) \
 	_(REPLICATE, replicate) \
 	_(ELAN_TERM, elan_term) \
-	_(OAM, oam)
+	_(OAM, oam) \
+	_(PW_OAM, pw_oam)
 
 enum e3_stage_id {
 #define _(sym, name) E3_STAGE_##sym,

@@ -8,6 +8,7 @@
 
 #include "tables/label_table.h"
 #include "pipeline/oam.h"
+#include "pipeline/pwoam.h"
 #include "pipeline/stage_out.h"
 
 /* The second label stack entry (host order), or 0 if the frame has none. */
@@ -105,9 +106,12 @@ static __rte_always_inline unsigned fabric_in(struct e3_burst *b, const bool tra
 
 E3_STAGE_ENTRY(fabric_in)
 
-/* Pop the labels and control word: the frame becomes the customer's. */
-static bool pop(struct e3_burst *b, unsigned i)
+/* Pop the labels and control word: the frame becomes the customer's. In
+ * the control word's place, an ACH of MPLS echo goes to PW OAM instead
+ * where oam says the entry is a PW's end (an E-Line's or E-LAN's). */
+static bool pop(struct e3_burst *b, unsigned i, bool oam)
 {
+	const bool tracing = b->trace;
 	struct rte_mbuf *m = b->pkts[i];
 	bool cw = e3.settings.control_word;
 	uint16_t hl = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + b->meta[i].stacked) + (cw ? E3_CW_LEN : 0);
@@ -117,11 +121,39 @@ static bool pop(struct e3_burst *b, unsigned i)
 		return false;
 	}
 	if (cw && unlikely(rte_pktmbuf_mtod_offset(m, uint8_t *, hl - E3_CW_LEN)[0] >> 4 != 0)) {
-		e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
+		const uint8_t *ach = rte_pktmbuf_mtod_offset(m, uint8_t *, hl - E3_CW_LEN);
+
+		if (ach[0] >> 4 != 1) {
+			e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
+		} else if (oam && !b->meta[i].stacked && e3_pwoam_ach(ach)) {
+			E3_TRACE(b, i, PW_OAM, b->meta[i].label);
+			b->meta[i].next = NX_PW_OAM;
+		} else {
+			e3_drop(b, i, E3_DROP_PW_OAM_BAD);
+		}
 		return false;
 	}
 	rte_pktmbuf_adj(m, hl);
 	return true;
+}
+
+/* A frame whose TTL runs out at this transit node: a PW's MPLS echo (its
+ * ACH right below the label) is traced here (PW OAM, svc NULL); anything
+ * else is dropped. */
+static void ttl_expired(struct e3_burst *b, unsigned i)
+{
+	const bool tracing = b->trace;
+	struct rte_mbuf *m = b->pkts[i];
+	const uint16_t at = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN;
+
+	if (!b->meta[i].gach && !b->meta[i].stacked && rte_pktmbuf_data_len(m) >= at + E3_ACH_LEN &&
+	    e3_pwoam_ach(rte_pktmbuf_mtod_offset(m, const uint8_t *, at))) {
+		E3_TRACE(b, i, PW_OAM, b->meta[i].label);
+		b->meta[i].svc = NULL;
+		b->meta[i].next = NX_PW_OAM;
+		return;
+	}
+	e3_drop(b, i, E3_DROP_TTL_EXPIRED);
 }
 
 static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint32_t id, uint8_t type)
@@ -189,12 +221,12 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			rte_prefetch0(&e3_nhlfe_tbl[e.index & (E3_MAX_NHLFES - 1)]);
 			mt->next = NX_SWAP;
 			if (unlikely(mt->ttl <= 1))
-				e3_drop(b, i, E3_DROP_TTL_EXPIRED);
+				ttl_expired(b, i);
 			break;
 		case E3_LBL_ELINE:
 			E3_TRACE(b, i, LABEL_ELINE, mt->label, e.index);
 			mt->svc = service_of(b, i, e.index, E3_SVC_ELINE);
-			if (mt->svc && pop(b, i))
+			if (mt->svc && pop(b, i, true))
 				mt->next = NX_ELINE_TERM;
 			break;
 		case E3_LBL_ELAN:
@@ -203,7 +235,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			mt->svc = service_of(b, i, e3_label_elan_service(e.index), E3_SVC_ELAN);
 			if (unlikely(mt->stacked) && mt->svc && !segment_source(b, i, mt->svc->id))
 				break;
-			if (mt->svc && pop(b, i)) {
+			if (mt->svc && pop(b, i, true)) {
 				mt->next = NX_ELAN_TERM;
 				e3_elan_keys(b, i);
 			}
@@ -214,7 +246,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			break;
 		case E3_LBL_CIRCUIT:
 			E3_TRACE(b, i, LABEL_CIRCUIT, mt->label, e.index);
-			if (pop(b, i)) {
+			if (pop(b, i, false)) {
 				mt->redirected = 1;
 				mt->next = NX_CIRCUIT_TERM;
 			}
@@ -342,7 +374,7 @@ static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, co
 		mt->flooded = 1;
 		if (unlikely(mt->stacked) && !segment_source(b, i, local->id))
 			return;
-		if (pop(b, i)) {
+		if (pop(b, i, false)) {
 			mt->next = NX_ELAN_TERM;
 			e3_elan_keys(b, i);
 		}

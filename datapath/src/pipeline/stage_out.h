@@ -163,10 +163,10 @@ e3_write_mpls(uint8_t *h, const struct e3_nexthop *nh, uint32_t lse)
 }
 
 /* Push Ethernet + label (+ the label below it, if not 0: a multi-homed
- * site's segment label) (+ control word) for nhlfe and send. */
+ * site's segment label) (+ control word, with cw) for nhlfe and send. */
 static __rte_always_inline void
-e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
-	     const bool tracing)
+e3_out_push(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
+	    bool cw, const bool tracing)
 {
 	uint32_t label;
 	const struct e3_port *p;
@@ -174,7 +174,6 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 
 	if (unlikely(nh == NULL))
 		return;
-	bool cw = e3.settings.control_word;
 	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + (below != 0)) + (cw ? E3_CW_LEN : 0);
 
 	if (unlikely(m->pkt_len + hlen > e3_port_max_frame(p, 0))) {
@@ -207,6 +206,14 @@ e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe,
 		memset(h + hlen - E3_CW_LEN, 0, E3_CW_LEN);
 	E3_TRACE_OUT(b, i, TX_NHLFE, p->port_id, label, nhlfe);
 	e3_sent(b, i, m, out, nh->port);
+}
+
+/* A customer frame into the PW of nhlfe (with the node's control word). */
+static __rte_always_inline void
+e3_out_nhlfe(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
+	     const bool tracing)
+{
+	e3_out_push(b, i, m, nhlfe, below, e3.settings.control_word, tracing);
 }
 
 /* A labelled frame (data at its Ethernet header): rewrite the label, TTL

@@ -50,6 +50,7 @@ enum e3_next {
 	NX_ELAN_TERM,      /* popped fabric frame into an E-LAN (ELAN or REPLICATE local) */
 	NX_REPLICATE,
 	NX_OAM,            /* G-ACh frame: BFD of the port's link session, or (gach) of path session index */
+	NX_PW_OAM,         /* MPLS echo in a PW's ACH (pwoam.h): at the egress (svc set) or a transit (svc NULL) */
 };
 
 struct e3_trace_slot;
@@ -128,6 +129,7 @@ unsigned e3_stage_circuit_term(struct e3_burst *b);
 unsigned e3_stage_replicate(struct e3_burst *b);
 unsigned e3_stage_elan_term(struct e3_burst *b);
 unsigned e3_stage_oam(struct e3_burst *b);
+unsigned e3_stage_pw_oam(struct e3_burst *b);
 
 /* Output helpers (stage_tx.c). Each takes ownership of m. */
 void e3_tx_flush_port(struct e3_worker *w, uint16_t port);

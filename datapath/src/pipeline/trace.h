@@ -61,6 +61,9 @@
 	X(OAM_NOT_BFD,       "oam: not a BFD ACH") \
 	X(OAM_REFUSED,       "oam: bfd packet refused (check %d)") \
 	X(OAM_BFD,           "oam: bfd session %u state %S my_disc %u your_disc %u") \
+	X(PW_OAM,            "label %u: MPLS echo in the PW's ACH") \
+	X(PW_OAM_LOGGED,     "pw-oam: echo type %u handle %u seq %u logged") \
+	X(PW_OAM_REPLY,      "pw-oam: reply to handle %u seq %u on nhlfe %u") \
 	X(DROP,              "drop %D") \
 	X(DROP_EGRESS,       "drop %D (egress)") \
 	X(DROP_COPY,         "drop %D (one copy)") \

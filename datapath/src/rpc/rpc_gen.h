@@ -63,6 +63,8 @@ enum {
 	X("stats_clear", m_stats_clear, &no_params) \
 	X("runtime_get", m_runtime_get, &no_params) \
 	X("runtime_clear", m_runtime_clear, &runtime_clear_params) \
+	X("pw_ping", m_pw_ping, &pw_ping_params) \
+	X("pw_oam_log", m_pw_oam_log, &pw_oam_log_params) \
 	X("trace_start", m_trace_start, &trace_start_params) \
 	X("trace_get", m_trace_get, &trace_get_params) \
 	X("config_dump", e3_rpc_config_dump, &no_params) \

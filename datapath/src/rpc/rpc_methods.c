@@ -10,6 +10,8 @@
 
 #include <rte_cycles.h>
 
+#include "pipeline/pwoam.h"
+
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
 
@@ -671,6 +673,71 @@ static int m_runtime_clear(struct e3_rpc_call *c, void *p)
 	if (rc < 0)
 		return e3_rpc_ctl_err(c, rc, err);
 	return result_empty(c);
+}
+
+/* ---- pseudowire ping and trace (pipeline/pwoam.h) ------------------------------------------ */
+static const struct e3_param pw_ping_table[] = {
+	E3_P_INT(struct e3_pw_ping, service, "service", E3_PT_U32, true, 0, E3_MAX_SERVICES - 1),
+	E3_P_INT(struct e3_pw_ping, source, "source", E3_PT_U16, false, 0, E3_MAX_REMOTES - 1),
+	E3_P_INT(struct e3_pw_ping, ttl, "ttl", E3_PT_U8, false, 1, 255),
+	E3_P_INT(struct e3_pw_ping, handle, "handle", E3_PT_U32, true, 0, UINT32_MAX),
+	E3_P_INT(struct e3_pw_ping, seq, "seq", E3_PT_U32, false, 0, UINT32_MAX),
+};
+static const struct e3_obj_type pw_ping_params = {
+	.what = "params", .params = pw_ping_table, .n_params = 5, .size = sizeof(struct e3_pw_ping),
+};
+
+static int m_pw_ping(struct e3_rpc_call *c, void *p)
+{
+	char err[E3_ERRLEN] = "";
+	int rc = e3_ctl_pw_ping(p, err);
+
+	if (rc < 0)
+		return e3_rpc_ctl_err(c, rc, err);
+	return result_empty(c);
+}
+
+struct pw_oam_log_params {
+	uint32_t since;
+};
+static const struct e3_param pw_oam_log_table[] = {
+	E3_P_INT(struct pw_oam_log_params, since, "since", E3_PT_U32, false, 0, UINT32_MAX),
+};
+static const struct e3_obj_type pw_oam_log_params = {
+	.what = "params", .params = pw_oam_log_table, .n_params = 1, .size = sizeof(struct pw_oam_log_params),
+};
+
+static void pw_oam_event_cb(uint64_t index, const struct e3_pwoam_event *ev, void *arg)
+{
+	json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:i, s:I}", "index", (json_int_t)index,
+			      "kind", e3_pwoam_kind_names[ev->kind], "handle", (json_int_t)ev->handle,
+			      "seq", (json_int_t)ev->seq, "time_ns", (json_int_t)ev->time_ns,
+			      "ttl", ev->ttl, "label_in", (json_int_t)ev->label_in);
+
+	if (ev->service != E3_NONE)
+		json_object_set_new(o, "service", json_integer(ev->service));
+	if (ev->source)
+		json_object_set_new(o, "source", json_integer(ev->source));
+	if (ev->label_out)
+		json_object_set_new(o, "label_out", json_integer(ev->label_out));
+	if (ev->kind == E3_PWOAM_REPLY) {
+		json_object_set_new(o, "rtt_ns", json_integer(ev->rtt_ns));
+		json_object_set_new(o, "return_code", json_integer(ev->rc));
+	}
+	e3_jw_json(arg, NULL, o);
+}
+
+static int m_pw_oam_log(struct e3_rpc_call *c, void *p)
+{
+	const struct pw_oam_log_params *lp = p;
+
+	e3_jw_open(&c->w, NULL, '{');
+	e3_jw_open(&c->w, "events", '[');
+	uint64_t last = e3_ctl_pwoam_walk((c->seen & 1) ? lp->since : 0, pw_oam_event_cb, &c->w);
+	e3_jw_close(&c->w, ']');
+	e3_jw_json(&c->w, "last", json_integer((json_int_t)last));
+	e3_jw_close(&c->w, '}');
+	return 0;
 }
 
 /* ---- packet trace ------------------------------------------ */
