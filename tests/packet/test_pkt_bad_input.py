@@ -65,8 +65,10 @@ CASES = {
     "not_for_us": ("f1", lambda tok: fabric_frame("02:00:00:aa:bb:cc", PEER_MAC["f1"], LABEL_IN,
                                                   inner(tok)), "not_for_us"),
     "ttl_zero_at_leaf": ("f1", lambda tok: fab(tok, ttl=0), "ttl_expired"),
-    "bad_control_word": ("f1", lambda tok: hdr("f1") + mpls_entry(LABEL_IN) + b"\x10\0\0\0"
+    "bad_control_word": ("f1", lambda tok: hdr("f1") + mpls_entry(LABEL_IN) + b"\x40\0\0\0"
                          + inner(tok), "bad_control_word"),
+    "ach_not_mpls_echo": ("f1", lambda tok: hdr("f1") + mpls_entry(LABEL_IN) + b"\x10\0\0\0"
+                          + inner(tok), "pw_oam_bad"),
     "labelled_on_customer_port": ("c3", lambda tok: hdr("c3") + mpls_entry(LABEL_IN)
                                   + bytes(4) + inner(tok), "customer_labelled"),
     "unknown_vlan": ("c1", lambda tok: customer_frame(HOST_B, HOST_A, tok, vlan=1001), "no_circuit"),
