@@ -89,6 +89,7 @@ type Agent struct {
 	ports    []nodestate.PortStatus
 	rates    portRates // the ports' counters a second ago, for their rates
 	bfd      []nodestate.BFDStatus
+	oam      oamLog // PW OAM: requests sent, the datapath's log (oam.go)
 
 	// Owned by the reconcile loop: what the datapath holds as of the last
 	// successful pass (nil: unknown), and the fragments that pass realised.
@@ -198,7 +199,7 @@ func (a *Agent) readDesired(ctx context.Context) (int64, error) {
 		for _, kv := range resp.Kvs {
 			k := strings.TrimPrefix(string(kv.Key), a.prefix)
 			seen[k] = true
-			if a.keys.mods[k] != kv.ModRevision {
+			if a.keys.mods[k] != kv.ModRevision || isOAMKey(k) {
 				a.setKey(k, kv.Value, kv.ModRevision)
 			}
 		}
@@ -269,6 +270,10 @@ func (a *Agent) watch(ctx context.Context, rev int64) {
 
 // setKey takes in a key's new value; a.mu held.
 func (a *Agent) setKey(k string, v []byte, mod int64) {
+	if isOAMKey(k) {
+		a.oamRequest(k, v, mod)
+		return
+	}
 	if a.keys.set(k, v, mod) {
 		a.dirty[k] = true
 	}
@@ -276,6 +281,10 @@ func (a *Agent) setKey(k string, v []byte, mod int64) {
 
 // deleteKey takes in a key's deletion; a.mu held.
 func (a *Agent) deleteKey(k string) {
+	if isOAMKey(k) {
+		a.oamForget(k)
+		return
+	}
 	if a.keys.remove(k) {
 		a.dirty[k] = true
 	}
@@ -545,6 +554,9 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 		restarted = *conns != 0 // the first connection is not a restart
 		*conns = n
 	}
+	if err == nil {
+		_, err = a.pollOAM(ctx, restarted)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {
@@ -579,6 +591,7 @@ func (a *Agent) status() nodestate.NodeStatus {
 	defer a.mu.Unlock()
 	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied,
 		Ports: append([]nodestate.PortStatus{}, a.ports...), BFD: append([]nodestate.BFDStatus(nil), a.bfd...),
+		OAM:     append([]nodestate.OAMEvent(nil), a.oam.events...),
 		Updated: time.Now().UTC().Truncate(time.Millisecond)}
 	switch {
 	case a.dpErr != nil:

@@ -114,6 +114,21 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.handle("GET /v1/services/{name}", roleRead, s.getService)
 	s.handle("PATCH /v1/services/{name}", roleAdmin, s.updateService)
 	s.handle("DELETE /v1/services/{name}", roleAdmin, s.deleteService)
+	// Ping and trace change no state, but send frames into the fabric.
+	s.handle("POST /v1/services/{name}/ping", roleAdmin, func(r *http.Request) (int, any, error) {
+		req := model.PingRequest{Count: 3}
+		if r.ContentLength != 0 {
+			if err := decode(r, &req); err != nil {
+				return 0, nil, err
+			}
+		}
+		v, err := s.c.Ping(r.Context(), r.PathValue("name"), req.Count)
+		return 200, v, err
+	})
+	s.handle("POST /v1/services/{name}/trace", roleAdmin, func(r *http.Request) (int, any, error) {
+		v, err := s.c.Trace(r.Context(), r.PathValue("name"))
+		return 200, v, err
+	})
 	// The fabric page: its files need no token (they hold no data), what
 	// it reads does.
 	s.mux.Handle("GET /ui/", web.Handler())

@@ -172,6 +172,16 @@ func (c *Client) UpdateService(ctx context.Context, name string, u model.Service
 	return v, c.doJSON(ctx, "PATCH", "/v1/services/"+url.PathEscape(name), u, &v)
 }
 
+// Ping pings a service's pseudowire from one end to each other end.
+func (c *Client) Ping(ctx context.Context, name string, count int) (v model.PingResult, err error) {
+	return v, c.doJSON(ctx, "POST", "/v1/services/"+url.PathEscape(name)+"/ping", model.PingRequest{Count: count}, &v)
+}
+
+// Trace traces a service's pseudowire from one end to each other end.
+func (c *Client) Trace(ctx context.Context, name string) (v []model.TraceResult, err error) {
+	return v, c.doJSON(ctx, "POST", "/v1/services/"+url.PathEscape(name)+"/trace", nil, &v)
+}
+
 // DeleteService deletes a service.
 func (c *Client) DeleteService(ctx context.Context, name string) error {
 	return c.doJSON(ctx, "DELETE", "/v1/services/"+url.PathEscape(name), nil, nil)

@@ -40,6 +40,8 @@ const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --finger
   service add-circuit NAME --circuit NODE:PORT:VLAN ...
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
   service delete NAME
+  service ping NAME [--count N]            MPLS echo in the pseudowire, from one end to each other end
+  service trace NAME                       each hop of the pseudowire: node, label in and out, time
 
 VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged). An E-LAN's
 circuit on a multi-homed site is @SEGMENT:VLAN (a segment of the topology):
@@ -65,6 +67,7 @@ type opts struct {
 	bandwidth     int
 	ecmp          bool
 	storm         *dpconfig.Storm
+	count         int
 	args          []string
 }
 
@@ -112,7 +115,7 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.storm = &s
 				}
 			}
-		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps":
+		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count":
 			var v string
 			if v, err = value(); err == nil {
 				var n int
@@ -124,6 +127,8 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.macLimit = n
 				case "--circuit-mac-limit":
 					o.circMACLimit = n
+				case "--count":
+					o.count = n
 				default:
 					o.bandwidth = n
 				}
@@ -381,6 +386,28 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		return o.print(w, v, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "updated %s: %s: %s\n", v.Name, circuits(v.Circuits), v.Status.State)
 		})
+	case cmd == "service ping":
+		if err := want(a, 3, "service ping NAME [--count N]"); err != nil {
+			return err
+		}
+		count := o.count
+		if count == 0 {
+			count = 3
+		}
+		v, err := c.Ping(ctx, a[2], count)
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) { showPing(tw, &v) })
+	case cmd == "service trace":
+		if err := want(a, 3, "service trace NAME"); err != nil {
+			return err
+		}
+		v, err := c.Trace(ctx, a[2])
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) { showTrace(tw, v) })
 	case cmd == "service delete":
 		if err := want(a, 3, "service delete NAME"); err != nil {
 			return err
@@ -425,6 +452,45 @@ func (o *opts) printLinks(w io.Writer, v []model.LinkView) error {
 				dash(l.BFD[strings.SplitN(l.A, ":", 2)[0]]), dash(l.BFD[strings.SplitN(l.B, ":", 2)[0]]))
 		}
 	})
+}
+
+func msText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f ms", *v)
+}
+
+func showPing(tw *tabwriter.Writer, v *model.PingResult) {
+	fmt.Fprintf(tw, "ping %s from %s: %d sent, %d received (handle %#08x)\n", v.Service, v.From, v.Sent, v.Received, v.Handle)
+	fmt.Fprintln(tw, "TO\tSEQ\tRTT")
+	for _, r := range v.Replies {
+		rtt := "no reply"
+		if r.RTTMS != nil {
+			rtt = msText(r.RTTMS)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", r.To, r.Seq, rtt)
+	}
+}
+
+func showTrace(tw *tabwriter.Writer, v []model.TraceResult) {
+	for _, t := range v {
+		fmt.Fprintf(tw, "trace %s from %s to %s (round trip %s)\n", t.Service, t.From, t.To, msText(t.RTTMS))
+		fmt.Fprintln(tw, "TTL\tNODE\tLABEL IN\tLABEL OUT\tTIME")
+		for _, h := range t.Hops {
+			if h.Node == "" {
+				fmt.Fprintf(tw, "%d\t*\t\t\tno answer\n", h.TTL)
+				continue
+			}
+			out := "-"
+			if h.Kind == "transit" {
+				out = fmt.Sprint(h.LabelOut)
+			} else {
+				out = "(egress)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", h.TTL, h.Node, h.LabelIn, out, msText(h.TimeMS))
+		}
+	}
 }
 
 func showService(tw *tabwriter.Writer, v *model.ServiceView) {

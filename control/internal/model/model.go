@@ -551,3 +551,51 @@ type APIError struct {
 		Message string `json:"message"`
 	} `json:"error"`
 }
+
+// PingRequest is the body of POST /v1/services/{name}/ping.
+type PingRequest struct {
+	Count int `json:"count,omitempty"` // requests to each other end, 1..10; default 3
+}
+
+// PingResult is a pseudowire ping of a service (POST /v1/services/{name}/ping):
+// MPLS echo requests sent in-band from one member's node to each other
+// end, answered in-band by the egress (docs/operations.md).
+type PingResult struct {
+	Service  string      `json:"service"`
+	From     string      `json:"from"`
+	Handle   uint32      `json:"handle"`
+	Sent     int         `json:"sent"`
+	Received int         `json:"received"`
+	Replies  []PingReply `json:"replies"`
+}
+
+// PingReply is one request's fate: its round trip, or lost.
+type PingReply struct {
+	To    string   `json:"to"`
+	Seq   uint32   `json:"seq"`
+	RTTMS *float64 `json:"rtt_ms,omitempty"` // absent: no reply
+}
+
+// TraceResult is a pseudowire trace from a service's node to one other end
+// (POST /v1/services/{name}/trace): one request per TTL, each logged by
+// the node where its TTL ran out, or by the egress.
+type TraceResult struct {
+	Service string     `json:"service"`
+	From    string     `json:"from"`
+	To      string     `json:"to"`
+	Hops    []TraceHop `json:"hops"`
+	RTTMS   *float64   `json:"rtt_ms,omitempty"` // the egress's reply, back at From
+}
+
+// TraceHop is what the request of one TTL reached: a transit node (with the
+// label it came on and the one it would have left on) or the egress; no
+// node when nothing answered. TimeMS is from the request's sending to its
+// arrival there, by the two nodes' clocks.
+type TraceHop struct {
+	TTL      int      `json:"ttl"`
+	Node     string   `json:"node,omitempty"`
+	Kind     string   `json:"kind,omitempty"` // transit or egress
+	LabelIn  uint32   `json:"label_in,omitempty"`
+	LabelOut uint32   `json:"label_out,omitempty"`
+	TimeMS   *float64 `json:"time_ms,omitempty"`
+}

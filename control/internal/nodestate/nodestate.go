@@ -5,7 +5,10 @@
 // code.
 package nodestate
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Key layout: everything lives under Prefix.
 const (
@@ -24,6 +27,8 @@ const (
 //	                         nexthops, link BFD sessions)
 //	<prefix>service/<name>   one service's fragment on the node
 //	<prefix>check/<key>      one path check's fragment on the node
+//	<prefix>oam/<handle>     a pseudowire ping or trace for the node to send
+//	                         (OAMRequest), under a short lease: no fragment
 //
 // Fragments are dpconfig.Fragment JSON; the node's config is their merge.
 // Until the generation key exists a node has no desired state at all.
@@ -32,6 +37,7 @@ const (
 	BaseSuffix       = "node"
 	ServiceInfix     = "service/"
 	CheckInfix       = "check/"
+	OAMInfix         = "oam/"
 )
 
 // DesiredNode is the prefix of node's desired keys.
@@ -42,7 +48,10 @@ func GenerationKey(node string) string    { return DesiredNode(node) + Generatio
 func BaseKey(node string) string          { return DesiredNode(node) + BaseSuffix }
 func ServiceKey(node, name string) string { return DesiredNode(node) + ServiceInfix + name }
 func CheckKey(node, check string) string  { return DesiredNode(node) + CheckInfix + check }
-func StatusKey(node string) string        { return StatusPrefix + node }
+func OAMKey(node string, handle uint32) string {
+	return DesiredNode(node) + OAMInfix + strconv.FormatUint(uint64(handle), 10)
+}
+func StatusKey(node string) string { return StatusPrefix + node }
 
 // PortStatus is one port's link state in NodeStatus, and its traffic.
 type PortStatus struct {
@@ -103,4 +112,43 @@ type NodeStatus struct {
 	BFD               []BFDStatus  `json:"bfd,omitempty"`
 	Error             string       `json:"error"`
 	Updated           time.Time    `json:"updated"` // RFC 3339
+	// OAM is what the datapath's pseudowire OAM log saw in the last
+	// OAMKeep (pw_oam_log): the controller's ping and trace read it.
+	OAM []OAMEvent `json:"oam,omitempty"`
+}
+
+// OAMKeep is how long an agent reports a PW OAM event.
+const OAMKeep = time.Minute
+
+// OAMRequest asks a node's datapath to send MPLS echo requests into one
+// service's pseudowire (pw_ping), one per probe, all with one handle.
+type OAMRequest struct {
+	Handle  uint32     `json:"handle"`
+	Service uint32     `json:"service"` // the service's datapath id
+	Probes  []OAMProbe `json:"probes"`
+}
+
+// OAMProbe is one request: to an E-LAN's remote endpoint Source, with TTL
+// (0: the node's).
+type OAMProbe struct {
+	Source uint16 `json:"source,omitempty"`
+	TTL    uint8  `json:"ttl,omitempty"`
+	Seq    uint32 `json:"seq"`
+}
+
+// OAMEvent is one event of a datapath's PW OAM log (pw_oam_log): a request
+// sent, seen at a transit node whose TTL ran out or at its egress, or a
+// reply back at its origin.
+type OAMEvent struct {
+	Kind       string `json:"kind"` // sent, transit, egress, reply
+	Handle     uint32 `json:"handle"`
+	Seq        uint32 `json:"seq"`
+	TimeNS     int64  `json:"time_ns"` // wall clock
+	TTL        int    `json:"ttl"`
+	LabelIn    uint32 `json:"label_in,omitempty"`
+	LabelOut   uint32 `json:"label_out,omitempty"`
+	Service    *int64 `json:"service,omitempty"`
+	Source     uint16 `json:"source,omitempty"`
+	RTTNS      int64  `json:"rtt_ns,omitempty"`
+	ReturnCode int    `json:"return_code,omitempty"`
 }
