@@ -152,3 +152,21 @@ def test_examples_name_only_metrics_that_exist(services, lab):
     assert jobs["e3-controller"]["static_configs"][0]["targets"] == [f"127.0.0.1:{API_PORT}"]
     assert jobs["e3-agent"]["static_configs"][0]["targets"] == [
         f"127.0.0.1:{METRICS_PORT + i}" for i in range(len(lab.topo.nodes))]
+
+
+def test_operations_doc_lists_every_metric(services):
+    """docs/operations.md's metric tables name exactly what the controller
+    and an agent export (per-label series are off by default)."""
+    import re
+    cp = services
+    exported = set()
+    for m in (scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context()),
+              scrape(cp.metrics_url("leaf1"))):
+        for name, _ in m:
+            if name.startswith("e3_"):
+                exported.add(re.sub(r"_(bucket|sum|count)$", "", name) if "_seconds" in name else name)
+    doc = (REPO / "docs" / "operations.md").read_text()
+    tables = "\n".join(l for l in doc.splitlines() if l.startswith("| `e3_"))
+    documented = set(re.findall(r"`(e3_[a-z0-9_]+)`", tables))
+    assert documented - {"e3_label_packets_total"} == exported, \
+        f"undocumented: {sorted(exported - documented)}; documented, not exported: {sorted(documented - exported)}"

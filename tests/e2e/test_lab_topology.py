@@ -122,3 +122,15 @@ def test_a_host_behind_a_site():
         d["hosts"] += [site, bad]
         with pytest.raises(TopologyError, match=match):
             parse(d)
+
+
+def test_controller_only_service_options():
+    """ecmp and a service's storm control become e3ctl service create's
+    options (the controller applies them; the static programmer does not)."""
+    doc = with_change("services.0.ecmp", True)
+    doc["services"][0]["storm"] = {"unknown_pps": 5, "broadcast_pps": 100}
+    (svc,) = parse(doc, "t").services
+    assert svc.options == ("--ecmp", "--storm", "broadcast=100,unknown=5")
+    doc["services"][0]["storm"] = {"bum_pps": 5}
+    with pytest.raises(TopologyError, match=r"services\[0\]\.storm"):
+        parse(doc, "t")

@@ -85,7 +85,7 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
 
     header("services, created with e3ctl from the topology file")
     for svc in t.services:
-        args = ["service", "create", svc.type, svc.name]
+        args = ["service", "create", svc.type, svc.name, *svc.options]
         for c in svc.circuits:
             args += ["--circuit", f"{c.node}:{c.port}:{c.vlan}"]
         e3ctl_shown(cp, *args)
@@ -107,6 +107,16 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
     e3ctl_shown(cp, "node", "list")
     print()
     e3ctl_shown(cp, "link", "list")
+
+    header("operator's view (docs/operations.md)")
+    print(f"fabric page:  {cp.server}/ui/#token={cp.read_token}")
+    print(f"              (the controller's certificate is self-signed: {cp.ca_file})")
+    print(f"metrics:      {cp.metrics_url()} and " + ", ".join(cp.metrics_url(n.name) for n in t.nodes))
+    for name in [s.name for s in t.services if s.name == "red"]:
+        print()
+        e3ctl_shown(cp, "service", "ping", name)
+        print()
+        e3ctl_shown(cp, "service", "trace", name)
 
     header("datapath counters (JSON-RPC port_list / label_list of every node)")
     print_counters(lab)
@@ -136,6 +146,7 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
         (f"curl -s --cacert {cp.ca_file} -H \"Authorization: Bearer $E3_TOKEN\" {cp.metrics_url()} | grep ^e3_controller",
          "the controller's metrics (examples/prometheus.yml scrapes them all)"),
         (f"e3-dpctl -s {lab.node_socket('leaf1')} runtime", "cycles per frame of each stage, as VPP's show runtime"),
+        ("e3ctl service ping green; e3ctl service trace green", "MPLS echo in the pseudowires, to every member"),
         (f"e3-dpctl -s {lab.node_socket('spine1')} label list", "a spine's label table"),
         (f"e3-dpctl -s {lab.node_socket('leaf1')} port list", "a leaf's ports and counters"),
         (f"e3-dpctl -s {lab.node_socket('leaf1')} mac list", "MACs the E-LANs learned"),

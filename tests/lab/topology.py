@@ -97,6 +97,9 @@ class Service:
     type: str  # eline | elan
     circuits: tuple
     index: int  # 1-based position in the file: the service id on every node
+    # e3ctl service create's options for what only the controller applies
+    # (ecmp, storm control); the static programmer ignores them.
+    options: tuple = ()
 
 
 @dataclass
@@ -312,7 +315,7 @@ def parse(doc, source: str = "<topology>") -> Topology:
     for i, raw in enumerate(_list(d, "services", "", required=False)):
         w = f"services[{i}]"
         raw = _map(raw, w)
-        _unknown(raw, {"name", "type", "circuits"}, w)
+        _unknown(raw, {"name", "type", "circuits", "ecmp", "storm"}, w)
         sname = _name(raw, "name", w)
         if sname in seen:
             raise _err(f"{w}.name", f"duplicate service {sname!r}")
@@ -340,7 +343,13 @@ def parse(doc, source: str = "<topology>") -> Topology:
             raise _err(f"{w}.circuits", f"an eline has exactly 2 circuits, got {len(circuits)}")
         if stype == "elan" and len(circuits) < 2:
             raise _err(f"{w}.circuits", f"an elan has 2 or more circuits, got {len(circuits)}")
-        services.append(Service(sname, stype, tuple(circuits), i + 1))
+        options = ("--ecmp",) if raw.get("ecmp") else ()
+        storm = _map(raw.get("storm") or {}, f"{w}.storm")
+        _unknown(storm, {"broadcast_pps", "multicast_pps", "unknown_pps"}, f"{w}.storm")
+        if storm:
+            options += ("--storm", ",".join(f"{k.removesuffix('_pps')}={_int(storm, k, f'{w}.storm', 0, 0, 10**8)}"
+                                           for k in sorted(storm)))
+        services.append(Service(sname, stype, tuple(circuits), i + 1, options))
 
     return Topology(name, cw, ttl, nodes, links, hosts, services, ports)
 
