@@ -79,22 +79,31 @@ class Bench:
             return t
         return trial
 
-    def measure(self, sess, plan, ctx):
-        """One round for one switch: search, confirm, latency."""
+    def measure(self, sess, plan, ctx, sw):
+        """One round for one switch: search, confirm, latency; for a switch
+        that accounts its own cycles (e3), the cycles per frame at the
+        zero-loss rate, over the confirm trial (or the search's last)."""
         trial = self.trial_fn(sess, plan, ctx, self.m["trial_s"])
+        own = hasattr(sw, "cycles_per_frame")
         r = ndr_search(trial, self.params)
-        ndr, confirmed = r.ndr_pps, None
+        ndr, confirmed, cycles = r.ndr_pps, None, None
+        if own and ndr > 0:
+            sw.runtime_clear()
         if self.m["confirm_s"] and ndr > 0:
             # RFC 2544: the rate must hold for the whole (longer) trial; a
             # rate that does not is reported, flagged unconfirmed.
             confirm = self.trial_fn(sess, plan, dict(ctx, phase="confirm"), self.m["confirm_s"])
             confirmed = passed(confirm(ndr), self.params)
+        elif own and ndr > 0:
+            trial(ndr)
+        if own and ndr > 0:
+            cycles = sw.cycles_per_frame()
         lat = None
         if ndr > 0:
             lt = self.trial_fn(sess, plan, dict(ctx, phase="latency"), self.m["latency_s"])(ndr / 2)
             lat = lt.raw["latency_ns"]
         return {"ndr_pps": ndr, "max_pps": r.max_pps, "latency_ns": lat, "confirmed": confirmed,
-                "trials": len(r.trials) + 1}
+                "trials": len(r.trials) + 1, "cycles": cycles}
 
     def run_point(self, scn, n, names):
         ctx0 = {"scenario": scn.name, "size": n}
@@ -151,7 +160,7 @@ class Bench:
                     sw.resume()
                     ctx = dict(ctx0, switch=name, round=rnd)
                     try:
-                        rounds[name].append(self.measure(sessions[name], plans[name], ctx))
+                        rounds[name].append(self.measure(sessions[name], plans[name], ctx, sw))
                         if name == "e3" and rnd == 0:
                             info[name]["counters"] = sw.counters()
                     except (PktgenError, SwitchError) as e:
@@ -219,6 +228,11 @@ def summarise(rounds):
            "ndr_all": [r["ndr_pps"] for r in rounds]}
     if lat:
         out["latency_ns"] = {k: statistics.median(x[k] for x in lat) for k in ("p50", "p99", "max")}
+    cyc = [r["cycles"] for r in rounds if r.get("cycles")]
+    if cyc:
+        out["cycles_per_frame"] = statistics.median(c["total"] for c in cyc)
+        out["stage_cycles"] = {k: statistics.median(c["stages"][k] for c in cyc if k in c["stages"])
+                               for k in sorted({k for c in cyc for k in c["stages"]})}
     return out
 
 

@@ -94,9 +94,9 @@ def table(name, points):
               "received, any loss).", ""]
     lines += [f"| {scn.table if scn else 'size'} | limit | e3 | OVS | e3/limit | e3/OVS "
               "| flat out: limit / e3 / OVS | flat e3/limit | flat e3/OVS "
-              "| e3 lat p50/p99 us | OVS lat p50/p99 us "
+              "| e3 lat p50/p99 us | OVS lat p50/p99 us | e3 cycles/frame "
               "| e3 memory MiB | e3 B/entry | OVS B/entry |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     e3_pe = per_entry(points, mem_bytes("e3"))
     ovs_pe = per_entry(points, mem_bytes("ovs"))
 
@@ -106,6 +106,10 @@ def table(name, points):
 
     def per(pe, n):
         return f"{pe[n]:.0f}" if n in pe else "-"
+
+    def cycles(s):
+        c = (s or {}).get("cycles_per_frame")
+        return "-" if c is None else f"{c:.0f}"
     for p in points:
         sw = p["switches"]
         lim, e3, ovs = (sw.get(k) for k in SWITCHES)
@@ -118,7 +122,8 @@ def table(name, points):
         lines.append(f"| {size_name(p['size'])}{mark} | {cell(lim)} | {cell(e3)} | {cell(ovs)} "
                      f"| {ratio(e3_v, lim_v)} | {ratio(e3_v, ovs_v)} | {flat} "
                      f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} | {lat(e3)} | {lat(ovs)} "
-                     f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
+                     f"| {cycles(e3)} | {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
+    lines += stage_table(points)
     na = {k: v for p in points for k, v in p["switches"].items() if "na" in v}
     for k, v in na.items():
         lines += ["", f"{LABEL[k]}: n/a: {v['na']}."]
@@ -127,6 +132,22 @@ def table(name, points):
     for (k, n), e in errors.items():
         lines += ["", f"{LABEL[k]} at {size_name(n)}: error: `{e.splitlines()[0][:200]}`"]
     return lines + [""]
+
+
+def stage_table(points):
+    """e3's cycles per frame by stage (its runtime profile at the zero-loss
+    rate, medians over rounds): where its cycles go."""
+    rows = [(p["size"], p["switches"].get("e3", {}).get("stage_cycles")) for p in points]
+    stages = sorted({k for _, st in rows if st for k in st})
+    if not stages:
+        return []
+    lines = ["", "e3's cycles per frame by stage (`e3-dpctl runtime` at the zero-loss rate; the "
+             "rest of the total is receive, transmit and the burst's own overhead):", "",
+             "| size | " + " | ".join(stages) + " |", "|---:|" + "---:|" * len(stages)]
+    for n, st in rows:
+        if st:
+            lines.append(f"| {size_name(n)} | " + " | ".join(f"{st[k]:.0f}" if k in st else "-" for k in stages) + " |")
+    return lines
 
 
 def targets(groups):
@@ -289,6 +310,10 @@ def main():
         "as lost, like a NIC's RX ring overflowing.",
         f"- Latency: a {prm['latency_s']:g} s trial at 50% of the zero-loss rate, TSC stamps in "
         "every frame, log-linear histogram (p50/p99 within 6%).",
+        "- e3 cycles/frame: e3's own accounting (its runtime profile, docs/operations.md) "
+        "over the trial that confirms the zero-loss rate: the workers' busy TSC cycles per "
+        "frame received, median over rounds. It does not move with the host's load as rates "
+        "do.",
         "- Learning: before measuring, the generator sends one frame FROM each of the N MACs "
         f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
         "fabric frames on the E-LAN label (so they are learned behind the remote leaf), for "

@@ -202,6 +202,28 @@ class E3(Switch):
         with e3rpc.Client(self.rpc_sock, timeout=30) as c:
             return c.call("stats_get")
 
+    def runtime_clear(self):
+        with e3rpc.Client(self.rpc_sock, timeout=30) as c:
+            c.call("runtime_clear")
+
+    def cycles_per_frame(self):
+        """e3's own accounting since runtime_clear (docs/operations.md):
+        the workers' busy TSC cycles per frame received, and each stage's
+        cycles per frame it took; None before any frame."""
+        with e3rpc.Client(self.rpc_sock, timeout=30) as c:
+            rt = c.call("runtime_get")
+        frames = sum(p["rx"]["frames"] for w in rt["workers"] for p in w["ports"])
+        if not frames:
+            return None
+        stages = {}
+        for w in rt["workers"]:
+            for s in w["stages"]:
+                acc = stages.setdefault(s["stage"], [0, 0])
+                acc[0] += s["cycles"]
+                acc[1] += s["frames"]
+        return {"total": sum(w["busy_cycles"] for w in rt["workers"]) / frames,
+                "stages": {k: c / f for k, (c, f) in stages.items() if f}}
+
 
 class Ovs(Switch):
     """Open vSwitch with its DPDK datapath, from Debian's package, run with a

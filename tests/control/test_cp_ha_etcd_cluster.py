@@ -4,7 +4,7 @@ controller with --etcd-endpoints and the agents pointed at it. With one
 member killed the cluster keeps its quorum, and the control plane keeps
 working: a service created then is programmed and carries traffic.
 
-Runs last (file order): it stops the embedded-etcd control plane of the
+Runs last (conftest.py orders it so): it stops the embedded-etcd control plane of the
 other tests and replaces it on the same fabric, whose datapaths the new
 agents bring to the new controller's config.
 """

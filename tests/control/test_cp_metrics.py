@@ -102,18 +102,22 @@ def test_agent_metrics_are_the_datapath_counters(services, lab):
 
 
 def test_controller_metrics(services, lab):
+    """The fabric's gauges say what the API says (both read while nothing
+    changes: the fabric converged)."""
     cp = services
+    cp.wait_converged()
+    nodes, links, svcs = cp.nodes(), cp.json("link", "list"), cp.services()
     m = scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())
-    nodes, links = len(lab.topo.nodes), len(cp.json("link", "list"))
     assert one(m, "e3_controller_leader") == 1
-    assert one(m, "e3_controller_nodes", state="forwarding") == nodes
-    assert one(m, "e3_controller_nodes", state="down") == 0
-    assert one(m, "e3_controller_agents", state="up") == nodes
-    assert one(m, "e3_controller_links", state="up") == links
-    assert len(series(m, "e3_controller_link_up")) == links
-    by_state = {s["status"]["state"] for s in cp.services()}
-    assert sum(series(m, "e3_controller_services").values()) == len(cp.services())
-    assert by_state <= {dict(k)["state"] for k in series(m, "e3_controller_services")}
+    assert one(m, "e3_controller_nodes", state="forwarding") == sum(n["up"] for n in nodes)
+    assert one(m, "e3_controller_nodes", state="down") == sum(not n["up"] for n in nodes)
+    assert one(m, "e3_controller_agents", state="up") == sum(n["agent_up"] for n in nodes)
+    assert one(m, "e3_controller_links", state="up") == sum(l["up"] for l in links)
+    assert {dict(k)["link"]: v for k, v in series(m, "e3_controller_link_up").items()} == \
+        {l["name"]: float(l["up"]) for l in links}
+    for state in ("programmed", "pending", "degraded", "down"):
+        assert one(m, "e3_controller_services", state=state) == \
+            sum(s["status"]["state"] == state for s in svcs), state
     assert one(m, "e3_controller_commit_seconds_count") > 0
     assert one(m, "e3_controller_compute_seconds_count") > 0
     assert one(m, "e3_controller_events_total", kind="leader") >= 1

@@ -411,8 +411,12 @@ class ControlPlane:
             raise LabError(f"{e}\n{detail}") from None
 
     def wait_service(self, name: str, state: str = "programmed", timeout: float = 30) -> dict:
-        return wait_for(f"service {name} {state}",
-                        lambda: (lambda s: s if s["status"]["state"] == state else None)(self.service(name)), timeout)
+        def check():
+            s = self.service(name)
+            if s["status"]["state"] != state:
+                raise LabError(f"{s['status']['state']}: {s['status'].get('reason', '')}")
+            return s
+        return wait_for(f"service {name} {state}", check, timeout)
 
     @staticmethod
     def active_path(svc: dict) -> list:

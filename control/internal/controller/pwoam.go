@@ -128,20 +128,26 @@ func ms(ns int64) *float64 {
 	return &v
 }
 
+// oamStart plans a ping or trace of service name: the origin, the
+// targets, and a request with a new handle and no probes yet.
+func (c *Controller) oamStart(ctx context.Context, name string) (string, []oamTarget, nodestate.OAMRequest, error) {
+	rec, err := c.Service(ctx, name)
+	if err != nil {
+		return "", nil, nodestate.OAMRequest{}, err
+	}
+	from, targets, err := oamPlan(rec)
+	return from, targets, nodestate.OAMRequest{Handle: rand.Uint32(), Service: rec.ID}, err
+}
+
 // Ping sends count requests from one end of the service to each other end.
 func (c *Controller) Ping(ctx context.Context, name string, count int) (*model.PingResult, error) {
 	if count < 1 || count > maxPings {
 		return nil, errorf(KindInvalid, "count %d: want 1..%d", count, maxPings)
 	}
-	rec, err := c.Service(ctx, name)
+	from, targets, req, err := c.oamStart(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	from, targets, err := oamPlan(rec)
-	if err != nil {
-		return nil, err
-	}
-	req := nodestate.OAMRequest{Handle: rand.Uint32(), Service: rec.ID}
 	to := map[uint32]string{} // seq -> target
 	for i := 0; i < count; i++ {
 		for _, t := range targets {
@@ -177,15 +183,10 @@ func (c *Controller) Ping(ctx context.Context, name string, count int) (*model.P
 // Trace sends, from one end of the service to each other end, one request
 // per TTL up to the length of the path it takes.
 func (c *Controller) Trace(ctx context.Context, name string) ([]model.TraceResult, error) {
-	rec, err := c.Service(ctx, name)
+	from, targets, req, err := c.oamStart(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	from, targets, err := oamPlan(rec)
-	if err != nil {
-		return nil, err
-	}
-	req := nodestate.OAMRequest{Handle: rand.Uint32(), Service: rec.ID}
 	type probe struct {
 		target int
 		ttl    int

@@ -16,14 +16,22 @@ type Storm struct {
 	UnknownPPS   int `json:"unknown_pps,omitempty" yaml:"unknown_pps"`
 }
 
+// classes are the limits by class name (ParseStorm's), in order.
+func (s *Storm) classes() []struct {
+	name string
+	pps  *int
+} {
+	return []struct {
+		name string
+		pps  *int
+	}{{"broadcast", &s.BroadcastPPS}, {"multicast", &s.MulticastPPS}, {"unknown", &s.UnknownPPS}}
+}
+
 // Validate checks each limit's range.
 func (s Storm) Validate() error {
-	for _, v := range []struct {
-		name string
-		pps  int
-	}{{"broadcast_pps", s.BroadcastPPS}, {"multicast_pps", s.MulticastPPS}, {"unknown_pps", s.UnknownPPS}} {
-		if v.pps < 0 || v.pps > StormPPSMax {
-			return fmt.Errorf("storm %s %d: want 0..%d frames per second", v.name, v.pps, StormPPSMax)
+	for _, c := range s.classes() {
+		if *c.pps < 0 || *c.pps > StormPPSMax {
+			return fmt.Errorf("storm %s_pps %d: want 0..%d frames per second", c.name, *c.pps, StormPPSMax)
 		}
 	}
 	return nil
@@ -37,12 +45,9 @@ func (s Storm) Apply(c *Circuit) {
 // String is ParseStorm's form, of the limits that are set ("-": none).
 func (s Storm) String() string {
 	var f []string
-	for _, v := range []struct {
-		name string
-		pps  int
-	}{{"broadcast", s.BroadcastPPS}, {"multicast", s.MulticastPPS}, {"unknown", s.UnknownPPS}} {
-		if v.pps > 0 {
-			f = append(f, fmt.Sprintf("%s=%d", v.name, v.pps))
+	for _, c := range s.classes() {
+		if *c.pps > 0 {
+			f = append(f, fmt.Sprintf("%s=%d", c.name, *c.pps))
 		}
 	}
 	if len(f) == 0 {
@@ -60,14 +65,13 @@ func ParseStorm(text string) (Storm, error) {
 		if !ok || err != nil {
 			return s, fmt.Errorf("storm %q: want broadcast=N,multicast=N,unknown=N (frames per second)", text)
 		}
-		switch k {
-		case "broadcast":
-			s.BroadcastPPS = n
-		case "multicast":
-			s.MulticastPPS = n
-		case "unknown":
-			s.UnknownPPS = n
-		default:
+		found := false
+		for _, c := range s.classes() {
+			if c.name == k {
+				*c.pps, found = n, true
+			}
+		}
+		if !found {
 			return s, fmt.Errorf("storm %q: %q is not broadcast, multicast or unknown", text, k)
 		}
 	}

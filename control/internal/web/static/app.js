@@ -182,7 +182,9 @@ function update(view) {
     edge.toggleClass("down", !l.up);
     edge.data("rate", l.up ? `${fmt(ab)} / ${fmt(ba)} pps` : "down");
     const tr = document.createElement("tr");
-    [l.name, l.up ? "up" : "down", fmt(ab), fmt(ba), a ? (a.tx_bps / 1e6).toFixed(2) : "-", b ? (b.tx_bps / 1e6).toFixed(2) : "-"]
+    const bfd = (l.bfd || {});
+    [l.name, l.up ? "up" : "down", `${bfd[an] || "-"} / ${bfd[bn] || "-"}`, fmt(ab), fmt(ba),
+      a ? (a.tx_bps / 1e6).toFixed(2) : "-", b ? (b.tx_bps / 1e6).toFixed(2) : "-"]
       .forEach((v, i) => {
         const td = document.createElement("td");
         td.textContent = v;
