@@ -121,6 +121,10 @@ struct e3_port_info {
 	uint32_t speed_mbps;
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	uint64_t drops[E3_DROP_MAX];
+	/* The device's own count per receive queue (0 where it keeps none):
+	 * shows a multi-queue port's traffic spread. */
+	uint16_t n_rxq;
+	uint64_t rxq_pkts[E3_MAX_QUEUES];
 };
 
 /* ---- nexthops: (fabric port, neighbour MAC) ------------------------------- */

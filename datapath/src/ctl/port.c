@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include <rte_ethdev.h>
+
 #include "ctl/ctl.h"
 #include "ctl/ctl_int.h"
 #include "port/port.h"
@@ -135,6 +137,13 @@ static void port_info(const struct e3_port *p, struct e3_port_info *o)
 	o->tx_pkts = c.tx_pkts;
 	o->tx_bytes = c.tx_bytes;
 	memcpy(o->drops, c.drops, sizeof(o->drops));
+	o->n_rxq = RTE_MIN(p->n_rxq, (uint16_t)RTE_MIN(E3_MAX_QUEUES, RTE_ETHDEV_QUEUE_STAT_CNTRS));
+
+	struct rte_eth_stats st;
+
+	if (rte_eth_stats_get(p->port_id, &st) == 0)
+		for (unsigned q = 0; q < o->n_rxq; q++)
+			o->rxq_pkts[q] = st.q_ipackets[q];
 }
 
 int e3_ctl_port_get(const char *name, struct e3_port_info *out, char *err)

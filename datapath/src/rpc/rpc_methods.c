@@ -159,6 +159,10 @@ static json_t *port_json(const struct e3_port_info *p)
 	json_object_set_new(o, "link", json_string(p->link_up ? "up" : "down"));
 	json_object_set_new(o, "speed_mbps", json_integer(p->speed_mbps));
 	json_object_set_new(o, "stats", port_stats_json(p));
+	json_t *q = json_array();
+	for (unsigned i = 0; i < p->n_rxq; i++)
+		json_array_append_new(q, json_integer((json_int_t)p->rxq_pkts[i]));
+	json_object_set_new(o, "rxq_pkts", q);
 	return o;
 }
 
