@@ -36,8 +36,11 @@ DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_li
 class Switch:
     """A running e3-vswitchd inside its own namespace, and the RPC client to it."""
 
-    def __init__(self, tag):
+    def __init__(self, tag, workers=1):
         self.ns = f"pk-{os.getpid()}-{tag}"
+        # Worker lcores 1.. on the machine's CPU 1 (a second one shares it:
+        # functional tests of several workers, on two CPUs).
+        self.lcores = ",".join(["0@0"] + [f"{w + 1}@1" for w in range(workers)])
         self.sock = f"/tmp/{self.ns}.sock"
         self.logpath = f"/tmp/{self.ns}.log"
         self.proc = None
@@ -53,7 +56,7 @@ class Switch:
         log = open(self.logpath, "wb")
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, VSWITCHD,
-             "-l", "0,1", "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
+             "--lcores", self.lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
              "--", "--name", "pk", "--rpc-socket", self.sock, "--poll-mode", "adaptive",
              "--mac-table-size", "65536"],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
