@@ -81,8 +81,8 @@ class Bench:
 
     def measure(self, sess, plan, ctx, sw):
         """One round for one switch: search, confirm, latency; for a switch
-        that accounts its own cycles (e3), the cycles per frame at the
-        zero-loss rate, over the confirm trial (or the search's last)."""
+        that accounts its own cycles (e3, OVS), the cycles per frame at the
+        zero-loss rate, over the confirm trial (or one more at that rate)."""
         trial = self.trial_fn(sess, plan, ctx, self.m["trial_s"])
         own = hasattr(sw, "cycles_per_frame")
         r = ndr_search(trial, self.params)

@@ -94,7 +94,7 @@ def table(name, points):
               "received, any loss).", ""]
     lines += [f"| {scn.table if scn else 'size'} | limit | e3 | OVS | e3/limit | e3/OVS "
               "| flat out: limit / e3 / OVS | flat e3/limit | flat e3/OVS "
-              "| e3 lat p50/p99 us | OVS lat p50/p99 us | e3 cycles/frame "
+              "| e3 lat p50/p99 us | OVS lat p50/p99 us | cycles/frame e3 / OVS "
               "| e3 memory MiB | e3 B/entry | OVS B/entry |",
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     e3_pe = per_entry(points, mem_bytes("e3"))
@@ -122,7 +122,7 @@ def table(name, points):
         lines.append(f"| {size_name(p['size'])}{mark} | {cell(lim)} | {cell(e3)} | {cell(ovs)} "
                      f"| {ratio(e3_v, lim_v)} | {ratio(e3_v, ovs_v)} | {flat} "
                      f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} | {lat(e3)} | {lat(ovs)} "
-                     f"| {cycles(e3)} | {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
+                     f"| {cycles(e3)} / {cycles(ovs)} | {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
     lines += stage_table(points)
     na = {k: v for p in points for k, v in p["switches"].items() if "na" in v}
     for k, v in na.items():
@@ -310,10 +310,11 @@ def main():
         "as lost, like a NIC's RX ring overflowing.",
         f"- Latency: a {prm['latency_s']:g} s trial at 50% of the zero-loss rate, TSC stamps in "
         "every frame, log-linear histogram (p50/p99 within 6%).",
-        "- e3 cycles/frame: e3's own accounting (its runtime profile, docs/operations.md) "
-        "over the trial that confirms the zero-loss rate: the workers' busy TSC cycles per "
-        "frame received, median over rounds. It does not move with the host's load as rates "
-        "do.",
+        "- Cycles/frame: each switch's own accounting over the trial that confirms the "
+        "zero-loss rate, median over rounds: e3's runtime profile (docs/operations.md), its "
+        "workers' busy TSC cycles per frame received; OVS's `dpif-netdev/pmd-stats-show`, "
+        "its PMD's processing cycles per packet. It moves far less with the host's load than "
+        "rates do.",
         "- Learning: before measuring, the generator sends one frame FROM each of the N MACs "
         f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
         "fabric frames on the E-LAN label (so they are learned behind the remote leaf), for "

@@ -11,6 +11,8 @@ connects to socket i. All of a switch's threads run on one CPU (`cpu`); the
 generator has the other.
 """
 import os
+import re
+import statistics
 import shutil
 import signal
 import subprocess
@@ -296,6 +298,22 @@ class Ovs(Switch):
 
     def datapath_pid(self):
         return self.procs[-1].pid if len(self.procs) > 1 else None
+
+    def _appctl(self, *args):
+        d, env = self._env()
+        return subprocess.run(["ovs-appctl", "-t", f"{d}/vswitchd.ctl", *args], check=True,
+                              capture_output=True, text=True, env=env).stdout
+
+    def runtime_clear(self):
+        self._appctl("dpif-netdev/pmd-stats-clear")
+
+    def cycles_per_frame(self):
+        """OVS's own accounting since runtime_clear: its PMD threads'
+        processing cycles per packet (dpif-netdev/pmd-stats-show), the
+        counterpart of e3's busy cycles per frame; None before any packet."""
+        m = re.findall(r"avg processing cycles per packet: ([0-9.]+)", self._appctl("dpif-netdev/pmd-stats-show"))
+        vals = [float(x) for x in m if float(x) > 0]
+        return {"total": statistics.median(vals), "stages": {}} if vals else None
 
 
 SWITCHES = {"limit": LinkLimit, "e3": E3, "ovs": Ovs}

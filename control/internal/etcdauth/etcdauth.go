@@ -27,6 +27,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
@@ -72,7 +73,13 @@ func Load(file string) (Credentials, error) {
 func (c Credentials) Config() (clientv3.Config, error) {
 	cfg := clientv3.Config{Endpoints: strings.Split(c.Endpoints, ","), DialTimeout: 5 * time.Second,
 		Username: c.User, Password: c.Password, Logger: zap.NewNop(),
-		MaxCallSendMsgSize: 256 << 20, MaxCallRecvMsgSize: 256 << 20}
+		MaxCallSendMsgSize: 256 << 20, MaxCallRecvMsgSize: 256 << 20,
+		// gRPC's reconnect backoff grows to 2 minutes: an agent would
+		// stay cut off that long after etcd (the controller) came back.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		})}}
 	if c.CA != "" {
 		t, err := secrets.TrustPEM([]byte(c.CA))
 		if err != nil {

@@ -34,12 +34,27 @@ static __rte_always_inline void lookup(struct e3_burst *b, uint8_t next, struct 
 		if (b->meta[i].next == next)
 			l->idx[n++] = (uint8_t)i;
 	l->n = n;
+	/* A burst is often one conversation: a key the frame before had is
+	 * looked up once (the table only changes on the main lcore). */
+	uint64_t src = 0, dst = 0;
+
 	for (unsigned k = 0; k < n; k++) {
 		const struct e3_meta *mt = &b->meta[l->idx[k]];
 
-		l->src_pos[k] = e3_mac_find(mt->src_key);
-		l->src_dest[k] = e3_mac_dest_at(l->src_pos[k]);
-		l->dst_dest[k] = e3_mac_dest_at(e3_mac_find(mt->dst_key));
+		if (k == 0 || mt->src_key != src) {
+			src = mt->src_key;
+			l->src_pos[k] = e3_mac_find(src);
+			l->src_dest[k] = e3_mac_dest_at(l->src_pos[k]);
+		} else {
+			l->src_pos[k] = l->src_pos[k - 1];
+			l->src_dest[k] = l->src_dest[k - 1];
+		}
+		if (k == 0 || mt->dst_key != dst) {
+			dst = mt->dst_key;
+			l->dst_dest[k] = e3_mac_dest_at(e3_mac_find(dst));
+		} else {
+			l->dst_dest[k] = l->dst_dest[k - 1];
+		}
 	}
 }
 
