@@ -30,6 +30,7 @@
 #include "port/port.h"
 #include "tables/service_table.h"
 #include "pipeline/context.h"
+#include "pipeline/runtime.h"
 
 #define E3_ETH_MPLS      0x8847
 #define E3_ETH_MPLS_MC   0x8848
@@ -118,18 +119,10 @@ e3_rx_each(struct e3_burst *b, const bool tracing,
 	return n;
 }
 
-unsigned e3_stage_customer_in(struct e3_burst *b);
-unsigned e3_stage_eline_in(struct e3_burst *b);
-unsigned e3_stage_elan_in(struct e3_burst *b);
-unsigned e3_stage_fabric_in(struct e3_burst *b);
-unsigned e3_stage_label_lookup(struct e3_burst *b);
-unsigned e3_stage_swap(struct e3_burst *b);
-unsigned e3_stage_eline_term(struct e3_burst *b);
-unsigned e3_stage_circuit_term(struct e3_burst *b);
-unsigned e3_stage_replicate(struct e3_burst *b);
-unsigned e3_stage_elan_term(struct e3_burst *b);
-unsigned e3_stage_oam(struct e3_burst *b);
-unsigned e3_stage_pw_oam(struct e3_burst *b);
+/* e3_stage_<name>(b) of every stage of the list (runtime.h). */
+#define _(sym, name) unsigned e3_stage_##name(struct e3_burst *b);
+foreach_e3_stage
+#undef _
 
 /* Output helpers (stage_tx.c). Each takes ownership of m. */
 void e3_tx_flush_port(struct e3_worker *w, uint16_t port);
