@@ -555,7 +555,11 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 		*conns = n
 	}
 	if err == nil {
-		_, err = a.pollOAM(ctx, restarted)
+		// The PW OAM log only feeds ping and trace: a datapath that cannot
+		// give it is no datapath error.
+		if _, oerr := a.pollOAM(ctx, restarted); oerr != nil {
+			a.log.Debug("pw oam log", "err", oerr)
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
