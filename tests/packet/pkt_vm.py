@@ -77,14 +77,3 @@ class VM:
             self.proc.kill()
             self.proc.wait(10)
         subprocess.run(["rm", "-rf", f"/var/run/dpdk/{self.prefix}"], check=False)
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGCONT)
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        subprocess.run(["rm", "-rf", f"/var/run/dpdk/{self.prefix}"], check=False)

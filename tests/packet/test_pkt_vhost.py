@@ -6,14 +6,12 @@ the client of a VM that is), full-size frames with mergeable buffers, and
 a VM that stops draining its rings: e3 counts what it cannot give it and
 keeps forwarding everything else."""
 import os
-import socket
-import struct
 
 import pytest
 
 from pkt_frames import customer_frame, fabric_frame, token
-from pkt_net import Wire, assert_delivered, wait_for
-from pkt_switch import MAC, PEER_MAC
+from pkt_net import Wire, wait_for
+from pkt_switch import MAC, PEER_MAC, PEERS
 from pkt_vm import VM
 from test_pkt_eline import HOST_A, HOST_B, LABEL_IN, LABEL_OUT
 
@@ -21,10 +19,11 @@ VM_MAC, VM_PEER_MAC = "02:00:00:0f:00:01", "02:00:00:0f:00:99"
 
 
 @pytest.fixture(scope="module")
-def vmwire(switch):
-    """The veth between the VM's af_packet port (vm) and the test (vmp)."""
+def wire(switch):
+    """The switch's wire, and the veth between the VM's af_packet port (vm)
+    and the test (vmp)."""
     switch.netns.add_veth("vm", VM_MAC, VM_PEER_MAC, 2100)
-    w = Wire(switch.ns, ["vmp"])
+    w = Wire(switch.ns, PEERS + ["vmp"])
     yield w
     w.close()
 
@@ -34,7 +33,7 @@ def sock_path(sw, tag):
 
 
 @pytest.fixture
-def vm(sw, vmwire):
+def vm(sw):
     """A VM on vhost-user port vm1 (e3 the server, 2 queue pairs), in an
     E-Line to fabric port f1; the port and the VM go after the test."""
     path = sock_path(sw, "vm1")
@@ -52,9 +51,8 @@ def vm(sw, vmwire):
         machine.kill()
         sw.reset()
         sw.rpc("port_del", name="vm1")
-        for p in (path,):
-            if os.path.exists(p):
-                os.unlink(p)
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def from_vm(tok, sport=4000, size=128):
@@ -66,65 +64,57 @@ def to_vm(tok, sport=4000, size=128):
                                                                               size=size))
 
 
-def exchange(wire, vmwire, sends, expect, match):
-    """Send on the wire's and the VM's veths; capture on both."""
-    socks = {**wire.socks, **vmwire.socks}
-    merged = Wire.__new__(Wire)
-    merged.socks = socks
-    return merged.exchange(sends, expect=expect, match=match, timeout=10)
-
-
-def test_both_directions(sw, wire, vmwire, vm):
+def test_both_directions(sw, wire, vm):
     tok = token()
-    got = exchange(wire, vmwire, [("vmp", from_vm(tok, 4000 + k)) for k in range(20)], 20, tok)
+    got = wire.exchange([("vmp", from_vm(tok, 4000 + k)) for k in range(20)], expect=20, match=tok, timeout=10)
     assert len(got["f1p"]) == 20 and not got["vmp"], "the VM's frames into the E-Line"
     tok = token()
-    got = exchange(wire, vmwire, [("f1p", to_vm(tok, 4000 + k)) for k in range(20)], 20, tok)
+    got = wire.exchange([("f1p", to_vm(tok, 4000 + k)) for k in range(20)], expect=20, match=tok, timeout=10)
     assert len(got["vmp"]) == 20, "the E-Line's frames to the VM"
     sent = {to_vm(tok, 4000 + k)[22:] for k in range(20)}
     assert set(got["vmp"]) == sent, "the customer's frames, exactly as they entered the pseudowire"
 
 
-def test_two_queue_pairs_both_carry_traffic(sw, wire, vmwire, vm):
+def test_two_queue_pairs_both_carry_traffic(sw, wire, vm):
     tok = token()
     # Many flows: the VM's af_packet port spreads them over its two queues
     # (fanout by flow hash), and testpmd sends each on the same virtio queue.
-    got = exchange(wire, vmwire, [("vmp", from_vm(tok, 1000 + k)) for k in range(200)], 200, tok)
+    got = wire.exchange([("vmp", from_vm(tok, 1000 + k)) for k in range(200)], expect=200, match=tok, timeout=10)
     assert len(got["f1p"]) == 200
     q = sw.port("vm1")["rxq_pkts"]
     assert len(q) == 2 and all(n > 0 for n in q), f"per-queue frames {q}"
 
 
-def test_full_size_frames_with_mergeable_buffers(sw, wire, vmwire, vm):
+def test_full_size_frames_with_mergeable_buffers(sw, wire, vm):
     tok = token()
-    got = exchange(wire, vmwire, [("vmp", from_vm(tok, size=1514))], 1, tok)
+    got = wire.exchange([("vmp", from_vm(tok, size=1514))], expect=1, match=tok, timeout=10)
     assert len(got["f1p"]) == 1 and len(got["f1p"][0]) == 1514 + 22
     tok = token()
-    got = exchange(wire, vmwire, [("f1p", to_vm(tok, size=1514))], 1, tok)
+    got = wire.exchange([("f1p", to_vm(tok, size=1514))], expect=1, match=tok, timeout=10)
     assert len(got["vmp"]) == 1 and len(got["vmp"][0]) == 1514
     tok = token()
-    got = exchange(wire, vmwire, [("vmp", from_vm(tok, size=1600))], 0, tok)
+    got = wire.exchange([("vmp", from_vm(tok, size=1600))], expect=0, match=tok, timeout=10)
     assert not got["f1p"]
     sw.wait_drops("vm1", {"oversize": 1})
 
 
-def test_vm_goes_away_and_comes_back(sw, wire, vmwire, vm):
+def test_vm_goes_away_and_comes_back(sw, wire, vm):
     vm.kill()
     wait_for(lambda: sw.port("vm1")["link"] == "down", timeout=30, what="vm1 down (the VM went away)")
     tok = token()
-    exchange(wire, vmwire, [("f1p", to_vm(tok))], 0, tok)
+    wire.exchange([("f1p", to_vm(tok))], expect=0, match=tok, timeout=10)
     sw.wait_drops("f1", {"no_nexthop": 1}, total=False)
     vm.start()
     wait_for(lambda: sw.port("vm1")["link"] == "up", timeout=30, what="vm1 up again (the VM reconnected)")
     tok = token()
-    got = exchange(wire, vmwire, [("f1p", to_vm(tok))], 1, tok)
+    got = wire.exchange([("f1p", to_vm(tok))], expect=1, match=tok, timeout=10)
     assert len(got["vmp"]) == 1
     tok = token()
-    got = exchange(wire, vmwire, [("vmp", from_vm(tok))], 1, tok)
+    got = wire.exchange([("vmp", from_vm(tok))], expect=1, match=tok, timeout=10)
     assert len(got["f1p"]) == 1
 
 
-def test_stalled_vm_costs_only_its_own_frames(sw, wire, vmwire, vm):
+def test_stalled_vm_costs_only_its_own_frames(sw, wire, vm):
     # Another E-Line, c1 <-> f2, must not notice.
     sw.nhlfe(2, "f2", 300)
     sw.rpc("service_add", id=2, type="eline", name="other", nhlfe=2)
@@ -134,18 +124,18 @@ def test_stalled_vm_costs_only_its_own_frames(sw, wire, vmwire, vm):
         tok, other = token(), token()
         sends = [("f1p", to_vm(tok, 2000 + k)) for k in range(3000)]
         sends[::30] = [("c1p", customer_frame(HOST_B, HOST_A, other, vlan=77))] * len(sends[::30])
-        got = exchange(wire, vmwire, sends, len(sends[::30]), other)
+        got = wire.exchange(sends, expect=len(sends[::30]), match=other, timeout=10)
         assert len(got["f2p"]) == len(sends[::30]), "the other service forwards while the VM is stalled"
         wait_for(lambda: sw.port("vm1")["stats"]["drops"].get("tx_full", 0) > 0, what="tx_full on vm1")
         assert sw.port("vm1")["link"] == "up"
     finally:
         vm.resume()
     tok = token()
-    got = exchange(wire, vmwire, [("f1p", to_vm(tok))], 1, tok)
+    got = wire.exchange([("f1p", to_vm(tok))], expect=1, match=tok, timeout=10)
     assert len(got["vmp"]) == 1, "the VM drains again"
 
 
-def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire, vmwire):
+def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire):
     path = sock_path(sw, "vm2")
     machine = VM(sw.ns, path, server=True, tag="vm2").start()
     try:
@@ -158,7 +148,7 @@ def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire, vmwire):
         sw.rpc("circuit_add", id=1, port="vm2", vlan="untagged", service=1)
         sw.rpc("label_add", label=LABEL_IN, type="eline", service=1)
         tok = token()
-        got = exchange(wire, vmwire, [("vmp", from_vm(tok))], 1, tok)
+        got = wire.exchange([("vmp", from_vm(tok))], expect=1, match=tok, timeout=10)
         assert len(got["f1p"]) == 1
         # The VM restarts: e3 reconnects to it by itself.
         machine.kill()
@@ -167,7 +157,7 @@ def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire, vmwire):
         wait_for(lambda: sw.port("vm2")["link"] == "up", timeout=30, what="vm2 up (e3 reconnected)")
         machine.wait_forwarding()
         tok = token()
-        got = exchange(wire, vmwire, [("f1p", to_vm(tok))], 1, tok)
+        got = wire.exchange([("f1p", to_vm(tok))], expect=1, match=tok, timeout=10)
         assert len(got["vmp"]) == 1
     finally:
         machine.kill()

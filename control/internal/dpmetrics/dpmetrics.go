@@ -199,16 +199,14 @@ func (c *Collector) collect(ctx context.Context, m *emitter) error {
 		rt       runtime
 		labels   []label
 	)
-	calls := []struct {
+	type call struct {
 		method string
 		out    any
-	}{{"port_list", &ports}, {"service_list", &services}, {"circuit_list", &circuits},
+	}
+	calls := []call{{"port_list", &ports}, {"service_list", &services}, {"circuit_list", &circuits},
 		{"bfd_list", &sessions}, {"runtime_get", &rt}}
 	if c.labels {
-		calls = append(calls, struct {
-			method string
-			out    any
-		}{"label_list", &labels})
+		calls = append(calls, call{"label_list", &labels})
 	}
 	for _, k := range calls {
 		if err := c.dp.Call(ctx, k.method, nil, k.out); err != nil {

@@ -120,12 +120,12 @@ static bool pop(struct e3_burst *b, unsigned i, bool oam)
 		e3_drop(b, i, E3_DROP_TRUNCATED);
 		return false;
 	}
-	if (cw && unlikely(rte_pktmbuf_mtod_offset(m, uint8_t *, hl - E3_CW_LEN)[0] >> 4 != 0)) {
-		const uint8_t *ach = rte_pktmbuf_mtod_offset(m, uint8_t *, hl - E3_CW_LEN);
+	const uint8_t *word = rte_pktmbuf_mtod_offset(m, const uint8_t *, hl - E3_CW_LEN);
 
-		if (ach[0] >> 4 != 1) {
+	if (cw && unlikely(word[0] >> 4 != 0)) {
+		if (word[0] >> 4 != 1) {
 			e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
-		} else if (oam && !b->meta[i].stacked && e3_pwoam_ach(ach)) {
+		} else if (oam && !b->meta[i].stacked && e3_pwoam_ach(word)) {
 			E3_TRACE(b, i, PW_OAM, b->meta[i].label);
 			b->meta[i].next = NX_PW_OAM;
 		} else {
