@@ -72,7 +72,9 @@ def test_three_way_handshake_and_timeout(sw, peer):
     assert b["remote_disc"] == p.my_disc and b["remote_state"] == "up"
     assert b["usable"] and b["ups"] == 1
     # Before Up the switch said Down or Init (Init once it had heard our
-    # Down), and once Up it named our discriminator.
+    # Down), and once Up it named our discriminator. (Its first Up packet
+    # leaves at its next transmit time, after it reports the state.)
+    wait_for(lambda: any(x["state"] == UP for x in p.received), what="the switch's first Up packet")
     states = [x["state"] for x in p.received]
     first_up = states.index(UP)
     assert first_up > 0 and set(states[:first_up]) <= {DOWN, INIT}
