@@ -17,6 +17,7 @@ Raw results go to bench/out/<run>/ (trials.jsonl, results.json); the report
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -32,17 +33,20 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 GEN_CPU, SWITCH_CPU = 0, 1
 WORKDIR = "/tmp/bn-bench"
 SETTLE_S = 5.0
+# PVP: the generator sleeps this long whenever it has nothing to do, so the
+# VM on its CPU (at idle priority) runs (benchlib/switches.py).
+VM_IDLE_SLEEP_US = 30
 
 MODES = {
-    # quick: a few minutes; full: the sizes of DESIGN.md in < 30 minutes
-    "quick": dict(sizes=[1, 2000, 20000], scenarios=["elan-unicast", "label-swap"],
-                  trial_s=2.0, confirm_s=0.0, latency_s=2.0, warmup_s=0.3, rounds=1,
+    # Both modes run three interleaved rounds (medians). quick: a quarter
+    # hour; full: the sizes of DESIGN.md in about 50 minutes on 2 CPUs.
+    "quick": dict(sizes=[1, 20000], scenarios=["elan-unicast", "label-swap", "pvp-eline"],
+                  trial_s=1.0, confirm_s=0.0, latency_s=1.0, warmup_s=0.3, rounds=3,
                   tolerance=0.05, max_trials=5),
-    # full: 10 s trials would take over an hour for this matrix on 2 CPUs
-    # (confirm_s adds a final trial of that length at the rate found).
-    "full": dict(sizes=[1, 2000, 20000, 200000, 1000000], scenarios=[s.name for s in SCENARIOS],
-                 trial_s=3.0, confirm_s=0.0, latency_s=3.0, warmup_s=0.5, rounds=1,
-                 tolerance=0.03, max_trials=5),
+    "full": dict(sizes=[1, 2000, 20000, 200000, 1000000],
+                 scenarios=[s.name for s in SCENARIOS if s.name != "flood-1"],
+                 trial_s=1.5, confirm_s=0.0, latency_s=1.0, warmup_s=0.3, rounds=3,
+                 tolerance=0.05, max_trials=4),
 }
 
 
@@ -80,23 +84,26 @@ class Bench:
         return trial
 
     def measure(self, sess, plan, ctx, sw):
-        """One round for one switch: search, confirm, latency; for a switch
-        that accounts its own cycles (e3, OVS), the cycles per frame at the
-        zero-loss rate, over the confirm trial (or one more at that rate)."""
+        """One round for one switch: search, confirm, cycles, latency.
+
+        Cycles per frame come from the switch's own accounting over one
+        more trial, flat out: every switch then works on full bursts, at
+        the most it can do, so the figure is its cost per frame and not
+        the overhead of small bursts at a low rate. PVP has no flat-out
+        trial (the VM would never run): there it is the zero-loss rate."""
         trial = self.trial_fn(sess, plan, ctx, self.m["trial_s"])
-        own = hasattr(sw, "cycles_per_frame")
-        r = ndr_search(trial, self.params)
+        bound = plan_bound(ctx)
+        r = ndr_search(trial, self.params, bound=bound)
         ndr, confirmed, cycles = r.ndr_pps, None, None
-        if own and ndr > 0:
-            sw.runtime_clear()
         if self.m["confirm_s"] and ndr > 0:
             # RFC 2544: the rate must hold for the whole (longer) trial; a
             # rate that does not is reported, flagged unconfirmed.
             confirm = self.trial_fn(sess, plan, dict(ctx, phase="confirm"), self.m["confirm_s"])
             confirmed = passed(confirm(ndr), self.params)
-        elif own and ndr > 0:
-            trial(ndr)
-        if own and ndr > 0:
+        if ndr > 0:
+            sw.runtime_clear()
+            self.trial_fn(sess, plan, dict(ctx, phase="cycles"), self.m["trial_s"])(
+                ndr if bound else 0)
             cycles = sw.cycles_per_frame()
         lat = None
         if ndr > 0:
@@ -114,12 +121,13 @@ class Bench:
                 if name == "ovs" and scn.ovs.na:
                     info[name] = {"na": scn.ovs.na}
                     continue
-                sw = SWITCHES[name](WORKDIR, SWITCH_CPU, self.huge_dir)
+                sw = SWITCHES[name](WORKDIR, SWITCH_CPU, self.huge_dir, vm_cpu=GEN_CPU)
                 sws[name] = sw
                 t0 = time.monotonic()
                 plan = scn.plan(name, n)
                 gen = Pktgen(sw.sockets(len(scn.ports)), cpu=GEN_CPU, rx_queues=sw.gen_rx_queues,
-                             prefix=f"bn-pg-{name}", log=os.path.join(self.out, "pktgen.log"))
+                             prefix=f"bn-pg-{name}", log=os.path.join(self.out, "pktgen.log"),
+                             huge_dir=self.huge_dir, idle_sleep_us=VM_IDLE_SLEEP_US if scn.vm else 0)
                 try:
                     sw.start(scn, n)
                     sess = Session(gen, plan.streams, learn=plan.learn,
@@ -150,7 +158,13 @@ class Bench:
             # threads, learning): the first switch measured suffered otherwise.
             time.sleep(SETTLE_S)
             rounds = {name: [] for name in sws}
+            ceilings = []
             for rnd in range(self.m["rounds"]):
+                # The generator looped to itself, with every switch paused:
+                # what it can send and receive at all, this round.
+                c = self.gen_ceiling(scn, n, dict(ctx0, switch="gen", round=rnd))
+                if c:
+                    ceilings.append(c)
                 # Rotate who goes first, so no switch always follows the
                 # start-up of the others.
                 order = list(sws)
@@ -171,16 +185,44 @@ class Bench:
             for name, rs in rounds.items():
                 if rs:
                     info[name].update(summarise(rs))
+            if ceilings:
+                info["gen"] = {"ceiling_pps": statistics.median(ceilings), "ceiling_all": ceilings}
         finally:
             for name, sw in sws.items():
+                t0 = time.monotonic()
                 sw.resume()
                 if name in sessions:
                     sessions[name].close()
                 sw.stop()
+                log(f"  {name}: stopped in {time.monotonic() - t0:.1f}s")
         point = {"scenario": scn.name, "size": n, "switches": info}
         self.record(kind="point", **point)
         self.results.append(point)
         return point
+
+    def gen_ceiling(self, scn, n, ctx):
+        """The generator's own ceiling: its streams flat out from memif
+        clients to memif servers of its own (the same zero-copy clients as
+        in the measurements), for one trial; None if it cannot run."""
+        nports = len(scn.ports)
+        socks = [os.path.join(WORKDIR, f"gen-loop-p{i}.sock") for i in range(nports)]
+        for s in socks:
+            if os.path.exists(s):
+                os.unlink(s)
+        # DPDK's memif needs a socket's server created before its client in
+        # one process: the servers are ports 0..n-1, the streams' ports move up.
+        gen = Pktgen(socks, servers=socks, servers_first=True, cpu=GEN_CPU, prefix="bn-pg-loop",
+                     log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir)
+        streams = [re.sub(r"\bport=(\d+)", lambda m: f"port={int(m.group(1)) + nports}", s)
+                   for s in scn.plan("limit", n).streams]
+        try:
+            res = gen.run(streams, rate=0, duration=self.m["trial_s"])
+        except PktgenError as e:
+            log(f"  gen: loop failed: {e}")
+            return None
+        self.record(kind="trial", **ctx, rate=0, passed=None, lost=None, result=res)
+        log(f"  gen   looped to itself: {res['rx_rate_pps'] / 1e6:7.3f} Mpps")
+        return res["rx_rate_pps"]
 
     def run(self):
         hp = host.Hugepages(self.args.hugepages) if self.args.hugepages else None
@@ -218,6 +260,10 @@ class Bench:
         return [n for n in wanted if n in scn.sizes] or scn.sizes[:1]
 
 
+def plan_bound(ctx):
+    return BY_NAME[ctx["scenario"]].bound_pps or None
+
+
 def summarise(rounds):
     """Medians over rounds."""
     def med(key):
@@ -249,8 +295,8 @@ def main():
                          "of the switch per trial on a shared machine; 0 = RFC 2544 strict)")
     ap.add_argument("--learn-rate", type=float, default=200000,
                     help="frames/s of the learning phase (the switch must learn every one)")
-    ap.add_argument("--hugepages", type=int, default=1536,
-                    help="2 MiB pages to reserve for the switches (0: --no-huge)")
+    ap.add_argument("--hugepages", type=int, default=3072,
+                    help="2 MiB pages to reserve for the switches and the generator (0: --no-huge)")
     ap.add_argument("--out", default=os.path.join(BENCH, "out", time.strftime("%Y%m%d-%H%M%S")))
     args = ap.parse_args()
     mode = dict(MODES[args.mode])

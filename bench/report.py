@@ -89,14 +89,19 @@ def table(name, points):
     lines = [f"### {scn.title if scn else name}", ""]
     if scn and scn.note:
         lines += [scn.note, ""]
-    lines += ["Zero-loss rates (see Method for the loss allowed) in Mpps; \"flat out\" is "
-              "what each switch forwards when offered all the generator can send (Mpps "
-              "received, any loss).", ""]
+    flat_what = (f"what arrived when {scn.bound_pps / 1e6:g} Mpps was offered (the search's "
+                 "first trial: no flat-out trial in PVP)" if scn and scn.bound_pps else
+                 "what each switch forwards when offered all the generator can send (Mpps "
+                 "received, any loss)")
+    lines += [f"Zero-loss rates (see Method for the loss allowed) in Mpps, medians over rounds; "
+              f"\"flat out\" is {flat_what}. Cycles/frame: each switch's own accounting "
+              "(Method). Generator: its own ceiling, looped to itself in the same rounds.", ""]
     lines += [f"| {scn.table if scn else 'size'} | limit | e3 | OVS | e3/limit | e3/OVS "
               "| flat out: limit / e3 / OVS | flat e3/limit | flat e3/OVS "
-              "| e3 lat p50/p99 us | OVS lat p50/p99 us | cycles/frame e3 / OVS "
+              "| e3 lat p50/p99 us | OVS lat p50/p99 us | cycles/frame limit / e3 / OVS "
+              "| e3 cycles / limit's | generator Mpps (x limit flat) "
               "| e3 memory MiB | e3 B/entry | OVS B/entry |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     e3_pe = per_entry(points, mem_bytes("e3"))
     ovs_pe = per_entry(points, mem_bytes("ovs"))
 
@@ -110,6 +115,10 @@ def table(name, points):
     def cycles(s):
         c = (s or {}).get("cycles_per_frame")
         return "-" if c is None else f"{c:.0f}"
+
+    def gen(p, lim_f):
+        c = p["switches"].get("gen", {}).get("ceiling_pps")
+        return "-" if not c else f"{c / 1e6:.2f}" + (f" ({c / lim_f:.1f}x)" if lim_f else "")
     for p in points:
         sw = p["switches"]
         lim, e3, ovs = (sw.get(k) for k in SWITCHES)
@@ -119,16 +128,19 @@ def table(name, points):
         flat = " / ".join(cell(x, "max_pps") for x in (lim, e3, ovs))
         lim_f, e3_f, ovs_f = ((s or {}).get("max_pps") for s in (lim, e3, ovs))
         mark = "*" if p.get("supplement") else ""
+        e3_c, lim_c = ((s or {}).get("cycles_per_frame") for s in (e3, lim))
         lines.append(f"| {size_name(p['size'])}{mark} | {cell(lim)} | {cell(e3)} | {cell(ovs)} "
                      f"| {ratio(e3_v, lim_v)} | {ratio(e3_v, ovs_v)} | {flat} "
                      f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} | {lat(e3)} | {lat(ovs)} "
-                     f"| {cycles(e3)} / {cycles(ovs)} | {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
+                     f"| {cycles(lim)} / {cycles(e3)} / {cycles(ovs)} | {ratio(e3_c, lim_c)} "
+                     f"| {gen(p, lim_f)} "
+                     f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
     lines += stage_table(points)
-    na = {k: v for p in points for k, v in p["switches"].items() if "na" in v}
+    na = {k: v for p in points for k, v in p["switches"].items() if "na" in v and k in LABEL}
     for k, v in na.items():
         lines += ["", f"{LABEL[k]}: n/a: {v['na']}."]
     errors = {(k, p["size"]): v["error"] for p in points for k, v in p["switches"].items()
-              if "error" in v}
+              if "error" in v and k in LABEL}
     for (k, n), e in errors.items():
         lines += ["", f"{LABEL[k]} at {size_name(n)}: error: `{e.splitlines()[0][:200]}`"]
     return lines + [""]
@@ -186,6 +198,27 @@ def targets(groups):
               ">= 0.95", lambda v: v >= 0.95)
     ratio_row("E-LAN known unicast, e3/OVS at 20k MACs", "elan-unicast", 20000, "e3", "ovs",
               ">= 3", lambda v: v >= 3)
+    ratio_row("PVP E-Line, e3/limit", "pvp-eline", 1, "e3", "limit", ">= 0.90",
+              lambda v: v >= 0.90)
+    ratio_row("PVP E-Line, e3/OVS", "pvp-eline", 1, "e3", "ovs", ">= 2", lambda v: v >= 2)
+    row("PVP E-Line, e3's cycles/frame / OVS's (the same target, by cost)",
+        r("pvp-eline", 1, "e3", "ovs", "cycles_per_frame"), "<= 0.50", lambda v: v <= 0.5)
+    row("E-LAN known unicast at 1M MACs, e3's cycles/frame / the limit's",
+        r("elan-unicast", 1000000, "e3", "limit", "cycles_per_frame"), "<= 1.3",
+        lambda v: v <= 1.3)
+    row("E-LAN known unicast at 20k MACs, e3's cycles/frame / OVS's",
+        r("elan-unicast", 20000, "e3", "ovs", "cycles_per_frame"), "<= 0.33",
+        lambda v: v <= 1 / 3)
+    # PVP's limit is not a flat-out figure: only the point-to-point tables count.
+    gens = [(p["switches"]["gen"]["ceiling_pps"] / p["switches"]["limit"]["max_pps"], p)
+            for pts in groups.values() for p in pts
+            if p["switches"].get("gen", {}).get("ceiling_pps")
+            and p["switches"].get("limit", {}).get("max_pps")
+            and not getattr(BY_NAME.get(p["scenario"]), "vm", False)]
+    if gens:
+        g, p = min(gens, key=lambda x: x[0])
+        row(f"generator ceiling / the link limit flat out, lowest point ({p['scenario']} "
+            f"{size_name(p['size'])})", g, ">= 1.5", lambda v: v >= 1.5)
     pe = per_entry(groups.get("elan-unicast", []), mem_bytes("e3"))
     big = max(pe) if pe else None
     row(f"e3 bytes per MAC (memory growth 1 -> {size_name(big) if big else '?'} MACs, "
@@ -288,7 +321,21 @@ def main():
         "",
         "- Generator `e3-pktgen` (DPDK, `datapath/pktgen/`) on CPU 0; the switch under test with "
         "all its threads on CPU 1. Links: memif (the switch is the server, the generator the "
-        "client), rings of 2^14 slots.",
+        "client), rings of 2^14 slots"
+        + (". The generator's memif clients are zero-copy (its mbufs in hugepages are the "
+           "ring buffers: the switch copies, the generator does not)" if res["hugepages"] else "")
+        + ". Its own ceiling is measured in every round of every point: the same streams "
+        "flat out from its clients to memif servers of its own, with every switch paused "
+        "(column \"generator\", and its ratio to the link limit flat out).",
+        "- PVP (generator -> switch -> VM -> switch -> generator): the switch gets a "
+        "vhost-user port to a VM, dpdk-testpmd in macswap mode on a virtio_user port with "
+        "rings of 16384 slots, which sends every frame back. With two CPUs the VM shares CPU 0 "
+        "with the generator, at idle priority: it runs whenever the generator sleeps, and the "
+        "generator sleeps 30 us whenever it has nothing to send (two busy pollers on one CPU "
+        "would take turns in slices of milliseconds, more than a virtio ring holds). Each "
+        "frame crosses the switch twice; cycles/frame count each crossing. The search starts "
+        "from a trial at a fixed rate instead of flat out (flat out the generator never "
+        "sleeps and the VM never runs).",
         "- 64-byte customer frames (label scenarios: a 64-byte customer frame inside the "
         "22-byte pseudowire header). The varying field (MAC, label) walks the N values in a "
         "scattered order (a step co-prime with N), every value once per N frames.",
@@ -310,11 +357,13 @@ def main():
         "as lost, like a NIC's RX ring overflowing.",
         f"- Latency: a {prm['latency_s']:g} s trial at 50% of the zero-loss rate, TSC stamps in "
         "every frame, log-linear histogram (p50/p99 within 6%).",
-        "- Cycles/frame: each switch's own accounting over the trial that confirms the "
-        "zero-loss rate, median over rounds: e3's runtime profile (docs/operations.md), its "
-        "workers' busy TSC cycles per frame received; OVS's `dpif-netdev/pmd-stats-show`, "
-        "its PMD's processing cycles per packet. It moves far less with the host's load than "
-        "rates do.",
+        "- Cycles/frame: each switch's own accounting over one more trial at its zero-loss "
+        "rate, median over rounds: e3's runtime profile (docs/operations.md), its workers' "
+        "busy TSC cycles per frame received; OVS's `dpif-netdev/pmd-stats-show`, its PMD's "
+        "processing cycles per packet; the link limit's `--record-core-cycles` (`show fwd "
+        "stats all`), testpmd's busy cycles per packet received. All three count a burst's "
+        "receive, work and transmit; at low rates bursts are small and the per-burst cost "
+        "weighs more. A switch preempted in the middle of a burst counts the time it lost.",
         "- Learning: before measuring, the generator sends one frame FROM each of the N MACs "
         f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
         "fabric frames on the E-LAN label (so they are learned behind the remote leaf), for "

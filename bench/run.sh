@@ -3,8 +3,8 @@
 # zero-loss rate and latency per scenario and table size, then a perf
 # profile of e3-vswitchd, then bench/RESULTS.md and bench/results.png.
 #
-#   bench/run.sh           full run (all scenarios, 1 .. 1M entries), < 30 min
-#   bench/run.sh --quick   E-LAN unicast + label swap at 1, 2k, 20k, a few minutes
+#   bench/run.sh           full run (all scenarios, 1 .. 1M entries, PVP), 3 rounds, ~50 min
+#   bench/run.sh --quick   E-LAN unicast + label swap at 1 and 20k, PVP E-Line; 3 rounds, ~15 min
 #   extra arguments go to bench/bench.py (e.g. --rounds 3, --sizes 1,20000)
 #
 # Uses both CPUs (generator on 0, switch on 1) and reserves 2 MiB hugepages

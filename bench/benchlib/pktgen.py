@@ -17,8 +17,14 @@ PKTGEN = os.environ.get("E3_PKTGEN", os.path.join(ROOT, "build", "bin", "e3-pktg
 MEMIF_OPTS = "socket-abstract=no,rsize=14"
 
 
-def memif_devargs(index, sock, role):
-    return f"net_memif{index},role={role},id={index},socket={sock},{MEMIF_OPTS}"
+MEMIF_RING = 1 << 14
+
+
+def memif_devargs(index, sock, role, zero_copy=False, link_id=None):
+    """Port `index` of a process; both ends of a link share its socket and id."""
+    zc = ",zero-copy=yes" if zero_copy else ""
+    link_id = index if link_id is None else link_id
+    return f"net_memif{index},role={role},id={link_id},socket={sock},{MEMIF_OPTS}{zc}"
 
 
 class PktgenError(RuntimeError):
@@ -27,11 +33,22 @@ class PktgenError(RuntimeError):
 
 class Pktgen:
     """The generator: memif clients to `sockets` (generator port i <-> socket i),
-    one lcore on `cpu`, plain pages."""
+    one lcore on `cpu`.
+
+    With a hugetlbfs (`huge_dir`) the clients are zero-copy: the switch
+    (the server) copies into and out of the generator's own mbufs, and the
+    generator copies nothing. That needs the EAL memory in one file per
+    socket (--single-file-segments) and an mbuf for every slot of every
+    ring. Without, plain pages and copy mode (a copy-mode client tops out
+    near 15 Mpps here). `servers` adds memif server ports, after the clients
+    or before them (the generator looped to itself); `idle_sleep_us` makes it sleep when a
+    poll finds nothing to do (a VM shares its CPU)."""
 
     def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
-                 rx_queues=1):
+                 rx_queues=1, huge_dir=None, servers=(), servers_first=False, idle_sleep_us=0):
         self.sockets = list(sockets)
+        self.servers = list(servers)
+        self.servers_first = servers_first
         self.rx_queues = rx_queues
         self.link_timeout = 30
         self.cpu = cpu
@@ -39,14 +56,31 @@ class Pktgen:
         self.mem_mb = mem_mb
         self.binary = binary
         self.log = log
+        self.huge_dir = huge_dir
+        self.idle_sleep_us = idle_sleep_us
 
     def command(self, streams, rate=0, duration=None, count=None, learn=(), learn_rate=None,
                 warmup=None, imix=False):
-        cmd = [self.binary, "-l", str(self.cpu), "--no-pci", "--no-huge", "-m", str(self.mem_mb),
+        zc = bool(self.huge_dir)
+        mem = (["--huge-dir", self.huge_dir, "--socket-limit", str(self.mem_mb),
+                "--single-file-segments", "--iova-mode", "va"] if zc
+               else ["--no-huge", "-m", str(self.mem_mb)])
+        cmd = [self.binary, "-l", str(self.cpu), "--no-pci", *mem,
                "--file-prefix", self.prefix, "--log-level", "3"]
-        for i, sock in enumerate(self.sockets):
-            cmd += ["--vdev", memif_devargs(i, sock, "client")]
+        clients = [("client", i, sock) for i, sock in enumerate(self.sockets)]
+        servers = [("server", i, sock) for i, sock in enumerate(self.servers)]
+        for port, (role, link, sock) in enumerate(servers + clients if self.servers_first
+                                                  else clients + servers):
+            cmd += ["--vdev", memif_devargs(port, sock, role, zero_copy=zc and role == "client",
+                                            link_id=link)]
         cmd += ["--", "--rx-queues", str(self.rx_queues)]
+        if zc:
+            # Every RX ring slot holds one of our mbufs, every TX slot one
+            # until the server has copied it; plus bursts in hand.
+            nports = len(self.sockets) + len(self.servers)
+            cmd += ["--mbufs", str(nports * (self.rx_queues + 1) * MEMIF_RING + 8191)]
+        if self.idle_sleep_us:
+            cmd += ["--idle-sleep-us", str(self.idle_sleep_us)]
         for s in streams:
             cmd += ["--stream", s]
         for s in learn:

@@ -50,6 +50,10 @@ class Scenario:
     plan: Callable[[str, int], Plan]  # (switch, n) -> Plan
     ovs: OvsPlan
     note: str = ""
+    vm: bool = False                # PVP: the switch also has vm0, a vhost-user port to a VM
+    # PVP: the search starts from this rate, not from a flat-out trial (flat
+    # out, the generator would never sleep and the VM would never run).
+    bound_pps: float = 0.0
 
 
 def _stream(**kw):
@@ -148,6 +152,44 @@ def _eline_plan(sw, n):
     ])
 
 
+# ---- PVP: generator -> switch -> VM -> switch -> generator -----------------------
+#
+# The generator's port 0 is the switch's p0; the VM (testpmd macswap) sits
+# behind the switch's vm0 and sends every frame back with its MACs swapped,
+# so it returns on p0. For e3 p0 is a fabric port: frames arrive on the
+# service's label and leave on the remote's, vm0 is the service's circuit.
+
+def _pvp_eline_config(n):
+    return {
+        "settings": _settings(),
+        "nexthops": [{"id": 1, "port": "p0", "mac": NBR[0]}],
+        "nhlfes": [{"id": 1, "nexthop": 1, "label": LABEL_ELINE_OUT}],
+        "services": [{"id": 2, "type": "eline", "name": "bench", "nhlfe": 1}],
+        "circuits": [{"id": 1, "port": "vm0", "vlan": "untagged", "service": 2}],
+        "labels": [{"label": LABEL_ELINE_IN, "type": "eline", "service": 2}],
+    }
+
+
+def _pvp_elan_config(n):
+    cfg = _elan_config(n)
+    cfg["nexthops"] = [{"id": 1, "port": "p0", "mac": NBR[0]}]
+    cfg["circuits"] = [{"id": 1, "port": "vm0", "vlan": "untagged", "service": 1}]
+    return cfg
+
+
+def _pvp_plan(label):
+    def plan(sw, n):
+        vary = dict(vary="dst", n=n) if n > 1 else {}
+        if sw == "e3":
+            s = _stream(port=0, frame="mpls", odst=SW_FAB[0], osrc=NBR[0], label=label,
+                        src=REMOTE_HOST, dst=MAC_BASE, **vary)
+        else:
+            s = _stream(port=0, frame="eth", src=REMOTE_HOST, dst=MAC_BASE, **vary)
+        # The VM's answers teach a learning switch its N addresses.
+        return Plan(streams=[s], learn=[s] if n > 1 else [])
+    return plan
+
+
 # ---- flooding to K branches ---------------------------------------------------------
 
 def _flood_config(k):
@@ -180,13 +222,25 @@ SCENARIOS = [
              SIZES, "labels", _swap_config, _swap_plan, OvsPlan(flows=_swap_flows),
              note="OVS: one OpenFlow flow per label (set_field mpls_label, dec_mpls_ttl, MACs)."),
     Scenario("elan-termination", "E-LAN termination, fabric -> customer", ["customer", "fabric"],
-             [1, 20000, 1000000], "MACs", _elan_config, _elan_term_plan,
+             [1, 1000000], "MACs", _elan_config, _elan_term_plan,
              OvsPlan(na="OVS cannot terminate an RFC 4448 pseudowire into a learning "
                         "bridge (pop of an MPLS label exposing an Ethernet frame)")),
     Scenario("eline", "E-Line, both directions", ["customer", "fabric"], [1], "services",
              _eline_config, _eline_plan,
              OvsPlan(na="OVS has no Ethernet-over-MPLS pseudowire encapsulation in NORMAL or "
                         "push_mpls (push_mpls labels the payload, not the Ethernet frame)")),
+    Scenario("pvp-eline", "PVP, E-Line: fabric -> VM -> fabric", ["fabric"], [1], "services",
+             _pvp_eline_config, _pvp_plan(LABEL_ELINE_IN), OvsPlan(normal=True), vm=True,
+             bound_pps=4e6,
+             note="PVP: every frame crosses the switch twice (p0 -> vm0, vm0 -> p0); rates are "
+                  "frames the generator sends and gets back. OVS: NORMAL bridge between the "
+                  "memif port and a dpdkvhostuser port, plain Ethernet (OVS has no RFC 4448 "
+                  "pseudowire); the limit: testpmd io between the memif and the vhost port."),
+    Scenario("pvp-elan", "PVP, E-LAN known unicast: fabric -> VM -> fabric", ["fabric"],
+             [1, 20000], "MACs", _pvp_elan_config, _pvp_plan(LABEL_ELAN_IN),
+             OvsPlan(normal=True), vm=True, bound_pps=4e6,
+             note="PVP as above; e3 learns the VM's N addresses on vm0 and the far host behind "
+                  "the remote leaf, OVS learns both on its ports."),
 ] + [
     Scenario(f"flood-{k}", f"Flooding to {k} branch{'es' if k > 1 else ''}",
              ["customer", "fabric"], [1], "branches", (lambda k: lambda n: _flood_config(k))(k),

@@ -46,23 +46,30 @@ class SearchResult:
     trials: list                 # [(rate, passed, Trial)] in the order run
 
 
-def ndr_search(trial, p: SearchParams, max_rate=None) -> SearchResult:
+def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResult:
     """Find the highest rate with zero loss.
 
     trial(0) runs flat out: its received rate bounds the answer from above
     (a switch cannot forward more without loss than it forwards at all).
     If max_rate is given it caps that bound (e.g. the link limit).
+    With `bound` there is no flat-out trial: the search starts with a trial
+    at that rate, and max_pps is what arrived in it (PVP: flat out, the
+    generator would starve the VM sharing its CPU).
     Then: try the bound itself, and bisect [0, bound] until the interval is
     within tolerance of its top or max_trials trials have run. The answer
     is the rate the generator really offered in the best passing trial
     (on a shared CPU it can fall a little short of the rate asked for).
     """
     log = []
-    flat = trial(0)
-    hi = flat.rx_rate
-    if max_rate:
-        hi = min(hi, max_rate)
-    max_pps = hi
+    if bound:
+        hi = bound
+        max_pps = None
+    else:
+        flat = trial(0)
+        hi = flat.rx_rate
+        if max_rate:
+            hi = min(hi, max_rate)
+        max_pps = hi
     lo = 0.0
     best = 0.0
     rate = hi
@@ -70,6 +77,8 @@ def ndr_search(trial, p: SearchParams, max_rate=None) -> SearchResult:
         if rate <= 0:
             break
         t = trial(rate)
+        if max_pps is None:
+            max_pps = t.rx_rate
         ok = passed(t, p)
         log.append((rate, ok, t))
         if ok:
@@ -80,4 +89,4 @@ def ndr_search(trial, p: SearchParams, max_rate=None) -> SearchResult:
         if hi - lo <= p.tolerance * hi:
             break
         rate = (lo + hi) / 2
-    return SearchResult(ndr_pps=best, max_pps=max_pps, trials=log)
+    return SearchResult(ndr_pps=best, max_pps=max_pps or 0.0, trials=log)

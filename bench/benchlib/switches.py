@@ -9,6 +9,14 @@ always by PID:
 Every switch is the memif server on sockets of its own; generator port i
 connects to socket i. All of a switch's threads run on one CPU (`cpu`); the
 generator has the other.
+
+A scenario with a VM (PVP) gives each switch a vhost-user port, "vm0", whose
+other end is the VM: dpdk-testpmd in macswap mode on a virtio_user port,
+started with the switch and paused with it. It shares the generator's CPU
+at idle priority (SCHED_IDLE): it runs whenever the generator sleeps, which
+the generator does whenever it has nothing to send. Two busy
+pollers sharing one CPU would each run in scheduler slices of milliseconds,
+and even a 16384-slot virtio ring cannot hold a slice's worth of frames.
 """
 import os
 import re
@@ -28,6 +36,7 @@ import e3rpc  # noqa: E402
 
 VSWITCHD = os.environ.get("E3_VSWITCHD", os.path.join(ROOT, "build", "bin", "e3-vswitchd"))
 TESTPMD = "dpdk-testpmd"
+VM_RING = 16384     # virtio ring slots of the VM's port, each way: milliseconds of traffic
 OVS_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 
@@ -56,9 +65,10 @@ class Switch:
     mem_mb = 2048
     gen_rx_queues = 1   # memif queues the generator must serve per port
 
-    def __init__(self, workdir, cpu, huge_dir, prefix=None):
+    def __init__(self, workdir, cpu, huge_dir, prefix=None, vm_cpu=0):
         self.workdir = workdir
         self.cpu = cpu
+        self.vm_cpu = vm_cpu
         self.huge_dir = huge_dir
         self.procs = []
         self.prefix = prefix or f"bn-{self.name}"
@@ -67,23 +77,48 @@ class Switch:
     def sockets(self, nports):
         return [os.path.join(self.workdir, f"{self.name}-p{i}.sock") for i in range(nports)]
 
-    def _spawn(self, cmd, stdin=subprocess.DEVNULL, env=None):
-        with open(self.log, "ab") as log:
+    def _spawn(self, cmd, stdin=subprocess.DEVNULL, env=None, log_path=None):
+        with open(log_path or self.log, "ab") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
             self.log_start = log.tell()
             p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=stdin, env=env)
         self.procs.append(p)
         return p
 
-    def _log_since_spawn(self):
-        with open(self.log, errors="replace") as f:
+    def _log_since_spawn(self, log_path=None):
+        with open(log_path or self.log, errors="replace") as f:
             f.seek(self.log_start)
             return f.read()
 
     def _clean_sockets(self, nports):
-        for s in self.sockets(nports):
+        for s in self.sockets(nports) + [self.vm_socket()]:
             if os.path.exists(s):
                 os.unlink(s)
+
+    def vm_socket(self):
+        """The vhost-user socket of port vm0; the switch is its server."""
+        return os.path.join(self.workdir, f"{self.name}-vm.sock")
+
+    def start_vm(self):
+        """The VM behind vm0: testpmd macswap on virtio_user, at idle
+        priority on the generator's CPU (see the module's doc)."""
+        log = os.path.join(self.workdir, f"{self.name}-vm.log")
+        mem = host.eal_mem_args(self.huge_dir, 512)
+        if self.huge_dir:
+            # vhost-user shares at most 8 memory regions: one file per socket.
+            mem.append("--single-file-segments")
+        cmd = ["chrt", "--idle", "0", "stdbuf", "-oL", TESTPMD,
+               "--lcores", f"0@{self.vm_cpu},1@{self.vm_cpu}", "--main-lcore", "0", "--no-pci",
+               *mem, "--file-prefix", f"{self.prefix}-vm",
+               "--vdev", f"net_virtio_user0,path={self.vm_socket()},queues=1,queue_size={VM_RING}",
+               "--", "--forward-mode=macswap", "--port-topology=loop", "--auto-start",
+               "--nb-cores=1", f"--rxd={VM_RING}", f"--txd={VM_RING}",
+               "--total-num-mbufs=65536", "--disable-link-check"]
+        wait_for(lambda: os.path.exists(self.vm_socket()), 30, "the switch's vhost-user socket",
+                 self.procs[-1], self.log)
+        p = self._spawn(cmd, stdin=subprocess.PIPE, log_path=log)
+        wait_for(lambda: "Press enter to exit" in self._log_since_spawn(log), 60,
+                 "the VM (testpmd on virtio_user) to start", p, log)
 
     def start(self, scenario, n):
         raise NotImplementedError
@@ -102,7 +137,7 @@ class Switch:
         return bool(self.procs) and all(p.poll() is None for p in self.procs)
 
     def datapath_pid(self):
-        return self.procs[-1].pid if self.procs else None
+        return self.procs[0].pid if self.procs else None
 
     def memory(self):
         """Memory of the datapath process: private anonymous pages (malloc'd
@@ -115,7 +150,7 @@ class Switch:
         return m
 
     def stop(self):
-        # Reverse order: datapath before its database.
+        # Reverse order: the VM before its switch, datapath before its database.
         for p in reversed(self.procs):
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGCONT)
@@ -131,25 +166,73 @@ class Switch:
 
 
 class LinkLimit(Switch):
-    """dpdk-testpmd io forwarding: frames go back out untouched."""
+    """dpdk-testpmd io forwarding: frames go back out untouched. Its
+    command line is a pipe of ours, for its own cycle accounting
+    (--record-core-cycles, read with "show fwd stats all")."""
     name = "limit"
     mem_mb = 1024
 
     def start(self, scenario, n):
         nports = len(scenario.ports)
         self._clean_sockets(nports)
-        # stdbuf: testpmd's "Press enter" line must reach the log while it runs.
+        # stdbuf: testpmd's answers must reach the log while it runs.
         cmd = ["stdbuf", "-oL", TESTPMD, "--lcores", f"0@{self.cpu},1@{self.cpu}", "--main-lcore", "0", "--no-pci",
                *host.eal_mem_args(self.huge_dir, self.mem_mb), "--file-prefix", self.prefix]
         for i, s in enumerate(self.sockets(nports)):
             cmd += ["--vdev", memif_devargs(i, s, "server")]
-        cmd += ["--", "--forward-mode=io", "--auto-start", "--nb-cores=1",
-                "--total-num-mbufs=65536", "--disable-link-check"]
-        # testpmd without -i forwards until a line arrives on stdin: a pipe
-        # we never write keeps it running; SIGTERM stops it.
+        if scenario.vm:
+            # io pairs port 0 (the generator's) with port 1 (the VM's).
+            cmd += ["--vdev", f"net_vhost0,iface={self.vm_socket()},queues=1"]
+        cmd += ["--", "-i", "--forward-mode=io", "--auto-start", "--nb-cores=1",
+                "--total-num-mbufs=65536", "--disable-link-check", "--record-core-cycles"]
+        if scenario.vm:
+            cmd += [f"--rxd={VM_RING}", f"--txd={VM_RING}"]
         p = self._spawn(cmd, stdin=subprocess.PIPE)
-        wait_for(lambda: "Press enter to exit" in self._log_since_spawn(),
+        self.testpmd = p
+        wait_for(lambda: "testpmd> " in self._log_since_spawn(),
                  60, "testpmd to start forwarding", p, self.log)
+        if scenario.vm:
+            self.start_vm()
+
+    def _command(self, line, answer=None, timeout=10):
+        """Send testpmd a command; with `answer`, wait for the log to show
+        it after this command and return the log from there."""
+        with open(self.log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            mark = f.tell()
+        self.testpmd.stdin.write((line + "\n").encode())
+        self.testpmd.stdin.flush()
+        if answer is None:
+            return ""
+        text = ""
+
+        def seen():
+            nonlocal text
+            with open(self.log, errors="replace") as f:
+                f.seek(mark)
+                text = f.read()
+            return answer in text and text.rstrip().endswith("testpmd>")
+        wait_for(seen, timeout, f"testpmd's answer to '{line}'", self.testpmd, self.log)
+        return text
+
+    def runtime_clear(self):
+        self._command("clear fwd stats all", "testpmd>")
+
+    def cycles_per_frame(self):
+        """testpmd's own accounting since runtime_clear: its forwarding
+        core's busy cycles per packet received (--record-core-cycles)."""
+        text = self._command("show fwd stats all", "Accumulated forward statistics")
+        m = re.search(r"CPU cycles/packet=([0-9.]+)", text)
+        return {"total": float(m.group(1)), "stages": {}} if m and float(m.group(1)) > 0 else None
+
+    def stop(self):
+        if getattr(self, "testpmd", None) and self.testpmd.poll() is None:
+            try:
+                os.kill(self.testpmd.pid, signal.SIGCONT)
+                self._command("quit")
+            except (OSError, ValueError):
+                pass
+        super().stop()
 
 
 class E3(Switch):
@@ -176,6 +259,9 @@ class E3(Switch):
             if kind == "fabric":
                 port["mac"] = SW_FAB[i]
             doc["ports"].append(port)
+        if scenario.vm:
+            doc["ports"].append({"name": "vm0", "kind": "customer",
+                                 "devargs": f"net_vhost0,iface={self.vm_socket()},queues=1"})
         t0 = time.monotonic()
         p = self._spawn(cmd)
         wait_for(lambda: "polling, boot_id" in self._log_since_spawn(), 60,
@@ -194,6 +280,8 @@ class E3(Switch):
                     c.call("config_load", {"version": 1, key: items[i:i + self.CHUNK],
                                            "replace": False})
         self.program_s = time.monotonic() - t0
+        if scenario.vm:
+            self.start_vm()
 
     def learned(self):
         """MACs in the E-LAN services' tables (learning is asynchronous)."""
@@ -285,6 +373,10 @@ class Ovs(Switch):
             self._vsctl("add-port", br, f"p{i}", "--", "set", "Interface", f"p{i}", "type=dpdk",
                         f"options:dpdk-devargs={memif_devargs(i, sock, 'server')}",
                         f"ofport_request={i + 1}")
+        if scenario.vm:
+            # OVS is the vhost-user server; the socket is named after the port.
+            self._vsctl("add-port", br, "vm0", "--", "set", "Interface", "vm0",
+                        "type=dpdkvhostuser", f"ofport_request={nports + 1}")
         t0 = time.monotonic()
         if scenario.ovs.flows:
             self._ofctl("del-flows", br)
@@ -295,9 +387,14 @@ class Ovs(Switch):
         self.program_s = time.monotonic() - t0
         wait_for(lambda: all(os.path.exists(s) for s in self.sockets(nports)), 30,
                  "OVS memif sockets", self.procs[-1], f"{d}/vswitchd.log")
+        if scenario.vm:
+            self.start_vm()
+
+    def vm_socket(self):
+        return os.path.join(self._env()[0], "vm0")
 
     def datapath_pid(self):
-        return self.procs[-1].pid if len(self.procs) > 1 else None
+        return self.procs[1].pid if len(self.procs) > 1 else None
 
     def _appctl(self, *args):
         d, env = self._env()

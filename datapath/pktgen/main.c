@@ -5,7 +5,7 @@
  *   e3-pktgen [EAL options] -- --stream SPEC [--stream SPEC ...]
  *             [--learn SPEC ...] [--learn-rate PPS]
  *             [--rate PPS] [--duration S | --count N] [--warmup S] [--imix]
- *             [--serve]
+ *             [--mbufs N] [--idle-sleep-us U] [--serve]
  *
  * Every DPDK port (usually net_memif clients given with --vdev) is both sent
  * on (by the streams that name it) and received on. A stream is a frame
@@ -20,10 +20,15 @@
  * With --serve the process stays up and runs one trial per line on stdin
  * (rate, duration, ... per trial), one JSON line each: the benchmark driver
  * (bench/benchlib/pktgen.py) keeps the links up across a whole search.
+ * The benchmark gives it zero-copy memif clients (zero-copy=yes, hugepages
+ * in one file): the switch copies into and out of the generator's mbufs,
+ * hence --mbufs, one for every ring slot. --idle-sleep-us lets a VM share
+ * its CPU (PVP).
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +45,6 @@
 
 #define MAX_STREAMS 16
 #define RING_SIZE   1024
-#define POOL_SIZE   16383
 #define MAX_BURST   64
 
 struct port_stats {
@@ -59,14 +63,16 @@ static struct {
 	double warmup;          /* seconds of uncounted traffic before it */
 	uint64_t count;         /* or: stop after this many frames */
 	unsigned burst;
+	unsigned mbufs;         /* pool size: a zero-copy memif client lends the server its own mbufs */
 	bool imix;
 	unsigned drain_ms;
+	unsigned idle_sleep_us; /* sleep when nothing is due to be sent (0: busy poll) */
 	unsigned link_timeout_s;
 	uint16_t rx_queues;     /* per port; a memif server sends on as many */
 	bool serve;             /* trials from stdin, links kept up */
 	uint32_t stream_on;     /* bit per stream: sent in this trial */
 } cfg = {
-	.learn_rate = 200000, .duration = 1.0, .burst = 32, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
+	.learn_rate = 200000, .duration = 1.0, .burst = 32, .mbufs = 16383, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
 };
 
 static struct rte_mempool *pool;
@@ -100,7 +106,12 @@ static void usage(const char *prog)
 		"  --imix            sizes 64/570/1518 in proportion 7:4:1\n"
 		"  --warmup S        send the streams uncounted for S seconds first (default 0)\n"
 		"  --drain-ms MS     wait for frames in flight after TX stops (default 200)\n"
+		"  --idle-sleep-us U when nothing is due to be sent, receive what waits and\n"
+		"                    sleep U us, leaving the CPU to a process sharing it\n"
+		"                    (a VM at idle priority); default 0: busy poll\n"
 		"  --link-timeout S  wait this long for the switch's ports (default 30)\n"
+		"  --mbufs N         mbuf pool size (default 16383); a zero-copy memif\n"
+		"                    client needs every ring slot of every queue filled\n"
 		"  --rx-queues N     receive queues per port (default 1); OVS sends on\n"
 		"                    queue 1 of a memif port from its PMD thread\n"
 		"  --serve           run one trial per stdin line: rate=PPS duration=S\n"
@@ -124,6 +135,8 @@ static int parse_args(int argc, char **argv)
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "link-timeout", required_argument, NULL, 'T' },
 		{ "rx-queues", required_argument, NULL, 'q' },
+		{ "mbufs", required_argument, NULL, 'm' },
+		{ "idle-sleep-us", required_argument, NULL, 'I' },
 		{ "serve", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -183,6 +196,16 @@ static int parse_args(int argc, char **argv)
 		case 'q':
 			cfg.rx_queues = (uint16_t)strtoul(optarg, &end, 0);
 			if (*end || cfg.rx_queues == 0 || cfg.rx_queues > 8)
+				goto bad;
+			break;
+		case 'm':
+			cfg.mbufs = (unsigned)strtoul(optarg, &end, 0);
+			if (*end || cfg.mbufs < 1024)
+				goto bad;
+			break;
+		case 'I':
+			cfg.idle_sleep_us = (unsigned)strtoul(optarg, &end, 0);
+			if (*end || cfg.idle_sleep_us > 10000)
 				goto bad;
 			break;
 		case 'T':
@@ -308,11 +331,38 @@ static unsigned rx_poll(void)
 	return total;
 }
 
+/* Nothing was sent: with --idle-sleep-us, receive all that waits and give
+ * the CPU away for a while. The rings (2^14 memif slots) hold what arrives
+ * meanwhile, and the token bucket sends what came due in bursts afterwards.
+ * Waiting for a poll that finds no frame would rarely sleep at all: at a
+ * few Mpps frames trickle back all the time. */
+static void idle(bool rx, unsigned sent)
+{
+	if (!cfg.idle_sleep_us || sent)
+		return;
+	if (rx)
+		while (rx_poll())
+			;
+	rte_delay_us_sleep(cfg.idle_sleep_us);
+}
+
+/* Receive for `cycles` TSC cycles (the learning pause, the drain). */
+static void rx_for(bool single, uint64_t cycles)
+{
+	uint64_t until = rte_rdtsc() + cycles;
+	while (rte_rdtsc() < until) {
+		if (single)
+			rx_poll();
+		idle(single, 0);
+	}
+}
+
 static int rx_lcore(void *arg)
 {
 	(void)arg;
 	while (!rx_stop)
-		rx_poll();
+		if (!rx_poll())
+			idle(false, 0);
 	return 0;
 }
 
@@ -406,6 +456,7 @@ static void learn_phase(struct tx_state *t)
 			if (rte_rdtsc() - start < due) {
 				if (t->single)
 					rx_poll();
+				idle(t->single, 0);
 				continue;
 			}
 			struct rte_mbuf *m[MAX_BURST];
@@ -413,9 +464,11 @@ static void learn_phase(struct tx_state *t)
 			uint16_t built = build_burst(s, m, want, PG_MAGIC_LEARN, &seq, NULL);
 			uint16_t sent = 0;
 			while (sent < built && !quit) {
-				sent += rte_eth_tx_burst(s->port, 0, m + sent, built - sent);
+				uint16_t now_sent = rte_eth_tx_burst(s->port, 0, m + sent, built - sent);
+				sent += now_sent;
 				if (t->single)
 					rx_poll();
+				idle(t->single, now_sent);
 			}
 			if (sent < built)
 				rte_pktmbuf_free_bulk(m + sent, built - sent);
@@ -423,10 +476,7 @@ static void learn_phase(struct tx_state *t)
 		}
 	}
 	/* Let the switch finish learning before traffic depends on it. */
-	uint64_t until = rte_rdtsc() + tsc_hz / 5;
-	while (rte_rdtsc() < until)
-		if (t->single)
-			rx_poll();
+	rx_for(t->single, tsc_hz / 5);
 }
 
 /* Send the streams for `seconds` (or cfg.count frames when counting data).
@@ -446,6 +496,7 @@ static void tx_loop(struct tx_state *t, double seconds, uint32_t magic,
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
 	uint64_t offered = 0;
 	for (;;) {
+		unsigned sent = 0;
 		uint64_t now = rte_rdtsc();
 		if (quit || (count ? offered >= count && !t->n_pend : now >= end))
 			break;
@@ -466,10 +517,12 @@ static void tx_loop(struct tx_state *t, double seconds, uint32_t magic,
 			uint16_t done = tx_some(t, n, flat_out, magic);
 			offered += done;
 			tokens -= done;
+			sent = done;
 		}
 rx:
 		if (t->single)
 			rx_poll();
+		idle(t->single, sent);
 	}
 	*t_start = start;
 	*t_end = rte_rdtsc();
@@ -552,10 +605,7 @@ static int run_trial(struct tx_state *t, bool learn)
 		tx_loop(t, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
 	tx_loop(t, cfg.duration, PG_MAGIC_DATA, &t0, &t1);
 	/* Frames still in flight in the switch arrive during the drain. */
-	uint64_t until = rte_rdtsc() + cfg.drain_ms * tsc_hz / 1000;
-	while (rte_rdtsc() < until)
-		if (t->single)
-			rx_poll();
+	rx_for(t->single, cfg.drain_ms * tsc_hz / 1000);
 	rx_stop = true;
 	rte_eal_mp_wait_lcore();
 	print_result((double)(t1 - t0) / (double)tsc_hz);
@@ -627,6 +677,10 @@ int main(int argc, char **argv)
 	argv += eal;
 	if (parse_args(argc, argv) < 0)
 		return 2;
+	/* Sleeps of a few tens of microseconds must not stretch by the default
+	 * 50 us timer slack. */
+	if (cfg.idle_sleep_us)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
@@ -642,7 +696,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	pool = rte_pktmbuf_pool_create("pg_pool", POOL_SIZE, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	pool = rte_pktmbuf_pool_create("pg_pool", cfg.mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				       (int)rte_socket_id());
 	if (!pool) {
 		fprintf(stderr, "e3-pktgen: mbuf pool: %s\n", rte_strerror(rte_errno));
@@ -687,7 +741,9 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	for (uint16_t p = 0; p < n_ports; p++) {
+	/* Last port first: a generator looped to itself (memif servers before
+	 * their clients) lets the clients go before their servers. */
+	for (uint16_t p = n_ports; p-- > 0;) {
 		rte_eth_dev_stop(p);
 		rte_eth_dev_close(p);
 	}

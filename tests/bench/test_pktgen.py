@@ -5,6 +5,7 @@ session (links up once) serves every test. No timing assertions: low rates,
 frame counts and sequence numbers only."""
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -129,3 +130,43 @@ def test_search_on_the_real_link(session):
                               default=0.0)
     for _, good, t in res.trials:
         assert good == passed(t, p)
+
+
+def test_the_link_limit_reports_its_own_cycles(link, session):
+    link.runtime_clear()
+    assert link.cycles_per_frame() is None, "no frame since the clear"
+    session.trial(rate=20000, count=2000, streams=[0])
+    c = link.cycles_per_frame()
+    assert c is not None and c["total"] > 0
+
+
+def test_the_generator_looped_to_itself():
+    """The ceiling measurement: memif servers of its own before its clients
+    (port i+2 is the client of server i); every frame of each client comes
+    back on its server, also when it sleeps between polls (PVP)."""
+    socks = [f"/tmp/{TAG}-loop{i}.sock" for i in range(2)]
+    for idle in (0, 30):
+        gen = Pktgen(socks, servers=socks, servers_first=True, cpu=0, prefix=f"{TAG}-loop",
+                     idle_sleep_us=idle)
+        try:
+            r = gen.run([stream(port=2, frame="eth", src=HOST, dst=MAC_BASE),
+                         stream(port=3, frame="mpls", label=16)], rate=50000, count=4000)
+        finally:
+            for s in socks:
+                if os.path.exists(s):
+                    os.unlink(s)
+        assert r["ports"][2]["tx"] + r["ports"][3]["tx"] == 4000
+        assert r["ports"][0]["rx"] == r["ports"][2]["tx"] > 0
+        assert r["ports"][1]["rx"] == r["ports"][3]["tx"] > 0
+        assert r["seq"]["missing"] == 0
+
+
+def test_bad_pool_and_sleep_values_are_refused(link):
+    gen = Pktgen(link.sockets(2), cpu=0, prefix=f"{TAG}-bad")
+    try:
+        for flag, value in (("--mbufs", "10"), ("--idle-sleep-us", "x")):
+            cmd = gen.command([stream(port=0, frame="eth")], count=1) + [flag, value]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            assert p.returncode == 2 and f"bad value '{value}' for --{flag[2:]}" in p.stderr
+    finally:
+        shutil.rmtree(f"/var/run/dpdk/{TAG}-bad", ignore_errors=True)

@@ -99,3 +99,13 @@ def test_answer_is_the_rate_really_offered():
     assert 0.95 * 0.95e6 <= r.ndr_pps <= 1e6
     best_asked = max(rate for rate, ok, _ in r.trials if ok)
     assert r.ndr_pps == 0.95 * best_asked
+
+
+def test_a_bound_replaces_the_flat_out_probe():
+    # PVP: no flat-out trial; the first trial is at the bound, and what
+    # arrived in it is the "flat out" figure.
+    trial = model(2e6)
+    r = ndr_search(trial, SearchParams(tolerance=0.01, max_trials=20), bound=5e6)
+    assert trial.calls[0] == 5e6 and 0 not in trial.calls
+    assert r.max_pps == 2e6
+    assert 2e6 * 0.99 <= r.ndr_pps <= 2e6
