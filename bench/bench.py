@@ -27,7 +27,7 @@ from benchlib import host  # noqa: E402
 from benchlib.pktgen import Pktgen, PktgenError, Session  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
-from benchlib.switches import OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
+from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 GEN_CPU, SWITCH_CPU = 0, 1
@@ -126,7 +126,7 @@ class Bench:
                 t0 = time.monotonic()
                 plan = scn.plan(name, n)
                 gen = Pktgen(sw.sockets(len(scn.ports)), cpu=GEN_CPU, rx_queues=sw.gen_rx_queues,
-                             prefix=f"bn-pg-{name}", log=os.path.join(self.out, "pktgen.log"),
+                             prefix=f"{GEN_PREFIX}{name}", log=os.path.join(self.out, "pktgen.log"),
                              huge_dir=self.huge_dir, idle_sleep_us=VM_IDLE_SLEEP_US if scn.vm else 0)
                 try:
                     sw.start(scn, n)
@@ -211,7 +211,7 @@ class Bench:
                 os.unlink(s)
         # DPDK's memif needs a socket's server created before its client in
         # one process: the servers are ports 0..n-1, the streams' ports move up.
-        gen = Pktgen(socks, servers=socks, servers_first=True, cpu=GEN_CPU, prefix="bn-pg-loop",
+        gen = Pktgen(socks, servers=socks, servers_first=True, cpu=GEN_CPU, prefix=f"{GEN_PREFIX}loop",
                      log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir)
         streams = [re.sub(r"\bport=(\d+)", lambda m: f"port={int(m.group(1)) + nports}", s)
                    for s in scn.plan("limit", n).streams]

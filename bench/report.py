@@ -72,14 +72,17 @@ def mem_bytes(switch):
 
 
 def per_entry(points, getter):
-    """Bytes per table entry: growth of the switch's memory from size 1 to n."""
-    base = next((getter(p) for p in points if p["size"] == 1), None)
+    """Bytes per table entry: growth of the switch's memory from size 1 to
+    n, both measured in the same run (runs may account memory apart)."""
+    one = next((p for p in points if p["size"] == 1), None)
+    base = getter(one) if one else None
     out = {}
     for p in points:
         b = getter(p)
         # Hugepages come in 2 MiB steps: below ~100k entries the growth is
         # within that granularity and per-entry figures would be noise.
-        if base is not None and b is not None and p["size"] >= 100000:
+        if (base is not None and b is not None and p["size"] >= 100000
+                and p.get("supplement") == one.get("supplement")):
             out[p["size"]] = (b - base) / (p["size"] - 1)
     return out
 
@@ -153,7 +156,7 @@ def stage_table(points):
     stages = sorted({k for _, st in rows if st for k in st})
     if not stages:
         return []
-    lines = ["", "e3's cycles per frame by stage (`e3-dpctl runtime` at the zero-loss rate; the "
+    lines = ["", "e3's cycles per frame by stage (`e3-dpctl runtime` over the cycles trial; the "
              "rest of the total is receive, transmit and the burst's own overhead):", "",
              "| size | " + " | ".join(stages) + " |", "|---:|" + "---:|" * len(stages)]
     for n, st in rows:
@@ -357,13 +360,14 @@ def main():
         "as lost, like a NIC's RX ring overflowing.",
         f"- Latency: a {prm['latency_s']:g} s trial at 50% of the zero-loss rate, TSC stamps in "
         "every frame, log-linear histogram (p50/p99 within 6%).",
-        "- Cycles/frame: each switch's own accounting over one more trial at its zero-loss "
-        "rate, median over rounds: e3's runtime profile (docs/operations.md), its workers' "
+        "- Cycles/frame: each switch's own accounting over one more trial, flat out (PVP: at "
+        "the zero-loss rate), median over rounds: e3's runtime profile (docs/operations.md), its workers' "
         "busy TSC cycles per frame received; OVS's `dpif-netdev/pmd-stats-show`, its PMD's "
         "processing cycles per packet; the link limit's `--record-core-cycles` (`show fwd "
         "stats all`), testpmd's busy cycles per packet received. All three count a burst's "
         "receive, work and transmit; at low rates bursts are small and the per-burst cost "
-        "weighs more. A switch preempted in the middle of a burst counts the time it lost.",
+        "weighs more, hence flat out, where every switch works on full bursts. A switch "
+        "preempted in the middle of a burst counts the time it lost.",
         "- Learning: before measuring, the generator sends one frame FROM each of the N MACs "
         f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
         "fabric frames on the E-LAN label (so they are learned behind the remote leaf), for "
@@ -375,7 +379,8 @@ def main():
         + "); the two waiting are SIGSTOPped. Figures are medians over rounds.",
         "- Memory: `e3 memory` = resident memory of e3-vswitchd after programming and "
         "learning, private anonymous pages (RssAnon) + hugetlb pages (the DPDK heap; the memif "
-        "buffers shared with the generator are not counted), so it includes the "
+        "buffers shared with the generator, its hugepages when it is zero-copy, are not "
+        "counted), so it includes the "
         "mbuf pools and the preallocated direct-indexed tables; `B/entry` = its growth from "
         "size 1 to N, divided by N (the per-entry cost of what grows with N). OVS: the same "
         "for ovs-vswitchd.",

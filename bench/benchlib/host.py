@@ -70,10 +70,12 @@ def eal_mem_args(huge_dir, mb):
     return ["--no-huge", "-m", str(mb)]
 
 
-def proc_mem_kb(pid):
+def proc_mem_kb(pid, foreign=None):
     """Resident memory of a process (kB): all of it (VmRSS), its private
-    anonymous pages (RssAnon: malloc'd tables; not the memif buffers the
-    generator shares with it, which are shmem) and its hugetlb pages."""
+    anonymous pages (RssAnon: malloc'd tables; not the memif buffers a
+    copy-mode generator shares with it, which are shmem) and its hugetlb
+    pages, less those of files whose path contains `foreign` (a zero-copy
+    generator's own hugepages, which the switch maps as memif buffers)."""
     out = {"rss_kb": 0, "anon_kb": 0, "hugetlb_kb": 0}
     keys = {"VmRSS:": "rss_kb", "RssAnon:": "anon_kb", "HugetlbPages:": "hugetlb_kb"}
     try:
@@ -82,9 +84,25 @@ def proc_mem_kb(pid):
                 k = keys.get(line.split(":")[0] + ":")
                 if k:
                     out[k] = int(line.split()[1])
+        if foreign:
+            out["hugetlb_kb"] -= foreign_hugetlb_kb(pid, foreign)
     except OSError:
         pass
     return out
+
+
+def foreign_hugetlb_kb(pid, foreign):
+    """Hugetlb kB of the process's mappings of files whose path contains
+    `foreign` (/proc/PID/smaps)."""
+    total, inside = 0, False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split(None, 1)[0]
+            if not head.endswith(":"):          # a mapping's first line
+                inside = foreign in line
+            elif inside and head in ("Shared_Hugetlb:", "Private_Hugetlb:"):
+                total += int(line.split()[1])
+    return total
 
 
 def telemetry(file_prefix, cmd, timeout=2.0):

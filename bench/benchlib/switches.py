@@ -36,6 +36,7 @@ import e3rpc  # noqa: E402
 
 VSWITCHD = os.environ.get("E3_VSWITCHD", os.path.join(ROOT, "build", "bin", "e3-vswitchd"))
 TESTPMD = "dpdk-testpmd"
+GEN_PREFIX = "bn-pg-"   # the generators' DPDK file prefixes (bench.py)
 VM_RING = 16384     # virtio ring slots of the VM's port, each way: milliseconds of traffic
 OVS_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
@@ -144,7 +145,7 @@ class Switch:
         tables, e.g. e3's label table) plus hugetlb pages (the DPDK heap:
         mempools, rte_hash); the DPDK heap's own count when telemetry
         answers. Shared memif buffers are left out: they belong to the link."""
-        m = host.proc_mem_kb(self.datapath_pid())
+        m = host.proc_mem_kb(self.datapath_pid(), foreign=GEN_PREFIX)
         m["total_bytes"] = (m["anon_kb"] + m["hugetlb_kb"]) * 1024
         m["heap_bytes"] = host.heap_alloc_bytes(self.prefix)
         return m
