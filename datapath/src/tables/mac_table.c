@@ -31,7 +31,9 @@ static unsigned n_rings;
 struct e3_mac_svc_stats *e3_mac_svc;
 
 /* Move damping, main lcore only, per slot: moves counted since `since`,
- * or frozen since `since`. Reset when a slot takes a new MAC. */
+ * or frozen since `since`. Cleared when a slot takes a new MAC, and only
+ * if it holds something: a record is written first when its MAC moves, so
+ * learning a million MACs leaves the array's pages untouched (no memory). */
 struct damp {
 	uint32_t since;
 	uint16_t moves;
@@ -220,7 +222,8 @@ static void apply(const struct e3_learn_ev *ev)
 		st->table_full++;
 		return;
 	}
-	damp[pos] = (struct damp){ .since = e3_now() };
+	if (damp[pos].since | damp[pos].moves | damp[pos].frozen)
+		damp[pos] = (struct damp){ 0 };
 	/* Value first, key last: a reader that finds the key finds its value. */
 	struct e3_mac_slot *sl = slot_at((uint32_t)pos);
 
