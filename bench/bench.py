@@ -209,9 +209,8 @@ class Bench:
         for s in socks:
             if os.path.exists(s):
                 os.unlink(s)
-        # DPDK's memif needs a socket's server created before its client in
-        # one process: the servers are ports 0..n-1, the streams' ports move up.
-        gen = Pktgen(socks, servers=socks, servers_first=True, cpu=GEN_CPU, prefix=f"{GEN_PREFIX}loop",
+        # The servers are ports 0..n-1 (Pktgen): the streams' ports move up.
+        gen = Pktgen(socks, servers=socks, cpu=GEN_CPU, prefix=f"{GEN_PREFIX}loop",
                      log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir)
         streams = [re.sub(r"\bport=(\d+)", lambda m: f"port={int(m.group(1)) + nports}", s)
                    for s in scn.plan("limit", n).streams]

@@ -40,15 +40,14 @@ class Pktgen:
     generator copies nothing. That needs the EAL memory in one file per
     socket (--single-file-segments) and an mbuf for every slot of every
     ring. Without, plain pages and copy mode (a copy-mode client tops out
-    near 15 Mpps here). `servers` adds memif server ports, after the clients
-    or before them (the generator looped to itself); `idle_sleep_us` makes it sleep when a
+    near 15 Mpps here). `servers` adds memif server ports before the clients
+    (the generator looped to itself); `idle_sleep_us` makes it sleep when a
     poll finds nothing to do (a VM shares its CPU)."""
 
     def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
-                 rx_queues=1, huge_dir=None, servers=(), servers_first=False, idle_sleep_us=0):
+                 rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0):
         self.sockets = list(sockets)
         self.servers = list(servers)
-        self.servers_first = servers_first
         self.rx_queues = rx_queues
         self.link_timeout = 30
         self.cpu = cpu
@@ -69,8 +68,9 @@ class Pktgen:
                "--file-prefix", self.prefix, "--log-level", "3"]
         clients = [("client", i, sock) for i, sock in enumerate(self.sockets)]
         servers = [("server", i, sock) for i, sock in enumerate(self.servers)]
-        for port, (role, link, sock) in enumerate(servers + clients if self.servers_first
-                                                  else clients + servers):
+        # DPDK's memif creates a socket's server before its client in one
+        # process only in that order: servers are ports 0..n-1.
+        for port, (role, link, sock) in enumerate(servers + clients):
             cmd += ["--vdev", memif_devargs(port, sock, role, zero_copy=zc and role == "client",
                                             link_id=link)]
         cmd += ["--", "--rx-queues", str(self.rx_queues)]

@@ -159,22 +159,14 @@ def _eline_plan(sw, n):
 # so it returns on p0. For e3 p0 is a fabric port: frames arrive on the
 # service's label and leave on the remote's, vm0 is the service's circuit.
 
-def _pvp_eline_config(n):
-    return {
-        "settings": _settings(),
-        "nexthops": [{"id": 1, "port": "p0", "mac": NBR[0]}],
-        "nhlfes": [{"id": 1, "nexthop": 1, "label": LABEL_ELINE_OUT}],
-        "services": [{"id": 2, "type": "eline", "name": "bench", "nhlfe": 1}],
-        "circuits": [{"id": 1, "port": "vm0", "vlan": "untagged", "service": 2}],
-        "labels": [{"label": LABEL_ELINE_IN, "type": "eline", "service": 2}],
-    }
-
-
-def _pvp_elan_config(n):
-    cfg = _elan_config(n)
-    cfg["nexthops"] = [{"id": 1, "port": "p0", "mac": NBR[0]}]
-    cfg["circuits"] = [{"id": 1, "port": "vm0", "vlan": "untagged", "service": 1}]
-    return cfg
+def _pvp(config):
+    """A point-to-point config turned PVP: the next hop on p0, the circuit on vm0."""
+    def pvp(n):
+        cfg = config(n)
+        cfg["nexthops"] = [dict(nh, port="p0", mac=NBR[0]) for nh in cfg["nexthops"]]
+        cfg["circuits"] = [dict(c, port="vm0") for c in cfg["circuits"]]
+        return cfg
+    return pvp
 
 
 def _pvp_plan(label):
@@ -230,14 +222,14 @@ SCENARIOS = [
              OvsPlan(na="OVS has no Ethernet-over-MPLS pseudowire encapsulation in NORMAL or "
                         "push_mpls (push_mpls labels the payload, not the Ethernet frame)")),
     Scenario("pvp-eline", "PVP, E-Line: fabric -> VM -> fabric", ["fabric"], [1], "services",
-             _pvp_eline_config, _pvp_plan(LABEL_ELINE_IN), OvsPlan(normal=True), vm=True,
+             _pvp(_eline_config), _pvp_plan(LABEL_ELINE_IN), OvsPlan(normal=True), vm=True,
              bound_pps=4e6,
              note="PVP: every frame crosses the switch twice (p0 -> vm0, vm0 -> p0); rates are "
                   "frames the generator sends and gets back. OVS: NORMAL bridge between the "
                   "memif port and a dpdkvhostuser port, plain Ethernet (OVS has no RFC 4448 "
                   "pseudowire); the limit: testpmd io between the memif and the vhost port."),
     Scenario("pvp-elan", "PVP, E-LAN known unicast: fabric -> VM -> fabric", ["fabric"],
-             [1, 20000], "MACs", _pvp_elan_config, _pvp_plan(LABEL_ELAN_IN),
+             [1, 20000], "MACs", _pvp(_elan_config), _pvp_plan(LABEL_ELAN_IN),
              OvsPlan(normal=True), vm=True, bound_pps=4e6,
              note="PVP as above; e3 learns the VM's N addresses on vm0 and the far host behind "
                   "the remote leaf, OVS learns both on its ports."),

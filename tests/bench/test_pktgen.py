@@ -146,7 +146,7 @@ def test_the_generator_looped_to_itself():
     back on its server, also when it sleeps between polls (PVP)."""
     socks = [f"/tmp/{TAG}-loop{i}.sock" for i in range(2)]
     for idle in (0, 30):
-        gen = Pktgen(socks, servers=socks, servers_first=True, cpu=0, prefix=f"{TAG}-loop",
+        gen = Pktgen(socks, servers=socks, cpu=0, prefix=f"{TAG}-loop",
                      idle_sleep_us=idle)
         try:
             r = gen.run([stream(port=2, frame="eth", src=HOST, dst=MAC_BASE),
