@@ -152,6 +152,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
+// waitAllUp waits until the leader routes with every node up. Its routing
+// view (st.down) follows the statuses through the react loop, later than
+// a snapshot's view, which is computed from them on the spot.
+func waitAllUp(t *testing.T, c *Controller) {
+	t.Helper()
+	waitFor(t, "all up", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.leader != nil && len(c.view(c.leader).nodes) == 0 && len(c.leader.down.nodes) == 0
+	})
+}
+
 // TestRestartKeepsLabels: a new leader on the same etcd loads the labels and
 // writes nothing (same generation), and a second replica takes over.
 func TestRestartAndTakeover(t *testing.T) {
@@ -233,7 +245,7 @@ func TestLinkFailure(t *testing.T) {
 	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
 		putStatus(t, cli, n, 0)
 	}
-	waitFor(t, "all up", func() bool { s, _ := c.Snapshot(ctx); return len(s.down.nodes) == 0 })
+	waitAllUp(t, c)
 	if err := c.CreateService(ctx, eline("red", 100)); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func siteFabric(t *testing.T, etcdPort int) (*Controller, *clientv3.Client, cont
 	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
 		putStatus(t, cli, n, 0)
 	}
-	waitFor(t, "all up", func() bool { s, _ := c.Snapshot(ctx); return len(s.down.nodes) == 0 })
+	waitAllUp(t, c)
 	return c, cli, stop
 }
 
