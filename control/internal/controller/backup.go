@@ -48,6 +48,12 @@ func (c *Controller) SaveSnapshot(ctx context.Context) (*model.FabricSnapshot, e
 	if err := json.Unmarshal(b, out); err != nil {
 		return nil, errorf(KindInternal, "%v", err)
 	}
+	for i := range out.Services {
+		labels.SortAllocs(out.Services[i].Allocs)
+	}
+	for i := range out.Checks {
+		labels.SortAllocs(out.Checks[i].Allocs)
+	}
 	return out, nil
 }
 
@@ -170,10 +176,10 @@ func sameIntent(a, b *model.ServiceRecord) bool {
 	x, _ := json.Marshal(struct {
 		S model.ServiceSpec
 		A []model.Alloc
-	}{a.Spec, a.Allocs})
+	}{a.Spec, labels.Sorted(a.Allocs)})
 	y, _ := json.Marshal(struct {
 		S model.ServiceSpec
 		A []model.Alloc
-	}{b.Spec, b.Allocs})
+	}{b.Spec, labels.Sorted(b.Allocs)})
 	return string(x) == string(y)
 }

@@ -35,6 +35,8 @@ type change struct {
 	newChecks map[string]*checkState
 	assigners []*labels.Assigner
 	start     time.Time // when its computation began (metrics)
+	// encoded holds fragments encoded ahead of the commit (precoder).
+	encoded map[*desired.Fragment]encoded
 }
 
 func newChange() *change {
@@ -175,13 +177,21 @@ func activePaths(r *model.Route) []model.Path {
 // current state or nil.
 func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, live *paths.Graph, spec model.ServiceSpec, old *svcState) error {
 	var oldRoute *model.Route
-	var oldAllocs []model.Alloc
 	if old != nil {
-		oldRoute, oldAllocs = &old.rec.Route, old.rec.Allocs
+		oldRoute = &old.rec.Route
 	}
 	route, err := desired.Route(&spec, full, live, oldRoute)
 	if err != nil {
 		return errorf(KindUnroutable, "%v", err)
+	}
+	return c.planRouted(st, ch, topo, spec, route, old)
+}
+
+// planRouted is plan with the route computed already.
+func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, spec model.ServiceSpec, route model.Route, old *svcState) error {
+	var oldAllocs []model.Alloc
+	if old != nil {
+		oldAllocs = old.rec.Allocs
 	}
 	rec := &model.ServiceRecord{Spec: spec, Route: route}
 	as := st.alloc.NewAssigner(oldAllocs)
@@ -199,6 +209,23 @@ func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, 
 	values, roles := as.Sequence()
 	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, st.down), values: values, roles: roles}
 	return nil
+}
+
+// parallel calls f(0) .. f(n-1) on GOMAXPROCS goroutines and returns when
+// all have returned.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // deps lists the inputs of a service's route, as element keys (nodeElem,
@@ -348,6 +375,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		return errorf(KindInternal, "%v", err)
 	}
 	w := newKeyWrites(st)
+	w.pre = ch.encoded
 	for name := range ch.del {
 		w.service(name, st.services[name].frags, nil)
 	}
@@ -383,7 +411,8 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	for name := range ch.del {
 		ops = append(ops, clientv3.OpDelete(store.ServiceKey(name)))
 	}
-	for name, s := range ch.put {
+	puts := make([]*svcState, 0, len(ch.put))
+	for _, s := range ch.put {
 		s.rec.Generation = gen
 		s.rec.NodeGenerations = map[string]int64{}
 		for n := range s.frags {
@@ -393,12 +422,18 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 				s.rec.NodeGenerations[n] = st.nodeGen[n]
 			}
 		}
-		b, err := encodeRecord(s, topo)
-		if err != nil {
-			ch.abort()
-			return errorf(KindInternal, "%v", err)
-		}
-		ops = append(ops, clientv3.OpPut(store.ServiceKey(name), string(b)))
+		puts = append(puts, s)
+	}
+	recs := make([][]byte, len(puts))
+	errs := make([]error, len(puts))
+	links := model.LinksOf(topo)
+	parallel(len(puts), func(i int) { recs[i], errs[i] = encodeRecord(puts[i], links) })
+	if err := errors.Join(errs...); err != nil {
+		ch.abort()
+		return errorf(KindInternal, "%v", err)
+	}
+	for i, s := range puts {
+		ops = append(ops, clientv3.OpPut(store.ServiceKey(s.rec.Spec.Name), string(recs[i])))
 	}
 	if ch.topo != nil {
 		b, _ := json.Marshal(ch.topo)
@@ -452,6 +487,7 @@ type keyWrites struct {
 	pending map[string]pendingKey // set, not yet encoded
 	vals    map[string][]byte     // key -> new value; nil deletes
 	nodes   map[string]bool
+	pre     map[*desired.Fragment]encoded // encodings made already
 }
 
 type pendingKey struct {
@@ -482,20 +518,14 @@ func (w *keyWrites) encode() error {
 	for k, p := range w.pending {
 		jobs = append(jobs, job{key: k, p: p})
 	}
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
-				if f := jobs[i].p.f; f != nil {
-					jobs[i].b, jobs[i].err = dpconfig.EncodeFragment(f)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(len(jobs), func(i int) {
+		f := jobs[i].p.f
+		if e, ok := w.pre[f]; ok && f != nil {
+			jobs[i].b, jobs[i].err = e.b, e.err
+		} else if f != nil {
+			jobs[i].b, jobs[i].err = dpconfig.EncodeFragment(f)
+		}
+	})
 	var errs []error
 	for _, j := range jobs {
 		old, stored := w.st.written[j.key]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 )
@@ -44,12 +45,13 @@ func (c *Controller) migrate(ctx context.Context, st *state) error {
 		ops, size = ops[:0], 0
 		return err
 	}
+	links := model.LinksOf(st.topo)
 	put := func(key string, v any) error {
 		var b []byte
 		var err error
 		switch v := v.(type) {
 		case *svcState:
-			b, err = encodeRecord(v, st.topo)
+			b, err = encodeRecord(v, links)
 		case *desired.Fragment:
 			b, err = dpconfig.EncodeFragment(v)
 		default:

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
-	"github.com/e3fabric/e3fabric/control/internal/paths"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
@@ -102,38 +102,56 @@ func (c *Controller) CreateServices(ctx context.Context, specs []model.ServiceSp
 func (c *Controller) createServices(ctx context.Context, st *state, specs []model.ServiceSpec) error {
 	ch := newChange()
 	inBatch := map[model.CircuitKey]string{}
-	var full, live *paths.Graph
+	names := map[string]bool{}
+	valid := make([]model.ServiceSpec, len(specs))
 	for i := range specs {
 		spec := specs[i]
 		spec.Circuits = append([]model.Circuit(nil), spec.Circuits...)
 		if spec.Type == model.ELAN { // an eline keeps its order: circuit 0 is "a"
 			model.SortCircuits(spec.Circuits)
 		}
-		if _, ok := st.services[spec.Name]; ok || ch.put[spec.Name] != nil {
-			ch.abort()
+		if _, ok := st.services[spec.Name]; ok || names[spec.Name] {
 			return errorf(KindConflict, "service %s already exists", spec.Name)
 		}
+		names[spec.Name] = true
 		if err := validate(st, &spec); err != nil {
-			ch.abort()
 			return err
 		}
 		for _, ci := range spec.Circuits {
 			if other, ok := inBatch[ci.Key()]; ok {
-				ch.abort()
 				return errorf(KindConflict, "circuit %s: used by both %s and %s", ci, other, spec.Name)
 			}
 			inBatch[ci.Key()] = spec.Name
 		}
-		if full == nil {
-			// New services carry no load yet: one pair of graphs serves
-			// the batch, and their shortest-path trees are shared.
-			full, live = c.graphs(st, st.topo, nil)
+		valid[i] = spec
+	}
+	if len(valid) == 0 {
+		return c.commit(ctx, st, ch)
+	}
+	// New services carry no load yet: one pair of graphs serves the
+	// batch, their shortest-path trees are shared, and each route depends
+	// on its spec alone, so the routes are computed side by side.
+	full, live := c.graphs(st, st.topo, nil)
+	routes := make([]model.Route, len(valid))
+	errs := make([]error, len(valid))
+	parallel(len(valid), func(i int) {
+		routes[i], errs[i] = desired.Route(&valid[i], full, live, nil)
+	})
+	pre := newPrecoder()
+	for i, spec := range valid {
+		if errs[i] != nil {
+			pre.wait()
+			ch.abort()
+			return errorf(KindUnroutable, "%v", errs[i])
 		}
-		if err := c.plan(st, ch, st.topo, full, live, spec, nil); err != nil {
+		if err := c.planRouted(st, ch, st.topo, spec, routes[i], nil); err != nil {
+			pre.wait()
 			ch.abort()
 			return err
 		}
+		pre.add(ch.put[spec.Name].frags)
 	}
+	ch.encoded = pre.wait()
 	return c.commit(ctx, st, ch)
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
-	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
 // storedRecord is a service record read from etcd: the stored form
@@ -86,10 +85,11 @@ func (r *storedRecord) assigner(a *labels.Allocator) *labels.Assigner {
 	return a.NewReplay(r.values)
 }
 
-// encodeRecord writes s's record in the stored form.
-func encodeRecord(s *svcState, topo *topology.Topology) ([]byte, error) {
+// encodeRecord writes s's record in the stored form; links are the
+// topology's (model.LinksOf).
+func encodeRecord(s *svcState, links model.Links) ([]byte, error) {
 	out := model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Generation: s.rec.Generation,
-		NodeGenerations: s.rec.NodeGenerations, Route: model.StoreRoute(&s.rec.Route, model.LinksOf(topo)),
+		NodeGenerations: s.rec.NodeGenerations, Route: model.StoreRoute(&s.rec.Route, links),
 		Values: map[string]map[string]model.Deltas{}, Roles: s.roles}
 	for node, kinds := range s.values {
 		out.Values[node] = map[string]model.Deltas{}

@@ -7,12 +7,13 @@
 package labels
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/bits"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
@@ -271,18 +272,25 @@ func (s *Assigner) Check(digest string) error {
 // NewReplay gets every value back from the values alone.
 func (s *Assigner) Sequence() (map[string]map[string][]uint32, string) {
 	out := map[string]map[string][]uint32{}
-	h := fnv.New64a()
+	h := uint64(fnvOffset)
 	for _, k := range s.order {
 		if out[k.node] == nil {
 			out[k.node] = map[string][]uint32{}
 		}
 		out[k.node][k.kind] = append(out[k.node][k.kind], s.got[k])
-		for _, part := range []string{k.node, k.kind, k.role} {
-			h.Write([]byte(part))
-			h.Write([]byte{0})
-		}
+		h = fnv1a(fnv1a(fnv1a(h, k.node), k.kind), k.role)
 	}
-	return out, strconv.FormatUint(h.Sum64(), 16)
+	return out, strconv.FormatUint(h, 16)
+}
+
+// FNV-1a (64 bits) of the digest: each part followed by a 0 byte.
+const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+
+func fnv1a(h uint64, part string) uint64 {
+	for i := 0; i < len(part); i++ {
+		h = (h ^ uint64(part[i])) * fnvPrime
+	}
+	return h * fnvPrime // ^ 0
 }
 
 // Commit frees the old values no longer used, once the change is stored.
@@ -296,13 +304,15 @@ func (s *Assigner) Commit() {
 	s.fresh = nil
 }
 
-// Allocs returns the service's allocations after this change, sorted.
+// Allocs returns the service's allocations after this change, in the order
+// their roles were first asked for: a build's own order, deterministic.
+// What shows them to people sorts them (Sorted); sorting every service's
+// here would cost more than its build.
 func (s *Assigner) Allocs() []model.Alloc {
 	out := make([]model.Alloc, 0, len(s.got))
-	for k, v := range s.got {
-		out = append(out, model.Alloc{Node: k.node, Kind: k.kind, Role: k.role, Value: v})
+	for _, k := range s.order {
+		out = append(out, model.Alloc{Node: k.node, Kind: k.kind, Role: k.role, Value: s.got[k]})
 	}
-	SortAllocs(out)
 	return out
 }
 
@@ -314,15 +324,17 @@ func (s *Assigner) Abort() {
 	s.fresh, s.got, s.order = nil, map[roleKey]uint32{}, nil
 }
 
+// Sorted returns a copy of x ordered by node, kind, role.
+func Sorted(x []model.Alloc) []model.Alloc {
+	out := slices.Clone(x)
+	SortAllocs(out)
+	return out
+}
+
 // SortAllocs orders allocations by node, kind, role.
 func SortAllocs(x []model.Alloc) {
-	sort.Slice(x, func(i, j int) bool {
-		if x[i].Node != x[j].Node {
-			return x[i].Node < x[j].Node
-		}
-		if x[i].Kind != x[j].Kind {
-			return x[i].Kind < x[j].Kind
-		}
-		return x[i].Role < x[j].Role
+	slices.SortFunc(x, func(a, b model.Alloc) int {
+		return cmp.Or(strings.Compare(a.Node, b.Node), strings.Compare(a.Kind, b.Kind),
+			strings.Compare(a.Role, b.Role))
 	})
 }

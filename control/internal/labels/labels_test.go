@@ -2,6 +2,8 @@ package labels
 
 import (
 	"errors"
+	"hash/fnv"
+	"strconv"
 	"testing"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
@@ -105,5 +107,37 @@ func TestReserveRefusesDoubleOwner(t *testing.T) {
 	}
 	if err := a.Reserve("n", model.KindLabel, 3); err == nil {
 		t.Fatal("reserved label 3")
+	}
+}
+
+// The role digest is stored with every service record: it must stay
+// FNV-1a (64 bits) of node, kind and role, each followed by a 0 byte.
+func TestSequenceDigestIsStable(t *testing.T) {
+	for _, tc := range []struct {
+		roles [][3]string
+		want  string
+	}{
+		{nil, "cbf29ce484222325"},
+		{[][3]string{{"leaf1", model.KindLabel, "pw:a"}}, ""},
+		{[][3]string{{"leaf1", model.KindLabel, "pw:a"}, {"spine1", model.KindNHLFE, "lsp:x"}, {"leaf2", model.KindLabel, ""}}, ""},
+	} {
+		a := New(map[string]Space{model.KindLabel: {16, 1000}, model.KindNHLFE: {1, 1000}})
+		s := a.NewAssigner(nil)
+		h := fnv.New64a()
+		for _, r := range tc.roles {
+			if _, err := s.Get(r[0], r[1], r[2]); err != nil {
+				t.Fatal(err)
+			}
+			for _, part := range r {
+				h.Write(append([]byte(part), 0))
+			}
+		}
+		want := tc.want
+		if want == "" {
+			want = strconv.FormatUint(h.Sum64(), 16)
+		}
+		if _, got := s.Sequence(); got != want {
+			t.Errorf("%v: digest %s, want %s", tc.roles, got, want)
+		}
 	}
 }

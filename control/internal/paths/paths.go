@@ -8,7 +8,8 @@
 //
 // A Graph caches what it computes (shortest-path trees per source, the
 // graphs Disjoint searches), so one Graph should serve all the routes of
-// one change.
+// one change. Its methods are safe for concurrent use: the caches are
+// filled under a lock, and what they hold is never changed after.
 package paths
 
 import (
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -32,7 +34,9 @@ type Graph struct {
 	adj   [][]arc                  // node -> its edges, one per neighbour
 	edge  map[[2]int]topology.Link // (min id, max id) -> chosen link
 	cost  map[int]int64            // link id -> cost
-	spf   map[int]*tree            // source -> its shortest-path tree
+
+	mu  sync.Mutex    // guards the caches below, and every tree's paths
+	spf map[int]*tree // source -> its shortest-path tree
 	// without caches Disjoint's graphs by the links they leave out: on a
 	// leaf/spine fabric many paths share their links.
 	without   map[string]*Graph
@@ -134,9 +138,23 @@ func pairKey(a, b int) [2]int {
 
 // spt returns the shortest-path tree from src (cached).
 func (g *Graph) spt(src int) *tree {
-	if t, ok := g.spf[src]; ok {
+	g.mu.Lock()
+	t, ok := g.spf[src]
+	g.mu.Unlock()
+	if ok {
 		return t
 	}
+	t = g.dijkstra(src)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if first, ok := g.spf[src]; ok { // computed meanwhile by another caller
+		return first
+	}
+	g.spf[src] = t
+	return t
+}
+
+func (g *Graph) dijkstra(src int) *tree {
 	n := len(g.names)
 	t := &tree{dist: make([]int64, n), preds: make([][]int, n), paths: map[int][]candidate{}}
 	for i := range t.dist {
@@ -167,7 +185,6 @@ func (g *Graph) spt(src int) *tree {
 			}
 		}
 	}
-	g.spf[src] = t
 	return t
 }
 
@@ -240,6 +257,8 @@ func (g *Graph) all(t *tree, src, dst int) []candidate {
 	if t.dist[dst] < 0 {
 		return nil
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if c, ok := t.paths[dst]; ok {
 		return c
 	}
@@ -352,6 +371,7 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 		kb = strconv.AppendInt(append(kb, ','), int64(id), 10)
 	}
 	key := string(kb)
+	g.mu.Lock()
 	h, ok := g.without[key]
 	if !ok {
 		used := map[int]bool{}
@@ -361,6 +381,7 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 		h = g.Without(used)
 		g.without[key] = h
 	}
+	g.mu.Unlock()
 	return h.Shortest(src, dst, salt)
 }
 

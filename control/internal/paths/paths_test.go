@@ -196,3 +196,47 @@ func TestTree(t *testing.T) {
 		})
 	}
 }
+
+// One Graph serves a change's routes from several goroutines: what they get
+// is what one caller alone gets (go test -race checks the caches' lock).
+func TestConcurrentUse(t *testing.T) {
+	topo := ring(t, 12, [2]int{0, 6}, [2]int{3, 9}, [2]int{1, 7})
+	type result struct {
+		p, b model.Path
+		tree []model.Hop
+	}
+	routes := func(g *Graph, salt string) []result {
+		var out []result
+		for _, a := range topo.Nodes {
+			for _, z := range topo.Nodes {
+				p, _ := g.Shortest(a.Name, z.Name, salt)
+				b, _ := g.Disjoint(p, a.Name, z.Name, salt)
+				tree, err := g.Tree([]string{a.Name, z.Name, "r5"}, salt)
+				if err != nil {
+					t.Error(err)
+				}
+				out = append(out, result{p, b, tree})
+			}
+		}
+		return out
+	}
+	salts := []string{"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"}
+	alone := map[string][]result{}
+	for _, s := range salts {
+		alone[s] = routes(New(topo, Options{}), s)
+	}
+	g := New(topo, Options{})
+	got := make([][]result, len(salts))
+	done := make(chan int)
+	for i, s := range salts {
+		go func() { got[i] = routes(g, s); done <- i }()
+	}
+	for range salts {
+		<-done
+	}
+	for i, s := range salts {
+		if !reflect.DeepEqual(got[i], alone[s]) {
+			t.Errorf("salt %s: concurrent routes differ from a lone caller's", s)
+		}
+	}
+}
