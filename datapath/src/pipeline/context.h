@@ -17,9 +17,15 @@
 #include "base/token_bucket.h"
 #include "pipeline/runtime.h"
 
+/* Room for two bursts: a burst's unicast frames (at most E3_BURST) never
+ * fill it, so they leave together at the end of the burst, timed as the
+ * port's transmit, not as the stage that made them (runtime.h). Floods
+ * may fill it sooner. */
+#define E3_TXBUF (2 * E3_BURST)
+
 struct e3_txbuf {
 	uint16_t n;
-	struct rte_mbuf *m[E3_BURST];
+	struct rte_mbuf *m[E3_TXBUF];
 };
 
 struct e3_qlist;

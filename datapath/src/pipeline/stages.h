@@ -80,6 +80,7 @@ struct e3_burst {
 	const struct e3_port *rx;
 	uint16_t n;
 	bool trace;           /* some frame of this burst is traced */
+	uint64_t fetched[2];  /* E-LAN keys whose buckets were fetched last (e3_elan_keys) */
 	struct rte_mbuf *pkts[E3_BURST];
 	struct e3_meta meta[E3_BURST];
 };
@@ -137,7 +138,7 @@ static inline void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m)
 
 	t->m[t->n++] = m;
 	w->tx_dirty |= 1ull << port;
-	if (unlikely(t->n == E3_BURST))
+	if (unlikely(t->n == E3_TXBUF))
 		e3_tx_flush_port(w, port);
 }
 
@@ -177,8 +178,14 @@ static __rte_always_inline void e3_elan_keys(struct e3_burst *b, unsigned i)
 	struct e3_meta *mt = &b->meta[i];
 
 	e3_mac_keys_of(mt->svc->id, eh, &mt->dst_key, &mt->src_key);
-	e3_mac_prefetch(mt->src_key);
-	e3_mac_prefetch(mt->dst_key);
+	/* A burst is often one conversation: its keys' buckets are fetched
+	 * once (hashing them costs more than the prefetch saves). */
+	if (mt->src_key != b->fetched[0] || mt->dst_key != b->fetched[1]) {
+		e3_mac_prefetch(mt->src_key);
+		e3_mac_prefetch(mt->dst_key);
+		b->fetched[0] = mt->src_key;
+		b->fetched[1] = mt->dst_key;
+	}
 }
 
 /* Mark frame i as handed on (the mbuf now belongs to a TX buffer). */
