@@ -153,11 +153,15 @@ def stage_table(points):
     """e3's cycles per frame by stage (its runtime profile at the zero-loss
     rate, medians over rounds): where its cycles go."""
     rows = [(p["size"], p["switches"].get("e3", {}).get("stage_cycles")) for p in points]
-    stages = sorted({k for _, st in rows if st for k in st})
+    names = {k for _, st in rows if st for k in st}
+    # In a frame's order: receive, the stages, transmit.
+    stages = [k for k in ("rx",) if k in names] + sorted(names - {"rx", "tx"}) + \
+        [k for k in ("tx",) if k in names]
     if not stages:
         return []
-    lines = ["", "e3's cycles per frame by stage (`e3-dpctl runtime` over the cycles trial; the "
-             "rest of the total is receive, transmit and the burst's own overhead):", "",
+    lines = ["", "e3's cycles per frame by stage (`e3-dpctl runtime` over the cycles trial; rx "
+             "and tx: the ports' receive and transmit, per frame received and sent, where the "
+             "run recorded them; the rest of the total is the burst's own overhead):", "",
              "| size | " + " | ".join(stages) + " |", "|---:|" + "---:|" * len(stages)]
     for n, st in rows:
         if st:

@@ -312,6 +312,13 @@ class E3(Switch):
                 acc = stages.setdefault(s["stage"], [0, 0])
                 acc[0] += s["cycles"]
                 acc[1] += s["frames"]
+            # The ports' receive and transmit, per frame received and sent:
+            # the memif copies, in and out.
+            for p in w["ports"]:
+                for io in ("rx", "tx"):
+                    acc = stages.setdefault(io, [0, 0])
+                    acc[0] += p[io]["cycles"]
+                    acc[1] += p[io]["frames"]
         return {"total": sum(w["busy_cycles"] for w in rt["workers"]) / frames,
                 "stages": {k: c / f for k, (c, f) in stages.items() if f}}
 

@@ -20,7 +20,7 @@ _Static_assert(E3_MAX_CIRCUITS < E3_MAC_REMOTE && E3_MAC_ABSENT > (E3_MAC_REMOTE
 	       E3_MAC_ABSENT != E3_MAC_NODEST, "no destination is ever read as absent");
 
 struct e3_mac_bucket *e3_mac_buckets;
-uint32_t e3_mac_bucket_mask;
+uint32_t e3_mac_n_buckets;
 static uint32_t n_slots;          /* buckets x ways */
 static uint32_t capacity;
 static uint32_t age_cursor;
@@ -54,8 +54,8 @@ static inline struct e3_mac_slot *slot_at(uint32_t pos)
 
 int e3_mac_table_init(uint32_t cap, unsigned n_workers)
 {
-	/* Twice the capacity in slots, a power of two of buckets. */
-	uint32_t n_buckets = rte_align32pow2(RTE_MAX(cap / 2, 1u));
+	/* Twice the capacity in slots. */
+	uint32_t n_buckets = RTE_MAX((cap + 1) / 2, 1u);
 	size_t bytes = sizeof(struct e3_mac_bucket) * n_buckets;
 
 	e3_mac_buckets = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
@@ -65,7 +65,7 @@ int e3_mac_table_init(uint32_t cap, unsigned n_workers)
 	if (e3_mac_buckets == NULL || e3_mac_svc == NULL || damp == NULL || circ == NULL)
 		return -1;
 	memset(e3_mac_buckets, 0xff, bytes);   /* every key E3_MAC_EMPTY, every dest NODEST */
-	e3_mac_bucket_mask = n_buckets - 1;
+	e3_mac_n_buckets = n_buckets;
 	n_slots = n_buckets * E3_MAC_WAYS;
 	capacity = cap;
 	for (unsigned w = 0; w < n_workers; w++) {
@@ -395,5 +395,5 @@ uint64_t e3_mac_table_full(void)
 
 size_t e3_mac_table_bytes(void)
 {
-	return sizeof(struct e3_mac_bucket) * (size_t)(e3_mac_bucket_mask + 1);
+	return sizeof(struct e3_mac_bucket) * (size_t)e3_mac_n_buckets;
 }

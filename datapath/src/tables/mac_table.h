@@ -74,7 +74,7 @@ struct e3_learn_ev {
 };
 
 extern struct e3_mac_bucket *e3_mac_buckets;
-extern uint32_t e3_mac_bucket_mask;
+extern uint32_t e3_mac_n_buckets;
 
 int e3_mac_table_init(uint32_t capacity, unsigned n_workers);
 
@@ -107,14 +107,21 @@ static inline bool e3_mac_key64_multicast(uint64_t k)
 	return (k >> 40) & 1;
 }
 
+/* The bucket of a 32-bit hash: hash * n / 2^32 spreads it over any number
+ * of buckets (a mask would need a power of two, up to twice the memory). */
+static inline struct e3_mac_bucket *e3_mac_bucket_of(uint32_t hash)
+{
+	return &e3_mac_buckets[(uint64_t)hash * e3_mac_n_buckets >> 32];
+}
+
 static inline struct e3_mac_bucket *e3_mac_bucket1(uint64_t k)
 {
-	return &e3_mac_buckets[rte_hash_crc_8byte(k, 0) & e3_mac_bucket_mask];
+	return e3_mac_bucket_of(rte_hash_crc_8byte(k, 0));
 }
 
 static inline struct e3_mac_bucket *e3_mac_bucket2(uint64_t k)
 {
-	return &e3_mac_buckets[rte_hash_crc_8byte(k, 0x9e3779b9) & e3_mac_bucket_mask];
+	return e3_mac_bucket_of(rte_hash_crc_8byte(k, 0x9e3779b9));
 }
 
 /* Start fetching the two buckets of k (call a stage before e3_mac_find). */
