@@ -405,7 +405,10 @@ def main():
     for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
         md += table(name, groups[name])
     md += ["## Targets", ""] + targets(groups)
-    profiles = sorted(glob.glob(os.path.join(os.path.dirname(src), "profile-*.txt")))
+    # Each profile from the latest run that has it.
+    by_name = {os.path.basename(x): x for d in srcs
+               for x in glob.glob(os.path.join(os.path.dirname(d), "profile-*.txt"))}
+    profiles = [by_name[k] for k in sorted(by_name)]
     if profiles:
         md += ["## Profile of e3-vswitchd", "",
                "`bench/profile.py`: the switch forwards flat out while `perf record -e cpu-clock` "

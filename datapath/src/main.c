@@ -8,6 +8,8 @@
  *   --poll-mode busy|adaptive
  *   --mac-table-size N     MAC table capacity (default 1048576)
  *   --mbufs N              mbuf pool size (default 16383)
+ *   --mbuf-data N          bytes of frame an mbuf holds (default 2048): MTUs up to
+ *                          N - 14 (fabric) or N - 22 (customer); jumbo frames need more
  *   --config FILE          config_dump document to load at start
  * The main lcore serves control; every other lcore is a worker.
  */
@@ -40,7 +42,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
-		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--config FILE]\n",
+		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--mbuf-data N] [--config FILE]\n",
 		prog);
 }
 
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
 		{ "poll-mode", required_argument, NULL, 'p' },
 		{ "mac-table-size", required_argument, NULL, 't' },
 		{ "mbufs", required_argument, NULL, 'b' },
+		{ "mbuf-data", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -117,6 +120,13 @@ int main(int argc, char **argv)
 		case 'b':
 			bad = parse_u32(optarg, 1024, 1u << 26, 10, &o.mbufs);
 			break;
+		case 'd': {
+			uint32_t v = 0;
+
+			bad = parse_u32(optarg, E3_MBUF_DATA, E3_MBUF_DATA_MAX, 10, &v);
+			o.mbuf_data = (uint16_t)v;
+			break;
+		}
 		case 'c':
 			config = optarg;
 			break;

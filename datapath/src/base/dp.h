@@ -18,9 +18,13 @@
 #include "base/defs.h"
 
 #define E3_BURST 32
-/* Data room of received frames: the largest fabric or customer frame a port
- * can take is one mbuf (af_packet cannot scatter). */
-#define E3_MBUF_DATA 4096
+/* Default data room of received frames' mbufs (--mbuf-data): a port's
+ * largest frame is one mbuf (af_packet cannot scatter, and the stages read
+ * one segment), so it bounds the MTUs. 2048 is also the size of memif's
+ * buffers: memif sends a burst whole only from mbufs no larger, and one
+ * frame at a time from any larger. */
+#define E3_MBUF_DATA 2048
+#define E3_MBUF_DATA_MAX 16384
 #define E3_HDR_ROOM 64      /* header mbufs: room for Ethernet + tag or label + CW */
 
 struct rte_mempool;
@@ -37,6 +41,9 @@ struct e3_dp {
 	uint16_t n_workers;             /* worker contexts, >= 1 */
 	uint32_t mac_table_size;
 	struct rte_mempool *pool;       /* received frames */
+	uint16_t mbuf_data;             /* its mbufs' data room */
+	struct rte_mempool *afp_pool;   /* received frames of af_packet ports (port.c) */
+	uint32_t n_mbufs;               /* mbufs in each pool */
 	/* Replication (ipv4_multicast style): a copy is an indirect clone of
 	 * the frame (clone_pool, no data room) behind a small private header
 	 * (hdr_pool) carrying that copy's outer headers. */

@@ -43,8 +43,10 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 	e3.start_tsc = rte_get_tsc_cycles();
 	e3.tsc_per_us = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1);
 	e3.running = true;
+	e3.mbuf_data = o->mbuf_data ? o->mbuf_data : E3_MBUF_DATA;
+	e3.n_mbufs = o->mbufs;
 	e3.pool = rte_pktmbuf_pool_create("e3_mbufs", o->mbufs, 256, 0,
-					  RTE_PKTMBUF_HEADROOM + E3_MBUF_DATA, rte_socket_id());
+					  RTE_PKTMBUF_HEADROOM + e3.mbuf_data, rte_socket_id());
 	if (e3.pool == NULL)
 		return E3_ERR(err, E3_ENOSPC, "mbuf pool of %u: %s", o->mbufs, rte_strerror(rte_errno));
 	/* Header mbufs: E3_HDR_ROOM bytes, all of it headroom (reset puts

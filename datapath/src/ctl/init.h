@@ -13,6 +13,7 @@ struct e3_dp_opts {
 	enum e3_poll_mode poll_mode;
 	uint32_t mac_table_size;
 	uint32_t mbufs;
+	uint16_t mbuf_data;             /* data room of received frames; 0 = E3_MBUF_DATA */
 	uint16_t n_workers;             /* 0 = one per non-main lcore (at least 1) */
 };
 /* Builds every table; call once after rte_eal_init. */

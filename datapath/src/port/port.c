@@ -93,21 +93,48 @@ static void probe_args(const struct e3_port_conf *c, char *out, size_t size)
 }
 
 /* Refuse an MTU whose frames (with two tags on a customer port) the device
- * would cut: af_packet's is framesz - 66, whatever its dev_info says. */
+ * would cut (af_packet's limit is framesz - 66, whatever its dev_info says),
+ * or that do not fit one of our mbufs. */
 static int check_mtu(const struct e3_port_conf *c, char *err)
 {
-	if (!is_af_packet(c->devargs))
-		return 0;
-	const char *f = strstr(c->devargs, "framesz=");
-	unsigned framesz = f != NULL ? (unsigned)atoi(f + 8) : AFP_FRAMESZ;
 	unsigned tags = c->kind == E3_PORT_CUSTOMER ? 8 : 0;
-	unsigned limit = framesz > AFP_OVERHEAD ? framesz - AFP_OVERHEAD : 0;
+	unsigned frame = (unsigned)c->mtu + RTE_ETHER_HDR_LEN + tags;
 
-	if ((unsigned)c->mtu + RTE_ETHER_HDR_LEN + tags <= limit)
+	if (is_af_packet(c->devargs)) {
+		const char *f = strstr(c->devargs, "framesz=");
+		unsigned framesz = f != NULL ? (unsigned)atoi(f + 8) : AFP_FRAMESZ;
+		unsigned limit = framesz > AFP_OVERHEAD ? framesz - AFP_OVERHEAD : 0;
+
+		if (framesz > AFP_FRAMESZ)
+			return E3_ERR(err, E3_EINVAL, "%s: framesz %u: at most %u (the mbufs of af_packet ports)",
+				      c->name, framesz, AFP_FRAMESZ);
+		if (frame > limit)
+			return E3_ERR(err, E3_EIO, "mtu %u: %s carries frames up to %u bytes (framesz %u - %u): mtu at most %d",
+				      c->mtu, c->name, limit, framesz, AFP_OVERHEAD,
+				      (int)limit - RTE_ETHER_HDR_LEN - (int)tags);
 		return 0;
-	return E3_ERR(err, E3_EIO, "mtu %u: %s carries frames up to %u bytes (framesz %u - %u): mtu at most %d",
-		      c->mtu, c->name, limit, framesz, AFP_OVERHEAD,
-		      (int)limit - RTE_ETHER_HDR_LEN - (int)tags);
+	}
+	if (frame > e3.mbuf_data)
+		return E3_ERR(err, E3_EINVAL, "mtu %u: %s's frames of up to %u bytes do not fit the mbufs "
+			      "(%u bytes of data, e3-vswitchd --mbuf-data): mtu at most %d",
+			      c->mtu, c->name, frame, e3.mbuf_data,
+			      (int)e3.mbuf_data - RTE_ETHER_HDR_LEN - (int)tags);
+	return 0;
+}
+
+/* The pool a port receives into. af_packet hands over its ring's frames
+ * whole and cannot scatter, so its ports take mbufs of a ring frame's size,
+ * from a pool of their own made with the first of them; every other port
+ * takes the common pool's (--mbuf-data), which memif wants no larger than
+ * its buffers. */
+static struct rte_mempool *rx_pool(const struct e3_port_conf *c)
+{
+	if (!is_af_packet(c->devargs))
+		return e3.pool;
+	if (e3.afp_pool == NULL)
+		e3.afp_pool = rte_pktmbuf_pool_create("e3_afp_mbufs", e3.n_mbufs, 256, 0,
+						      RTE_PKTMBUF_HEADROOM + AFP_FRAMESZ, rte_socket_id());
+	return e3.afp_pool;
 }
 
 /* Workers of the rx queues: conf's, then the extra af_packet queues spread
@@ -242,7 +269,10 @@ int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *er
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rxd, &nb_txd);
 	for (uint16_t q = 0; rc == 0 && q < p->n_rxq; q++) {
 		what = "rx queue setup";
-		rc = rte_eth_rx_queue_setup(pid, q, nb_rxd, rte_eth_dev_socket_id(pid), NULL, e3.pool);
+		struct rte_mempool *pool = rx_pool(&c);
+
+		rc = pool == NULL ? -ENOMEM :
+		     rte_eth_rx_queue_setup(pid, q, nb_rxd, rte_eth_dev_socket_id(pid), NULL, pool);
 	}
 	for (uint16_t q = 0; rc == 0 && q < p->n_txq; q++) {
 		what = "tx queue setup";

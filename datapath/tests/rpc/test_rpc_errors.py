@@ -44,6 +44,8 @@ BAD_CALLS = [
     ("trace_start", {"count": 0}, PARAMS, ["count"]),
     ("trace_start", {"count": 1025}, PARAMS, ["count"]),
     ("port_add", dict(null_port("x", "customer", 9), mtu=20), PARAMS, ["mtu"]),
+    # Frames of 3022 bytes do not fit the default mbufs (2048 bytes).
+    ("port_add", dict(null_port("x", "customer", 9), mtu=3000), PARAMS, ["--mbuf-data", "2026"]),
     # wrong types
     ("nexthop_add", {"id": "1", "port": "fab0", "mac": "02:00:00:00:00:01"}, PARAMS, ["id"]),
     ("nexthop_add", {"id": 1.5, "port": "fab0", "mac": "02:00:00:00:00:01"}, PARAMS, ["id"]),
