@@ -160,8 +160,10 @@ def stage_table(points):
     if not stages:
         return []
     lines = ["", "e3's cycles per frame by stage (`e3-dpctl runtime` over the cycles trial; rx "
-             "and tx: the ports' receive and transmit, per frame received and sent, where the "
-             "run recorded them; the rest of the total is the burst's own overhead):", "",
+             "and tx: the ports' receive and transmit, per frame received and sent; the rest "
+             "of the total is the burst's own overhead). A row without rx and tx comes from a "
+             "run whose TX buffers held one burst: its last stage also counts the burst's "
+             "transmit:", "",
              "| size | " + " | ".join(stages) + " |", "|---:|" + "---:|" * len(stages)]
     for n, st in rows:
         if st:
