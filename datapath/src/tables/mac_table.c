@@ -114,11 +114,16 @@ static unsigned free_ways(const struct e3_mac_bucket *b)
 	return n;
 }
 
-/* A free slot for k in the emptier of its buckets, or -1. */
+/* A free slot for k, or -1: in its first bucket, the one lookups fetch
+ * ahead, unless that one has a single free way left and the second has
+ * more. (Always the first would leave both full for ~3,800 inserts in a
+ * million at full capacity; always the emptier puts 27% of MACs where a
+ * lookup needs a second line.) */
 static int32_t free_slot_for(uint64_t k)
 {
 	struct e3_mac_bucket *b1 = e3_mac_bucket1(k), *b2 = e3_mac_bucket2(k);
-	struct e3_mac_bucket *b = free_ways(b2) > free_ways(b1) ? b2 : b1;
+	unsigned f1 = free_ways(b1), f2 = free_ways(b2);
+	struct e3_mac_bucket *b = f1 >= 2 || f1 >= f2 ? b1 : b2;
 
 	for (unsigned w = 0; w < E3_MAC_WAYS; w++)
 		if (b->s[w].key == E3_MAC_EMPTY)

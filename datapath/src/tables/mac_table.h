@@ -6,11 +6,13 @@
  * A hash table of 64-byte buckets, each one cache line of four 16-byte
  * slots {key, dest, last_seen}: the key is (service, MAC) packed in 64
  * bits, and a MAC can live in either of two buckets (two CRC32 hashes;
- * inserted in the emptier one, never moved). A lookup is the two lines,
- * which the stages prefetch when they parse the frame, a stage before they
- * look it up; key and value come in the same line. There are twice as many
- * slots as the capacity: at full capacity an insert finds both its buckets
- * full about 16 times in a million (refused, counted as table full).
+ * inserted in the first unless it is nearly full, never moved). A lookup
+ * is the first bucket's line, which the stages prefetch when they parse the
+ * frame, a stage before they look it up, and the second's only when the
+ * first lacks the key (about one MAC in ten at full capacity, and absent
+ * keys); key and value come in the same line. There are twice as many slots
+ * as the capacity: at full capacity an insert finds both its buckets full
+ * about 300 times in a million (refused, counted as table full).
  *
  * One writer, the main lcore. Workers read without locks, refresh
  * last_seen (a plain store, at most once a second per MAC) and push
@@ -124,11 +126,10 @@ static inline struct e3_mac_bucket *e3_mac_bucket2(uint64_t k)
 	return e3_mac_bucket_of(rte_hash_crc_8byte(k, 0x9e3779b9));
 }
 
-/* Start fetching the two buckets of k (call a stage before e3_mac_find). */
+/* Start fetching k's first bucket (call a stage before e3_mac_find). */
 static inline void e3_mac_prefetch(uint64_t k)
 {
 	rte_prefetch0(e3_mac_bucket1(k));
-	rte_prefetch0(e3_mac_bucket2(k));
 }
 
 static inline int32_t e3_mac_find_in(const struct e3_mac_bucket *b, uint64_t k)
