@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"sync"
-
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 )
@@ -14,8 +12,7 @@ import (
 type precoder struct {
 	in   chan map[string]*desired.Fragment
 	done chan struct{}
-	mu   sync.Mutex
-	out  map[*desired.Fragment]encoded
+	out  map[*desired.Fragment]encoded // written by the encoder only, read after done
 }
 
 type encoded struct {
@@ -31,9 +28,7 @@ func newPrecoder() *precoder {
 		for frags := range p.in {
 			for _, f := range frags {
 				b, err := dpconfig.EncodeFragment(f)
-				p.mu.Lock()
 				p.out[f] = encoded{b, err}
-				p.mu.Unlock()
 			}
 		}
 	}()
