@@ -520,11 +520,14 @@ func (w *keyWrites) encode() error {
 	}
 	parallel(len(jobs), func(i int) {
 		f := jobs[i].p.f
-		if e, ok := w.pre[f]; ok && f != nil {
-			jobs[i].b, jobs[i].err = e.b, e.err
-		} else if f != nil {
-			jobs[i].b, jobs[i].err = dpconfig.EncodeFragment(f)
+		if f == nil {
+			return // a delete
 		}
+		e, ok := w.pre[f]
+		if !ok {
+			e.b, e.err = dpconfig.EncodeFragment(f)
+		}
+		jobs[i].b, jobs[i].err = e.b, e.err
 	})
 	var errs []error
 	for _, j := range jobs {
