@@ -48,6 +48,7 @@ func run() error {
 		dir      = flag.String("data-dir", "", "etcd data directory (default: a temporary one, removed)")
 		changes  = flag.Int("changes", 9, "single-service creates and deletes timed on the full fabric")
 		profile  = flag.String("cpuprofile", "", "write a CPU profile of the service creation to this file")
+		memprof  = flag.String("memprofile", "", "write a profile of what the service creation allocated to this file")
 	)
 	flag.Parse()
 	if *circuits > *leaves {
@@ -87,6 +88,9 @@ func run() error {
 	specs := workload(*services, *circuits, *leaves)
 	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction\n",
 		*spines, *leaves, *services, *circuits, *batch)
+	if *memprof != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
@@ -95,7 +99,6 @@ func run() error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
-		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	var slowest time.Duration
@@ -110,6 +113,14 @@ func run() error {
 		fmt.Printf("  %6d services  batch %8.2fs  total %8.2fs\n", j, d.Seconds(), time.Since(start).Seconds())
 	}
 	total := time.Since(start)
+	if *profile != "" {
+		pprof.StopCPUProfile()
+	}
+	if *memprof != "" {
+		if err := writeAllocs(*memprof); err != nil {
+			return err
+		}
+	}
 	st, err := cli.Status(ctx, url)
 	if err != nil {
 		return err
@@ -307,4 +318,17 @@ func workload(n, circuits, leaves int) []model.ServiceSpec {
 		specs[i] = s
 	}
 	return specs
+}
+
+// writeAllocs writes the allocations sampled so far (pprof's allocs profile).
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -225,9 +225,14 @@ func (b *builder) protectedLSP(tag string, p, bk model.Path, term uint32, ecmp b
 func Reverse(p model.Path) model.Path {
 	out := make(model.Path, len(p))
 	for i, h := range p {
-		out[len(p)-1-i] = model.Hop{Link: h.Link, From: h.To, FromPort: h.ToPort, To: h.From, ToPort: h.FromPort}
+		out[len(p)-1-i] = flip(h)
 	}
 	return out
+}
+
+// flip returns h taken the other way.
+func flip(h model.Hop) model.Hop {
+	return model.Hop{Link: h.Link, From: h.To, FromPort: h.ToPort, To: h.From, ToPort: h.FromPort}
 }
 
 func (b *builder) eline() error {
@@ -377,52 +382,57 @@ func treeKey(t []model.Hop) string {
 func (b *builder) floodFrom(src, tkey string, svc map[string]*dpconfig.Service) error {
 	r := &b.rec.Route
 	role := "elan-fl<" + src + ":" + tkey
-	adj := map[string][]model.Hop{} // node -> edges oriented away from it
-	for _, h := range r.Tree {
-		adj[h.From] = append(adj[h.From], h)
-		adj[h.To] = append(adj[h.To], Reverse(model.Path{h})[0])
+	// A tree has a dozen nodes: slices searched in order cost less than maps.
+	away := func(n string, h model.Hop) (model.Hop, bool) { // h oriented away from n
+		switch n {
+		case h.From:
+			return h, true
+		case h.To:
+			return flip(h), true
+		}
+		return h, false
 	}
-	parent := map[string]model.Hop{} // node -> edge from its parent
-	order := []string{src}
-	seen := map[string]bool{src: true}
+	// Breadth first from src; up[i] is the edge from order[i]'s parent.
+	order := make([]string, 1, len(r.Tree)+1)
+	up := make([]model.Hop, 1, len(r.Tree)+1)
+	order[0] = src
 	for i := 0; i < len(order); i++ {
-		for _, h := range adj[order[i]] {
-			if !seen[h.To] {
-				seen[h.To] = true
-				parent[h.To] = h
-				order = append(order, h.To)
+		for _, t := range r.Tree {
+			if h, ok := away(order[i], t); ok && !slices.Contains(order, h.To) {
+				order, up = append(order, h.To), append(up, h)
 			}
 		}
 	}
-	label := map[string]uint32{}
-	for _, n := range order[1:] {
-		l, err := b.get(n, model.KindLabel, role)
+	label := make([]uint32, len(order))
+	for i := 1; i < len(order); i++ {
+		l, err := b.get(order[i], model.KindLabel, role)
 		if err != nil {
 			return err
 		}
-		label[n] = l
+		label[i] = l
 	}
 	// Children's NHLFEs, then each node's entry.
-	for _, n := range order {
+	for i, n := range order {
 		var branches []uint32
-		for _, h := range adj[n] {
-			if p, ok := parent[n]; ok && h.To == p.From {
+		for _, t := range r.Tree {
+			h, ok := away(n, t)
+			if !ok || (i > 0 && h.To == up[i].From) {
 				continue
 			}
 			id, err := b.get(n, model.KindNHLFE, role+">"+h.To)
 			if err != nil {
 				return err
 			}
-			b.frag(n).NHLFEs = append(b.frag(n).NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: label[h.To]})
+			b.frag(n).NHLFEs = append(b.frag(n).NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(h.Link), Label: label[slices.Index(order, h.To)]})
 			branches = append(branches, id)
 		}
-		sort.Slice(branches, func(i, j int) bool { return branches[i] < branches[j] })
-		if n == src {
+		slices.Sort(branches)
+		if i == 0 {
 			svc[n].Branches = append(svc[n].Branches, branches...)
 			continue
 		}
-		e := dpconfig.Label{Label: label[n], Type: dpconfig.LabelReplicate, RPFPort: parent[n].ToPort, Branches: branches,
-			InPorts: []string{parent[n].ToPort}}
+		e := dpconfig.Label{Label: label[i], Type: dpconfig.LabelReplicate, RPFPort: up[i].ToPort, Branches: branches,
+			InPorts: []string{up[i].ToPort}}
 		if _, member := svc[n]; member {
 			e.Service, e.Source = u32(b.rec.ID), u16(r.Sources[src])
 		}

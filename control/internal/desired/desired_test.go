@@ -648,3 +648,41 @@ func TestECMP(t *testing.T) {
 		}
 	}
 }
+
+// The order in which a build asks for its roles is part of the stored
+// format: a restarted controller gets a service's values back from that
+// order alone (labels.NewReplay). A build that asks in another order
+// cannot load the services stored before it.
+func TestRoleOrderIsStable(t *testing.T) {
+	topo := load(t)
+	full := paths.New(topo, paths.Options{})
+	for _, tc := range []struct {
+		spec model.ServiceSpec
+		want string
+	}{
+		{model.ServiceSpec{Name: "eline", Type: model.ELine, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 1}, {Node: "leaf3", Port: "cust1", VLAN: 1}}}, "8ca47df8144e107b"},
+		{model.ServiceSpec{Name: "eline-ecmp", Type: model.ELine, ECMP: true, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 2}, {Node: "leaf3", Port: "cust1", VLAN: 2}}}, "ad7c72ae197a178d"},
+		{model.ServiceSpec{Name: "elan", Type: model.ELAN, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 3}, {Node: "leaf2", Port: "cust1", VLAN: 3}, {Node: "leaf3", Port: "cust1", VLAN: 3}}}, "268f58d7ebf9f33f"},
+		{model.ServiceSpec{Name: "elan-site", Type: model.ELAN, ECMP: true, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 4, Segment: "site1"}, {Node: "leaf2", Port: "cust1", VLAN: 4, Segment: "site1"},
+			{Node: "leaf3", Port: "cust1", VLAN: 4}}}, "b49230c383a8da20"},
+	} {
+		r, err := Route(&tc.spec, full, full, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &model.ServiceRecord{Spec: tc.spec, ID: 1, Route: r}
+		a := labels.New(nil)
+		as := a.NewAssigner(nil)
+		checks := &checkSet{t: t, a: a, topo: topo, sessions: map[string]map[string]uint32{}}
+		if _, err := Build(rec, as, checks.watch); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := as.Sequence(); got != tc.want {
+			t.Errorf("%s: role digest %s, want %s", tc.spec.Name, got, tc.want)
+		}
+	}
+}

@@ -82,22 +82,28 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
+// scratch holds the JSON of fragments being encoded: most are compressed,
+// so their JSON is garbage once gzip has read it.
+var scratch = sync.Pool{New: func() any { return new(encoder) }}
+
 // EncodeFragment returns f as stored in etcd: JSON, gzipped when large.
 func EncodeFragment(f *Fragment) ([]byte, error) {
-	var e encoder
-	f.encode(&e)
-	b, err := e.b, e.err
-	if err != nil {
-		return nil, fmt.Errorf("fragment: %w", err)
+	e := scratch.Get().(*encoder)
+	defer scratch.Put(e)
+	e.b, e.err = e.b[:0], nil
+	f.encode(e)
+	if e.err != nil {
+		return nil, fmt.Errorf("fragment: %w", e.err)
 	}
-	if len(b) <= compressAbove {
-		return b, nil
+	if len(e.b) <= compressAbove {
+		return bytes.Clone(e.b), nil
 	}
-	var buf bytes.Buffer
+	// JSON of ids and port names compresses about six-fold.
+	buf := bytes.NewBuffer(make([]byte, 0, len(e.b)/4))
 	w := gzipWriters.Get().(*gzip.Writer)
 	defer gzipWriters.Put(w)
-	w.Reset(&buf)
-	if _, err := w.Write(b); err != nil {
+	w.Reset(buf)
+	if _, err := w.Write(e.b); err != nil {
 		return nil, err
 	}
 	if err := w.Close(); err != nil {

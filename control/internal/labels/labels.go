@@ -52,6 +52,7 @@ var ErrExhausted = errors.New("space exhausted")
 type spaceKey struct{ node, kind string }
 
 type bitmap struct {
+	space Space
 	words []uint64
 	used  int
 	next  uint32 // next-fit cursor: freed values are not reused right away
@@ -61,7 +62,11 @@ type bitmap struct {
 // leader controller is its only user.
 type Allocator struct {
 	spaces map[string]Space
-	maps   map[spaceKey]*bitmap
+	// Each (node, kind) has a bitmap, found by its index: an Assigner's
+	// roles name their bitmap by index, half the size of two strings.
+	ids  map[spaceKey]int32
+	keys []spaceKey
+	maps []*bitmap
 	// roles is the most roles one Assigner has had, the size new ones
 	// start with: services of a fabric are alike, and growing a map
 	// costs more than sizing it.
@@ -73,32 +78,36 @@ func New(spaces map[string]Space) *Allocator {
 	if spaces == nil {
 		spaces = DefaultSpaces()
 	}
-	return &Allocator{spaces: spaces, maps: map[spaceKey]*bitmap{}}
+	return &Allocator{spaces: spaces, ids: map[spaceKey]int32{}}
 }
 
-func (a *Allocator) bitmap(node, kind string) (*bitmap, Space, error) {
+// space returns the index of (node, kind)'s bitmap, creating it if new.
+func (a *Allocator) space(node, kind string) (int32, error) {
+	k := spaceKey{node, kind}
+	if i, ok := a.ids[k]; ok {
+		return i, nil
+	}
 	sp, ok := a.spaces[kind]
 	if !ok {
-		return nil, sp, fmt.Errorf("labels: unknown kind %q", kind)
+		return 0, fmt.Errorf("labels: unknown kind %q", kind)
 	}
-	k := spaceKey{node, kind}
-	b := a.maps[k]
-	if b == nil {
-		b = &bitmap{words: make([]uint64, sp.Max/64+1), next: sp.Min}
-		a.maps[k] = b
-	}
-	return b, sp, nil
+	i := int32(len(a.keys))
+	a.ids[k] = i
+	a.keys = append(a.keys, k)
+	a.maps = append(a.maps, &bitmap{space: sp, words: make([]uint64, sp.Max/64+1), next: sp.Min})
+	return i, nil
 }
 
 // Reserve marks v in use (loading existing allocations). Reserving a value
 // twice is an error: two owners for one value.
 func (a *Allocator) Reserve(node, kind string, v uint32) error {
-	b, sp, err := a.bitmap(node, kind)
+	i, err := a.space(node, kind)
 	if err != nil {
 		return err
 	}
-	if v < sp.Min || v > sp.Max {
-		return fmt.Errorf("labels: %s %d on %q outside %d..%d", kind, v, node, sp.Min, sp.Max)
+	b := a.maps[i]
+	if v < b.space.Min || v > b.space.Max {
+		return fmt.Errorf("labels: %s %d on %q outside %d..%d", kind, v, node, b.space.Min, b.space.Max)
 	}
 	if b.words[v/64]&(1<<(v%64)) != 0 {
 		return fmt.Errorf("labels: %s %d on %q reserved twice", kind, v, node)
@@ -110,19 +119,24 @@ func (a *Allocator) Reserve(node, kind string, v uint32) error {
 
 // Alloc returns a free value, searching from after the last one handed out.
 func (a *Allocator) Alloc(node, kind string) (uint32, error) {
-	b, sp, err := a.bitmap(node, kind)
+	i, err := a.space(node, kind)
 	if err != nil {
 		return 0, err
 	}
+	return a.alloc(i)
+}
+
+func (a *Allocator) alloc(i int32) (uint32, error) {
+	b, sp := a.maps[i], a.maps[i].space
 	if b.used >= int(sp.Max-sp.Min+1) {
-		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use)", node, kind, ErrExhausted, sp.Min, sp.Max)
+		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use)", a.keys[i].node, a.keys[i].kind, ErrExhausted, sp.Min, sp.Max)
 	}
 	v, ok := b.findFree(b.next, sp.Max)
 	if !ok {
 		v, ok = b.findFree(sp.Min, sp.Max)
 	}
 	if !ok {
-		return 0, fmt.Errorf("node %s: %s %w", node, kind, ErrExhausted)
+		return 0, fmt.Errorf("node %s: %s %w", a.keys[i].node, a.keys[i].kind, ErrExhausted)
 	}
 	b.words[v/64] |= 1 << (v % 64)
 	b.used++
@@ -149,8 +163,14 @@ func (b *bitmap) findFree(from, max uint32) (uint32, bool) {
 
 // Free releases v.
 func (a *Allocator) Free(node, kind string, v uint32) {
-	b, _, err := a.bitmap(node, kind)
-	if err != nil || b.words[v/64]&(1<<(v%64)) == 0 {
+	if i, ok := a.ids[spaceKey{node, kind}]; ok {
+		a.free(i, v)
+	}
+}
+
+func (a *Allocator) free(i int32, v uint32) {
+	b := a.maps[i]
+	if v/64 >= uint32(len(b.words)) || b.words[v/64]&(1<<(v%64)) == 0 {
 		return
 	}
 	b.words[v/64] &^= 1 << (v % 64)
@@ -159,8 +179,8 @@ func (a *Allocator) Free(node, kind string, v uint32) {
 
 // InUse returns how many values of kind are in use on node.
 func (a *Allocator) InUse(node, kind string) int {
-	if b := a.maps[spaceKey{node, kind}]; b != nil {
-		return b.used
+	if i, ok := a.ids[spaceKey{node, kind}]; ok {
+		return a.maps[i].used
 	}
 	return 0
 }
@@ -168,15 +188,19 @@ func (a *Allocator) InUse(node, kind string) int {
 // Usage lists (node, in use) for kind, sorted by node.
 func (a *Allocator) Usage(kind string) map[string]int {
 	out := map[string]int{}
-	for k, b := range a.maps {
+	for i, k := range a.keys {
 		if k.kind == kind {
-			out[k.node] = b.used
+			out[k.node] = a.maps[i].used
 		}
 	}
 	return out
 }
 
-type roleKey struct{ node, kind, role string }
+// roleKey is a role on one (node, kind): its Allocator's bitmap index.
+type roleKey struct {
+	space int32
+	role  string
+}
 
 // Assigner binds values to roles for one service during one change. Values of
 // roles the service had before are kept; new roles get new values; old roles
@@ -186,11 +210,11 @@ type Assigner struct {
 	a     *Allocator
 	old   map[roleKey]uint32
 	got   map[roleKey]uint32
-	fresh []roleKey
 	order []roleKey // roles in the order first asked for
 	// replay, when set, holds stored values per (node, kind) in the order
 	// the build that stored them asked for their roles (NewReplay).
-	replay map[spaceKey][]uint32
+	replay    map[int32][]uint32
+	replayErr error
 }
 
 // NewAssigner starts a change for a service whose current allocations are old
@@ -198,9 +222,12 @@ type Assigner struct {
 func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 	n := max(len(old), min(a.roles, 4096))
 	s := &Assigner{a: a, old: make(map[roleKey]uint32, len(old)), got: make(map[roleKey]uint32, n),
-		fresh: make([]roleKey, 0, n), order: make([]roleKey, 0, n)}
+		order: make([]roleKey, 0, n)}
 	for _, x := range old {
-		s.old[roleKey{x.Node, x.Kind, x.Role}] = x.Value
+		// A kind without a space was never reserved: nothing to keep.
+		if i, err := a.space(x.Node, x.Kind); err == nil {
+			s.old[roleKey{i, x.Role}] = x.Value
+		}
 	}
 	return s
 }
@@ -211,10 +238,15 @@ func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 // route asks for the same roles in the same order; Check tells whether it
 // did.
 func (a *Allocator) NewReplay(values map[string]map[string][]uint32) *Assigner {
-	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[spaceKey][]uint32{}}
+	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[int32][]uint32{}}
 	for node, kinds := range values {
 		for kind, vs := range kinds {
-			s.replay[spaceKey{node, kind}] = vs
+			i, err := a.space(node, kind)
+			if err != nil {
+				s.replayErr = fmt.Errorf("%w: %v", ErrReplay, err)
+				continue
+			}
+			s.replay[i] = vs
 		}
 	}
 	return s
@@ -222,27 +254,26 @@ func (a *Allocator) NewReplay(values map[string]map[string][]uint32) *Assigner {
 
 // Get returns the value of (node, kind, role), allocating it if new.
 func (s *Assigner) Get(node, kind, role string) (uint32, error) {
-	k := roleKey{node, kind, role}
+	i, err := s.a.space(node, kind)
+	if err != nil {
+		return 0, err
+	}
+	k := roleKey{i, role}
 	if v, ok := s.got[k]; ok {
 		return v, nil
 	}
-	if s.replay != nil {
-		q := s.replay[spaceKey{node, kind}]
+	v, ok := s.old[k]
+	switch {
+	case s.replay != nil:
+		q := s.replay[i]
 		if len(q) == 0 {
 			return 0, fmt.Errorf("%w: no stored %s on %q for %s", ErrReplay, kind, node, role)
 		}
-		s.replay[spaceKey{node, kind}] = q[1:]
-		s.got[k] = q[0]
-		s.order = append(s.order, k)
-		return q[0], nil
-	}
-	v, ok := s.old[k]
-	if !ok {
-		var err error
-		if v, err = s.a.Alloc(node, kind); err != nil {
+		s.replay[i], v = q[1:], q[0]
+	case !ok:
+		if v, err = s.a.alloc(i); err != nil {
 			return 0, err
 		}
-		s.fresh = append(s.fresh, k)
 	}
 	s.got[k] = v
 	s.order = append(s.order, k)
@@ -256,9 +287,12 @@ var ErrReplay = errors.New("stored allocations do not match this build's roles")
 // Check reports whether a replay used every stored value and asked for the
 // roles whose digest was stored.
 func (s *Assigner) Check(digest string) error {
-	for k, q := range s.replay {
+	if s.replayErr != nil {
+		return s.replayErr
+	}
+	for i, q := range s.replay {
 		if len(q) > 0 {
-			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), k.kind, k.node)
+			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), s.a.keys[i].kind, s.a.keys[i].node)
 		}
 	}
 	if _, d := s.Sequence(); d != digest {
@@ -274,11 +308,12 @@ func (s *Assigner) Sequence() (map[string]map[string][]uint32, string) {
 	out := map[string]map[string][]uint32{}
 	h := uint64(fnvOffset)
 	for _, k := range s.order {
-		if out[k.node] == nil {
-			out[k.node] = map[string][]uint32{}
+		sk := s.a.keys[k.space]
+		if out[sk.node] == nil {
+			out[sk.node] = map[string][]uint32{}
 		}
-		out[k.node][k.kind] = append(out[k.node][k.kind], s.got[k])
-		h = fnv1a(fnv1a(fnv1a(h, k.node), k.kind), k.role)
+		out[sk.node][sk.kind] = append(out[sk.node][sk.kind], s.got[k])
+		h = fnv1a(fnv1a(fnv1a(h, sk.node), sk.kind), k.role)
 	}
 	return out, strconv.FormatUint(h, 16)
 }
@@ -298,10 +333,9 @@ func (s *Assigner) Commit() {
 	s.a.roles = max(s.a.roles, len(s.got))
 	for k, v := range s.old {
 		if _, ok := s.got[k]; !ok {
-			s.a.Free(k.node, k.kind, v)
+			s.a.free(k.space, v)
 		}
 	}
-	s.fresh = nil
 }
 
 // Allocs returns the service's allocations after this change, in the order
@@ -311,17 +345,23 @@ func (s *Assigner) Commit() {
 func (s *Assigner) Allocs() []model.Alloc {
 	out := make([]model.Alloc, 0, len(s.got))
 	for _, k := range s.order {
-		out = append(out, model.Alloc{Node: k.node, Kind: k.kind, Role: k.role, Value: s.got[k]})
+		sk := s.a.keys[k.space]
+		out = append(out, model.Alloc{Node: sk.node, Kind: sk.kind, Role: k.role, Value: s.got[k]})
 	}
 	return out
 }
 
-// Abort frees what this change allocated; the old allocations stay.
+// Abort frees what this change allocated (neither kept from before nor
+// replayed); the old allocations stay.
 func (s *Assigner) Abort() {
-	for _, k := range s.fresh {
-		s.a.Free(k.node, k.kind, s.got[k])
+	if s.replay == nil {
+		for _, k := range s.order {
+			if _, kept := s.old[k]; !kept {
+				s.a.free(k.space, s.got[k])
+			}
+		}
 	}
-	s.fresh, s.got, s.order = nil, map[roleKey]uint32{}, nil
+	s.got, s.order = map[roleKey]uint32{}, nil
 }
 
 // Sorted returns a copy of x ordered by node, kind, role.
