@@ -206,8 +206,7 @@ func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, 
 	}
 	ch.assigners = append(ch.assigners, as)
 	rec.Allocs = as.Allocs()
-	values, roles := as.Sequence()
-	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, st.down), values: values, roles: roles}
+	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, st.down)}
 	return nil
 }
 
@@ -234,32 +233,48 @@ func parallel(n int, f func(i int)) {
 // may want it back. When none of these changes, recomputing the route
 // gives the same route.
 func deps(rec *model.ServiceRecord, down downView) []string {
-	set := map[string]bool{}
-	for _, m := range rec.Spec.Members() {
-		set[nodeElem(m)] = true
-	}
+	// Nodes and links first, their element keys once each: a route's
+	// paths cross the same few dozen of them hundreds of times.
+	nodes, links := map[string]bool{}, map[int]bool{}
+	var ports []string
 	for _, c := range rec.Spec.Circuits {
+		nodes[c.Node] = true
 		if c.Segment != "" {
-			set[portElem(c.Node+":"+c.Port)] = true
+			ports = append(ports, c.Node+":"+c.Port)
 		}
 	}
 	r := &rec.Route
-	paths := []model.Path{r.Primary, r.Backup, r.Fallback, model.Path(r.Tree)}
-	for _, u := range r.Unicast {
-		paths = append(paths, u.Path, u.Backup)
-	}
-	for _, p := range paths {
+	hops := func(p []model.Hop) {
 		for _, h := range p {
-			set[linkElem(h.Link)], set[nodeElem(h.From)], set[nodeElem(h.To)] = true, true, true
+			links[h.Link], nodes[h.From], nodes[h.To] = true, true, true
 		}
 	}
+	hops(r.Primary)
+	hops(r.Backup)
+	hops(r.Fallback)
+	hops(r.Tree)
+	for _, u := range r.Unicast {
+		hops(u.Path)
+		hops(u.Backup)
+	}
 	for n := range down.nodes {
-		set[nodeElem(n)] = true
+		nodes[n] = true
 	}
 	for l := range down.links {
-		set[linkElem(l)] = true
+		links[l] = true
 	}
-	return keys(set)
+	out := make([]string, 0, len(nodes)+len(links)+len(ports))
+	for n := range nodes {
+		out = append(out, nodeElem(n))
+	}
+	for l := range links {
+		out = append(out, linkElem(l))
+	}
+	for _, p := range ports {
+		out = append(out, portElem(p))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func nodeElem(n string) string { return "node " + n }

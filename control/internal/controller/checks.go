@@ -53,8 +53,7 @@ func buildCheck(st *state, k desired.Check, old []model.Alloc, topo *topology.To
 // keys used are appended to used.
 func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) desired.Watcher {
 	return func(node, from, to string, p model.Path) (uint32, error) {
-		k := desired.CheckOf(from, to, p)
-		key := k.Key()
+		key := desired.CheckKey(from, to, p)
 		cs := st.checks[key]
 		if cs == nil && ch != nil {
 			cs = ch.newChecks[key]
@@ -62,7 +61,7 @@ func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) de
 		if cs == nil {
 			var as *labels.Assigner
 			var err error
-			if cs, as, err = buildCheck(st, k, nil, topo); err != nil {
+			if cs, as, err = buildCheck(st, desired.CheckOf(from, to, p), nil, topo); err != nil {
 				return 0, err
 			}
 			if ch != nil {

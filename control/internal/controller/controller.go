@@ -85,11 +85,6 @@ type svcState struct {
 	frags  map[string]*desired.Fragment
 	checks []string // keys of the path checks its protected entries watch
 	deps   []string // the nodes and links its route depends on (change.go, deps)
-	// values and roles are its allocations in stored form: the values in
-	// the order the build asked for their roles, and the digest of that
-	// order (model.StoredService).
-	values map[string]map[string][]uint32
-	roles  string
 }
 
 // state is the leader's cache of etcd plus what it derives from it.
@@ -577,8 +572,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			st.rebuilt[name] = true
 		}
 		rec.Allocs = as.Allocs()
-		values, roles := as.Sequence()
-		st.put(&svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, downView{}), values: values, roles: roles})
+		st.put(&svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, downView{})})
 	}
 	var err error
 	st.status, st.statusRev, err = store.Statuses(ctx, c)

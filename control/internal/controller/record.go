@@ -88,10 +88,11 @@ func (r *storedRecord) assigner(a *labels.Allocator) *labels.Assigner {
 // encodeRecord writes s's record in the stored form; links are the
 // topology's (model.LinksOf).
 func encodeRecord(s *svcState, links model.Links) ([]byte, error) {
+	values, roles := labels.Sequence(s.rec.Allocs)
 	out := model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Generation: s.rec.Generation,
 		NodeGenerations: s.rec.NodeGenerations, Route: model.StoreRoute(&s.rec.Route, links),
-		Values: map[string]map[string]model.Deltas{}, Roles: s.roles}
-	for node, kinds := range s.values {
+		Values: map[string]map[string]model.Deltas{}, Roles: roles}
+	for node, kinds := range values {
 		out.Values[node] = map[string]model.Deltas{}
 		for kind, vs := range kinds {
 			out.Values[node][kind] = vs

@@ -28,7 +28,21 @@ func CheckOf(from, to string, p model.Path) Check {
 }
 
 // Key names the check: its ends and its links.
-func (k Check) Key() string { return k.A + ">" + k.Z + ":" + k.Path.Key() }
+func (k Check) Key() string { return checkKey(k.A, k.Z, k.Path, false) }
+
+// CheckKey is CheckOf(from, to, p).Key(), without building the check.
+func CheckKey(from, to string, p model.Path) string {
+	if from < to {
+		return checkKey(from, to, p, false)
+	}
+	return checkKey(to, from, p, true)
+}
+
+func checkKey(a, z string, p model.Path, reverse bool) string {
+	var buf [128]byte
+	b := append(append(append(append(buf[:0], a...), '>'), z...), ':')
+	return string(p.AppendKey(b, reverse))
+}
 
 // Roles of a check's allocations, at each end.
 const (

@@ -100,7 +100,8 @@ func (b *builder) circuits(node string, reachable bool) error {
 // label term at dst, and returns the NHLFE at src that enters it. Roles carry
 // the direction and the path's key, so a moved path has new labels.
 func (b *builder) lsp(tag string, p model.Path, term uint32) (uint32, error) {
-	role := tag + ":" + p.Key()
+	var buf [128]byte
+	role := string(p.AppendKey(append(append(buf[:0], tag...), ':'), false))
 	first, err := b.transit(role, p, term)
 	if err != nil {
 		return 0, err

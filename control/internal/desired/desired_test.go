@@ -686,3 +686,24 @@ func TestRoleOrderIsStable(t *testing.T) {
 		}
 	}
 }
+
+// A check's key is the same whichever end names it.
+func TestCheckKey(t *testing.T) {
+	p := model.Path{{Link: 3, From: "leaf1", To: "spine2"}, {Link: 17, From: "spine2", To: "leaf4"}}
+	for _, tc := range []struct {
+		from, to string
+		p        model.Path
+		want     string
+	}{
+		{"leaf1", "leaf4", p, "leaf1>leaf4:3.17"},
+		{"leaf4", "leaf1", Reverse(p), "leaf1>leaf4:3.17"},
+		{"leaf1", "leaf4", p[:1], "leaf1>leaf4:3"},
+	} {
+		if got := CheckKey(tc.from, tc.to, tc.p); got != tc.want {
+			t.Errorf("CheckKey(%s, %s, %s) = %s, want %s", tc.from, tc.to, tc.p.Key(), got, tc.want)
+		}
+		if got := CheckOf(tc.from, tc.to, tc.p).Key(); got != tc.want {
+			t.Errorf("CheckOf(%s, %s, %s).Key() = %s, want %s", tc.from, tc.to, tc.p.Key(), got, tc.want)
+		}
+	}
+}

@@ -211,6 +211,7 @@ type Assigner struct {
 	old   map[roleKey]uint32
 	got   map[roleKey]uint32
 	order []roleKey // roles in the order first asked for
+	vals  []uint32  // their values, in the same order
 	// replay, when set, holds stored values per (node, kind) in the order
 	// the build that stored them asked for their roles (NewReplay).
 	replay    map[int32][]uint32
@@ -222,7 +223,7 @@ type Assigner struct {
 func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 	n := max(len(old), min(a.roles, 4096))
 	s := &Assigner{a: a, old: make(map[roleKey]uint32, len(old)), got: make(map[roleKey]uint32, n),
-		order: make([]roleKey, 0, n)}
+		order: make([]roleKey, 0, n), vals: make([]uint32, 0, n)}
 	for _, x := range old {
 		// A kind without a space was never reserved: nothing to keep.
 		if i, err := a.space(x.Node, x.Kind); err == nil {
@@ -276,7 +277,7 @@ func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 		}
 	}
 	s.got[k] = v
-	s.order = append(s.order, k)
+	s.order, s.vals = append(s.order, k), append(s.vals, v)
 	return v, nil
 }
 
@@ -305,15 +306,26 @@ func (s *Assigner) Check(digest string) error {
 // were first asked for, and a digest of that order of roles: a rebuild by
 // NewReplay gets every value back from the values alone.
 func (s *Assigner) Sequence() (map[string]map[string][]uint32, string) {
-	out := map[string]map[string][]uint32{}
+	return Sequence(s.Allocs())
+}
+
+// Sequence returns the values of x (allocations in the order their roles
+// were asked for, as Assigner.Allocs gives them) per node and kind, and the
+// digest of their roles (FNV-1a of node, kind and role, each ended by a 0).
+func Sequence(x []model.Alloc) (map[string]map[string][]uint32, string) {
+	bySpace := map[spaceKey][]uint32{}
 	h := uint64(fnvOffset)
-	for _, k := range s.order {
-		sk := s.a.keys[k.space]
-		if out[sk.node] == nil {
-			out[sk.node] = map[string][]uint32{}
+	for _, a := range x {
+		k := spaceKey{a.Node, a.Kind}
+		bySpace[k] = append(bySpace[k], a.Value)
+		h = fnv1a(fnv1a(fnv1a(h, a.Node), a.Kind), a.Role)
+	}
+	out := map[string]map[string][]uint32{}
+	for k, vs := range bySpace {
+		if out[k.node] == nil {
+			out[k.node] = map[string][]uint32{}
 		}
-		out[sk.node][sk.kind] = append(out[sk.node][sk.kind], s.got[k])
-		h = fnv1a(fnv1a(fnv1a(h, sk.node), sk.kind), k.role)
+		out[k.node][k.kind] = vs
 	}
 	return out, strconv.FormatUint(h, 16)
 }
@@ -343,10 +355,10 @@ func (s *Assigner) Commit() {
 // What shows them to people sorts them (Sorted); sorting every service's
 // here would cost more than its build.
 func (s *Assigner) Allocs() []model.Alloc {
-	out := make([]model.Alloc, 0, len(s.got))
-	for _, k := range s.order {
+	out := make([]model.Alloc, len(s.order))
+	for i, k := range s.order {
 		sk := s.a.keys[k.space]
-		out = append(out, model.Alloc{Node: sk.node, Kind: sk.kind, Role: k.role, Value: s.got[k]})
+		out[i] = model.Alloc{Node: sk.node, Kind: sk.kind, Role: k.role, Value: s.vals[i]}
 	}
 	return out
 }
@@ -355,13 +367,13 @@ func (s *Assigner) Allocs() []model.Alloc {
 // replayed); the old allocations stay.
 func (s *Assigner) Abort() {
 	if s.replay == nil {
-		for _, k := range s.order {
+		for i, k := range s.order {
 			if _, kept := s.old[k]; !kept {
-				s.a.free(k.space, s.got[k])
+				s.a.free(k.space, s.vals[i])
 			}
 		}
 	}
-	s.got, s.order = map[roleKey]uint32{}, nil
+	s.got, s.order, s.vals = map[roleKey]uint32{}, nil, nil
 }
 
 // Sorted returns a copy of x ordered by node, kind, role.

@@ -288,14 +288,24 @@ func (p Path) Nodes(src string) []string {
 // Key is a compact identity of the path, used in label roles so that a moved
 // path gets new labels.
 func (p Path) Key() string {
-	var b strings.Builder
-	for i, h := range p {
+	var buf [64]byte
+	return string(p.AppendKey(buf[:0], false))
+}
+
+// AppendKey appends p's key to b, or with reverse the key of p walked
+// from its end.
+func (p Path) AppendKey(b []byte, reverse bool) []byte {
+	for i := range p {
 		if i > 0 {
-			b.WriteByte('.')
+			b = append(b, '.')
 		}
-		b.WriteString(strconv.Itoa(h.Link))
+		h := p[i]
+		if reverse {
+			h = p[len(p)-1-i]
+		}
+		b = strconv.AppendInt(b, int64(h.Link), 10)
 	}
-	return b.String()
+	return b
 }
 
 // Route is what the controller computed for a service.
