@@ -35,8 +35,10 @@ type change struct {
 	newChecks map[string]*checkState
 	assigners []*labels.Assigner
 	start     time.Time // when its computation began (metrics)
-	// encoded holds fragments encoded ahead of the commit (precoder).
+	// Encoded ahead of the commit (precoder): fragments, and records
+	// but for their generations.
 	encoded map[*desired.Fragment]encoded
+	records map[*svcState]*model.StoredService
 }
 
 func newChange() *change {
@@ -442,7 +444,13 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	recs := make([][]byte, len(puts))
 	errs := make([]error, len(puts))
 	links := model.LinksOf(topo)
-	parallel(len(puts), func(i int) { recs[i], errs[i] = encodeRecord(puts[i], links) })
+	parallel(len(puts), func(i int) {
+		out := ch.records[puts[i]]
+		if out == nil {
+			out = storedForm(puts[i], links)
+		}
+		recs[i], errs[i] = encodeRecord(puts[i], out)
+	})
 	if err := errors.Join(errs...); err != nil {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)

@@ -51,7 +51,7 @@ func (c *Controller) migrate(ctx context.Context, st *state) error {
 		var err error
 		switch v := v.(type) {
 		case *svcState:
-			b, err = encodeRecord(v, links)
+			b, err = encodeRecord(v, storedForm(v, links))
 		case *desired.Fragment:
 			b, err = dpconfig.EncodeFragment(v)
 		default:

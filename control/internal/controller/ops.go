@@ -137,21 +137,21 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 	parallel(len(valid), func(i int) {
 		routes[i], errs[i] = desired.Route(&valid[i], full, live, nil)
 	})
-	pre := newPrecoder()
+	pre := newPrecoder(model.LinksOf(st.topo))
 	for i, spec := range valid {
 		if errs[i] != nil {
-			pre.wait()
+			pre.wait(ch)
 			ch.abort()
 			return errorf(KindUnroutable, "%v", errs[i])
 		}
 		if err := c.planRouted(st, ch, st.topo, spec, routes[i], nil); err != nil {
-			pre.wait()
+			pre.wait(ch)
 			ch.abort()
 			return err
 		}
-		pre.add(ch.put[spec.Name].frags)
+		pre.add(ch.put[spec.Name])
 	}
-	ch.encoded = pre.wait()
+	pre.wait(ch)
 	return c.commit(ctx, st, ch)
 }
 

@@ -3,16 +3,22 @@ package controller
 import (
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/model"
 )
 
-// precoder encodes the fragments of services planned in a batch while the
+// precoder encodes what services planned in a batch will store while the
 // next ones are planned: planning is serial (the label allocator), and
-// encoding (JSON, gzip) would otherwise wait for the commit. A fragment is
-// never changed once built, so its encoding stays valid until the commit.
+// encoding (fragments: JSON and gzip; records: the route as link ids, the
+// value sequence and its digest) would otherwise wait for the commit. A
+// planned service is never changed before the commit, so what is encoded
+// stays valid; only the record's generations wait for the commit.
 type precoder struct {
-	in   chan map[string]*desired.Fragment
-	done chan struct{}
-	out  map[*desired.Fragment]encoded // written by the encoder only, read after done
+	links model.Links
+	in    chan *svcState
+	done  chan struct{}
+	// Written by the encoder only, read after done.
+	frags   map[*desired.Fragment]encoded
+	records map[*svcState]*model.StoredService
 }
 
 type encoded struct {
@@ -20,27 +26,29 @@ type encoded struct {
 	err error
 }
 
-func newPrecoder() *precoder {
-	p := &precoder{in: make(chan map[string]*desired.Fragment, 64), done: make(chan struct{}),
-		out: map[*desired.Fragment]encoded{}}
+// newPrecoder starts an encoder for services routed over links' topology.
+func newPrecoder(links model.Links) *precoder {
+	p := &precoder{links: links, in: make(chan *svcState, 64), done: make(chan struct{}),
+		frags: map[*desired.Fragment]encoded{}, records: map[*svcState]*model.StoredService{}}
 	go func() {
 		defer close(p.done)
-		for frags := range p.in {
-			for _, f := range frags {
+		for s := range p.in {
+			for _, f := range s.frags {
 				b, err := dpconfig.EncodeFragment(f)
-				p.out[f] = encoded{b, err}
+				p.frags[f] = encoded{b, err}
 			}
+			p.records[s] = storedForm(s, p.links)
 		}
 	}()
 	return p
 }
 
-// add queues frags for encoding.
-func (p *precoder) add(frags map[string]*desired.Fragment) { p.in <- frags }
+// add queues a planned service for encoding.
+func (p *precoder) add(s *svcState) { p.in <- s }
 
-// wait returns every encoding, once all added are done.
-func (p *precoder) wait() map[*desired.Fragment]encoded {
+// wait hands every encoding to ch, once all added are done.
+func (p *precoder) wait(ch *change) {
 	close(p.in)
 	<-p.done
-	return p.out
+	ch.encoded, ch.records = p.frags, p.records
 }

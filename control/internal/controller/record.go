@@ -85,19 +85,24 @@ func (r *storedRecord) assigner(a *labels.Allocator) *labels.Assigner {
 	return a.NewReplay(r.values)
 }
 
-// encodeRecord writes s's record in the stored form; links are the
-// topology's (model.LinksOf).
-func encodeRecord(s *svcState, links model.Links) ([]byte, error) {
+// storedForm returns s's record in the stored form but for its
+// generations; links are the topology's (model.LinksOf).
+func storedForm(s *svcState, links model.Links) *model.StoredService {
 	values, roles := labels.Sequence(s.rec.Allocs)
-	out := model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Generation: s.rec.Generation,
-		NodeGenerations: s.rec.NodeGenerations, Route: model.StoreRoute(&s.rec.Route, links),
-		Values: map[string]map[string]model.Deltas{}, Roles: roles}
+	out := &model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Route: model.StoreRoute(&s.rec.Route, links),
+		Values: make(map[string]map[string]model.Deltas, len(values)), Roles: roles}
 	for node, kinds := range values {
-		out.Values[node] = map[string]model.Deltas{}
+		out.Values[node] = make(map[string]model.Deltas, len(kinds))
 		for kind, vs := range kinds {
 			out.Values[node][kind] = vs
 		}
 	}
+	return out
+}
+
+// encodeRecord writes s's record: out (storedForm) with s's generations.
+func encodeRecord(s *svcState, out *model.StoredService) ([]byte, error) {
+	out.Generation, out.NodeGenerations = s.rec.Generation, s.rec.NodeGenerations
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", s.rec.Spec.Name, err)
