@@ -18,6 +18,7 @@ import (
 // and its BFD session id at each end. It lives while some service's
 // protected entry watches it (state.checkRefs).
 type checkState struct {
+	key      string // desired.Check's Key
 	rec      *model.CheckRecord
 	frags    map[string]*desired.Fragment
 	sessions map[string]uint32 // end -> session id
@@ -25,7 +26,8 @@ type checkState struct {
 }
 
 func newCheckState(rec *model.CheckRecord, frags map[string]*desired.Fragment) *checkState {
-	cs := &checkState{rec: rec, frags: frags, sessions: map[string]uint32{}}
+	cs := &checkState{key: desired.Check{A: rec.A, Z: rec.Z, Path: rec.Path}.Key(), rec: rec, frags: frags,
+		sessions: map[string]uint32{}}
 	for _, a := range rec.Allocs {
 		if a.Kind == model.KindSession {
 			cs.sessions[a.Node] = a.Value
@@ -53,10 +55,13 @@ func buildCheck(st *state, k desired.Check, old []model.Alloc, topo *topology.To
 // keys used are appended to used.
 func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) desired.Watcher {
 	return func(node, from, to string, p model.Path) (uint32, error) {
-		key := desired.CheckKey(from, to, p)
-		cs := st.checks[key]
+		// Most checks exist: looked up by their key's bytes, which
+		// allocates nothing.
+		var buf [128]byte
+		kb := desired.AppendCheckKey(buf[:0], from, to, p)
+		cs := st.checks[string(kb)]
 		if cs == nil && ch != nil {
-			cs = ch.newChecks[key]
+			cs = ch.newChecks[string(kb)]
 		}
 		if cs == nil {
 			var as *labels.Assigner
@@ -66,17 +71,17 @@ func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) de
 			}
 			if ch != nil {
 				ch.assigners = append(ch.assigners, as)
-				ch.newChecks[key] = cs
+				ch.newChecks[cs.key] = cs
 			} else {
 				as.Commit()
 				cs.dirty = true
-				st.addCheck(key, cs)
+				st.addCheck(cs.key, cs)
 			}
 		}
-		*used = append(*used, key)
+		*used = append(*used, cs.key)
 		id, ok := cs.sessions[node]
 		if !ok {
-			return 0, fmt.Errorf("check %s: no session at %s", key, node)
+			return 0, fmt.Errorf("check %s: no session at %s", cs.key, node)
 		}
 		return id, nil
 	}

@@ -28,20 +28,29 @@ func CheckOf(from, to string, p model.Path) Check {
 }
 
 // Key names the check: its ends and its links.
-func (k Check) Key() string { return checkKey(k.A, k.Z, k.Path, false) }
+func (k Check) Key() string {
+	var buf [128]byte
+	return string(appendCheckKey(buf[:0], k.A, k.Z, k.Path, false))
+}
 
 // CheckKey is CheckOf(from, to, p).Key(), without building the check.
 func CheckKey(from, to string, p model.Path) string {
-	if from < to {
-		return checkKey(from, to, p, false)
-	}
-	return checkKey(to, from, p, true)
+	var buf [128]byte
+	return string(AppendCheckKey(buf[:0], from, to, p))
 }
 
-func checkKey(a, z string, p model.Path, reverse bool) string {
-	var buf [128]byte
-	b := append(append(append(append(buf[:0], a...), '>'), z...), ':')
-	return string(p.AppendKey(b, reverse))
+// AppendCheckKey appends CheckKey(from, to, p) to b: a map lookup by
+// string(b) finds a check without making its key.
+func AppendCheckKey(b []byte, from, to string, p model.Path) []byte {
+	if from < to {
+		return appendCheckKey(b, from, to, p, false)
+	}
+	return appendCheckKey(b, to, from, p, true)
+}
+
+func appendCheckKey(b []byte, a, z string, p model.Path, reverse bool) []byte {
+	b = append(append(append(append(b, a...), '>'), z...), ':')
+	return p.AppendKey(b, reverse)
 }
 
 // Roles of a check's allocations, at each end.

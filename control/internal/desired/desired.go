@@ -339,8 +339,9 @@ func (b *builder) elan() error {
 			return err
 		}
 		f := b.frag(u.To)
+		// Its path and its backup each add the port they arrive on.
 		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELAN,
-			Service: u32(b.rec.ID), Source: u16(r.Sources[u.From])})
+			Service: u32(b.rec.ID), Source: u16(r.Sources[u.From]), InPorts: make([]string, 0, 2)})
 		nh, _, err := b.protectedLSP("elan-uc:"+u.From+">"+u.To, u.Path, u.Backup, term, u.ECMP)
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -32,12 +33,16 @@ type Deltas []uint32
 
 // MarshalJSON writes the differences.
 func (d Deltas) MarshalJSON() ([]byte, error) {
-	out := make([]int64, len(d))
+	b := make([]byte, 0, 2+3*len(d))
+	b = append(b, '[')
 	prev := int64(0)
 	for i, v := range d {
-		out[i], prev = int64(v)-prev, int64(v)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, prev = strconv.AppendInt(b, int64(v)-prev, 10), int64(v)
 	}
-	return json.Marshal(out)
+	return append(b, ']'), nil
 }
 
 // UnmarshalJSON reads the differences back into values.
@@ -85,10 +90,32 @@ type StoredUnicast struct {
 
 // MarshalJSON writes the array form.
 func (u StoredUnicast) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 16+6*(len(u.Path)+len(u.Backup)))
+	b = append(b, '[')
+	b = strconv.AppendUint(b, uint64(u.From), 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(u.To), 10)
+	b = appendInts(append(b, ','), u.Path)
+	b = appendInts(append(b, ','), u.Backup)
 	if u.ECMP {
-		return json.Marshal([]any{u.From, u.To, u.Path, u.Backup, true})
+		b = append(b, ",true"...)
 	}
-	return json.Marshal([]any{u.From, u.To, u.Path, u.Backup})
+	return append(b, ']'), nil
+}
+
+// appendInts appends xs as encoding/json writes it: null when nil.
+func appendInts(b []byte, xs []int) []byte {
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return append(b, ']')
 }
 
 // UnmarshalJSON reads the array form.
