@@ -172,6 +172,7 @@ class EtcdCluster:
                 "--initial-cluster-token", f"e3-{self.state_dir.name}",
                 # One controller change is one transaction (docs/control-plane.md, Limits).
                 "--max-txn-ops", "65536", "--max-request-bytes", str(64 << 20),
+                "--backend-batch-limit", str(1 << 20),
                 "--log-level", "error"], marker=str(data))
         self._armed = False
 

@@ -88,6 +88,12 @@ func StartEmbedded(o EmbedOptions) (*embed.Etcd, error) {
 	cfg.LogLevel = zapcore.ErrorLevel.String()
 	// One change is one transaction: a failure can move every service.
 	cfg.MaxTxnOps = 1 << 20
+	// The database is committed every BackendBatchInterval (100 ms), and
+	// at once when a transaction brings it past BackendBatchLimit
+	// operations: at etcd's 10,000 a batch of services waits for a commit
+	// and fsync of the database file before its reply. The WAL already
+	// holds the transaction, so let the timer do it.
+	cfg.BackendBatchLimit = 1 << 20
 	if o.MaxRequest > 0 {
 		cfg.MaxRequestBytes = o.MaxRequest
 	}
