@@ -52,6 +52,7 @@ var ErrExhausted = errors.New("space exhausted")
 type spaceKey struct{ node, kind string }
 
 type bitmap struct {
+	of    spaceKey
 	space Space
 	words []uint64
 	used  int
@@ -65,7 +66,6 @@ type Allocator struct {
 	// Each (node, kind) has a bitmap, found by its index: an Assigner's
 	// roles name their bitmap by index, half the size of two strings.
 	ids  map[spaceKey]int32
-	keys []spaceKey
 	maps []*bitmap
 	// roles is the most roles one Assigner has had, the size new ones
 	// start with: services of a fabric are alike, and growing a map
@@ -91,10 +91,9 @@ func (a *Allocator) space(node, kind string) (int32, error) {
 	if !ok {
 		return 0, fmt.Errorf("labels: unknown kind %q", kind)
 	}
-	i := int32(len(a.keys))
+	i := int32(len(a.maps))
 	a.ids[k] = i
-	a.keys = append(a.keys, k)
-	a.maps = append(a.maps, &bitmap{space: sp, words: make([]uint64, sp.Max/64+1), next: sp.Min})
+	a.maps = append(a.maps, &bitmap{of: k, space: sp, words: make([]uint64, sp.Max/64+1), next: sp.Min})
 	return i, nil
 }
 
@@ -129,14 +128,14 @@ func (a *Allocator) Alloc(node, kind string) (uint32, error) {
 func (a *Allocator) alloc(i int32) (uint32, error) {
 	b, sp := a.maps[i], a.maps[i].space
 	if b.used >= int(sp.Max-sp.Min+1) {
-		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use)", a.keys[i].node, a.keys[i].kind, ErrExhausted, sp.Min, sp.Max)
+		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use)", b.of.node, b.of.kind, ErrExhausted, sp.Min, sp.Max)
 	}
 	v, ok := b.findFree(b.next, sp.Max)
 	if !ok {
 		v, ok = b.findFree(sp.Min, sp.Max)
 	}
 	if !ok {
-		return 0, fmt.Errorf("node %s: %s %w", a.keys[i].node, a.keys[i].kind, ErrExhausted)
+		return 0, fmt.Errorf("node %s: %s %w", b.of.node, b.of.kind, ErrExhausted)
 	}
 	b.words[v/64] |= 1 << (v % 64)
 	b.used++
@@ -188,9 +187,9 @@ func (a *Allocator) InUse(node, kind string) int {
 // Usage lists (node, in use) for kind, sorted by node.
 func (a *Allocator) Usage(kind string) map[string]int {
 	out := map[string]int{}
-	for i, k := range a.keys {
-		if k.kind == kind {
-			out[k.node] = a.maps[i].used
+	for _, b := range a.maps {
+		if b.of.kind == kind {
+			out[b.of.node] = b.used
 		}
 	}
 	return out
@@ -293,7 +292,7 @@ func (s *Assigner) Check(digest string) error {
 	}
 	for i, q := range s.replay {
 		if len(q) > 0 {
-			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), s.a.keys[i].kind, s.a.keys[i].node)
+			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), s.a.maps[i].of.kind, s.a.maps[i].of.node)
 		}
 	}
 	if _, d := s.Sequence(); d != digest {
@@ -357,7 +356,7 @@ func (s *Assigner) Commit() {
 func (s *Assigner) Allocs() []model.Alloc {
 	out := make([]model.Alloc, len(s.order))
 	for i, k := range s.order {
-		sk := s.a.keys[k.space]
+		sk := s.a.maps[k.space].of
 		out[i] = model.Alloc{Node: sk.node, Kind: sk.kind, Role: k.role, Value: s.vals[i]}
 	}
 	return out
