@@ -30,7 +30,8 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 )
 
-// Loopback ports of this test's etcd (the cpD task's range, 23800-23809).
+// Loopback ports of this test's etcd, used by no other package's tests: go
+// test runs packages side by side.
 const (
 	etcdClientURL = "http://127.0.0.1:23800"
 	etcdPeerURL   = "http://127.0.0.1:23801"

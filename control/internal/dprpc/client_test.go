@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,9 +314,9 @@ func TestLinkState(t *testing.T) {
 // server closes part-way fails only the calls not yet answered.
 func TestPipeline(t *testing.T) {
 	s := newFakeServer(t)
-	var n int
+	var calls atomic.Int64 // the client reconnects: handlers run on two connections' goroutines
 	s.handle = func(method string, params json.RawMessage) (any, *Error, bool, bool) {
-		n++
+		n := calls.Add(1)
 		switch {
 		case method == "label_add" && string(params) == `{"label":17}`:
 			return nil, &Error{Code: CodeNotFound, Message: "nhlfe 9 not found"}, false, false

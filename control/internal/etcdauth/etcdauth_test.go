@@ -25,9 +25,11 @@ func TestLeastPrivilege(t *testing.T) {
 	if _, err := secrets.SelfSigned(cert, key, []string{"127.0.0.1"}); err != nil {
 		t.Fatal(err)
 	}
-	const url = "https://127.0.0.1:23800"
+	// Ports of this package alone: go test runs packages side by side,
+	// and the agent's integration test holds 23800-23801.
+	const url = "https://127.0.0.1:23776"
 	e, err := store.StartEmbedded(store.EmbedOptions{DataDir: filepath.Join(dir, "etcd"), ClientURL: url,
-		PeerURL: "http://127.0.0.1:23801", CertFile: cert, KeyFile: key})
+		PeerURL: "http://127.0.0.1:23777", CertFile: cert, KeyFile: key})
 	if err != nil {
 		t.Fatal(err)
 	}
