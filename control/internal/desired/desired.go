@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
@@ -353,7 +351,7 @@ func (b *builder) elan() error {
 	}
 	// Flooding: one tree; per source leaf its own labels on every tree node.
 	if len(r.Tree) > 0 {
-		tkey := treeKey(r.Tree)
+		tkey := model.Path(r.Tree).Key()
 		for _, src := range reach {
 			if err := b.floodFrom(src, tkey, svc); err != nil {
 				return err
@@ -367,14 +365,6 @@ func (b *builder) elan() error {
 		b.frag(m).Services = append(b.frag(m).Services, *sv)
 	}
 	return nil
-}
-
-func treeKey(t []model.Hop) string {
-	ids := make([]string, len(t))
-	for i, h := range t {
-		ids[i] = strconv.Itoa(h.Link)
-	}
-	return strings.Join(ids, ".")
 }
 
 // floodFrom installs the tree oriented away from src: at every other tree
