@@ -4,10 +4,11 @@
 For each scenario x table size, three switches run on the same memif links
 with the same generator: the link limit (dpdk-testpmd io forwarding),
 e3-vswitchd and OVS-DPDK. All three are started and programmed, then
-measured in turn (limit, e3, ovs, limit, e3, ovs, ...; the two waiting are
-SIGSTOPped, so the switch under test has its core alone) and each figure is
-the median over the rounds: an RFC 2544 binary search for the zero-loss
-rate, then latency at 50% of it.
+measured in lockstep, a trial of each in turn (limit, e3, ovs, limit, e3,
+ovs, ...; the two waiting are SIGSTOPped, so the switch under test has its
+core alone): their RFC 2544 binary searches for the zero-loss rate, then a
+flat-out trial each for their cycles per frame, then latency at 50% of the
+zero-loss rate. Each figure is the median over the rounds.
 
     bench/bench.py [--quick] [--scenarios a,b] [--sizes 1,2000] [--switches limit,e3,ovs]
 
@@ -26,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import host  # noqa: E402
 from benchlib.pktgen import Pktgen, PktgenError, Session  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
-from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
+from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
 from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
@@ -41,11 +42,11 @@ MODES = {
     # Both modes run three interleaved rounds (medians). quick: a quarter
     # hour; full: the sizes of DESIGN.md in about 50 minutes on 2 CPUs.
     "quick": dict(sizes=[1, 20000], scenarios=["elan-unicast", "label-swap", "pvp-eline"],
-                  trial_s=1.0, confirm_s=0.0, latency_s=1.0, warmup_s=0.3, rounds=3,
+                  trial_s=1.0, latency_s=1.0, warmup_s=0.3, rounds=3,
                   tolerance=0.05, max_trials=5),
     "full": dict(sizes=[1, 2000, 20000, 200000, 1000000],
                  scenarios=[s.name for s in SCENARIOS if s.name != "flood-1"],
-                 trial_s=1.5, confirm_s=0.0, latency_s=1.0, warmup_s=0.3, rounds=3,
+                 trial_s=1.5, latency_s=1.0, warmup_s=0.3, rounds=3,
                  tolerance=0.05, max_trials=4),
 }
 
@@ -70,9 +71,13 @@ class Bench:
         self.trials_log.write(json.dumps(kw) + "\n")
         self.trials_log.flush()
 
-    def trial_fn(self, sess, plan, ctx, duration):
+    def trial_fn(self, sess, plan, ctx, duration, verify=False):
+        """A trial at a rate (0: flat out). The generator only counts what
+        comes back (verify=False) unless the trial wants latencies: reading
+        every frame the switch wrote costs it a cache miss a frame, and it
+        would then fall behind the fastest switches."""
         def trial(rate):
-            res = sess.trial(rate=rate, duration=duration, warmup=self.m["warmup_s"])
+            res = sess.trial(rate=rate, duration=duration, warmup=self.m["warmup_s"], verify=verify)
             t = Trial(rate=rate, offered=res["offered"], expected=res["offered"] * plan.copies,
                       received=res["rx"], achieved=res["tx_rate_pps"],
                       rx_rate=res["rx_rate_pps"] / plan.copies, raw=res)
@@ -83,34 +88,54 @@ class Bench:
             return t
         return trial
 
-    def measure(self, sess, plan, ctx, sw):
-        """One round for one switch: search, confirm, cycles, latency.
+    def measure_round(self, order, sws, sessions, plans, ctx0, rnd):
+        """One round of every switch, a trial of each in turn (lockstep):
+        their searches, then a cycles trial each, then a latency trial each.
+        Only the switch of the trial runs; the others are SIGSTOPped.
 
         Cycles per frame come from the switch's own accounting over one
         more trial, flat out: every switch then works on full bursts, at
         the most it can do, so the figure is its cost per frame and not
         the overhead of small bursts at a low rate. PVP has no flat-out
-        trial (the VM would never run): there it is the zero-loss rate."""
-        trial = self.trial_fn(sess, plan, ctx, self.m["trial_s"])
-        bound = plan_bound(ctx)
-        r = ndr_search(trial, self.params, bound=bound)
-        ndr, confirmed, cycles = r.ndr_pps, None, None
-        if self.m["confirm_s"] and ndr > 0:
-            # RFC 2544: the rate must hold for the whole (longer) trial; a
-            # rate that does not is reported, flagged unconfirmed.
-            confirm = self.trial_fn(sess, plan, dict(ctx, phase="confirm"), self.m["confirm_s"])
-            confirmed = passed(confirm(ndr), self.params)
-        if ndr > 0:
-            sw.runtime_clear()
-            self.trial_fn(sess, plan, dict(ctx, phase="cycles"), self.m["trial_s"])(
-                ndr if bound else 0)
-            cycles = sw.cycles_per_frame()
-        lat = None
-        if ndr > 0:
-            lt = self.trial_fn(sess, plan, dict(ctx, phase="latency"), self.m["latency_s"])(ndr / 2)
-            lat = lt.raw["latency_ns"]
-        return {"ndr_pps": ndr, "max_pps": r.max_pps, "latency_ns": lat, "confirmed": confirmed,
-                "trials": len(r.trials) + 1, "cycles": cycles}
+        trial (the VM would never run): there it is the zero-loss rate.
+        Returns {switch: result or the exception it failed with}."""
+        ctx = {name: dict(ctx0, switch=name, round=rnd) for name in order}
+        bound = plan_bound(ctx0)
+
+        def trial(name, phase, duration):
+            return self.trial_fn(sessions[name], plans[name], dict(ctx[name], phase=phase), duration,
+                                 verify=phase == "latency")
+
+        def search(name, rate):
+            return on(sws[name], lambda: trial(name, "search", self.m["trial_s"])(rate))
+
+        def cycles(name, res):
+            def measured():
+                sws[name].runtime_clear()
+                t = trial(name, "cycles", self.m["trial_s"])(res["ndr_pps"] if bound else 0)
+                return sws[name].cycles_per_frame(), pushback(t if not bound else None)
+            res["cycles"], res["cycles_pushback"] = on(sws[name], measured)
+
+        def latency(name, res):
+            t = on(sws[name], lambda: trial(name, "latency", self.m["latency_s"])(res["ndr_pps"] / 2))
+            res["latency_ns"] = t.raw["latency_ns"]
+
+        found = lockstep({name: ndr_steps(self.params, bound=bound) for name in order}, search,
+                         errors=(PktgenError, SwitchError))
+        out = {}
+        for name, r in found.items():
+            out[name] = r if isinstance(r, Exception) else {
+                "ndr_pps": r.ndr_pps, "max_pps": r.max_pps, "trials": len(r.trials),
+                "pushback": pushback(r.flat), "cycles": None, "latency_ns": None}
+        for step in (cycles, latency):
+            for name in order:
+                res = out[name]
+                if isinstance(res, dict) and res["ndr_pps"] > 0:
+                    try:
+                        step(name, res)
+                    except (PktgenError, SwitchError) as e:
+                        out[name] = e
+        return out
 
     def run_point(self, scn, n, names):
         ctx0 = {"scenario": scn.name, "size": n}
@@ -167,21 +192,20 @@ class Bench:
                     ceilings.append(c)
                 # Rotate who goes first, so no switch always follows the
                 # start-up of the others.
-                order = list(sws)
-                k = (len(self.results) + rnd) % len(order)
-                for name in order[k:] + order[:k]:
-                    sw = sws[name]
-                    sw.resume()
-                    ctx = dict(ctx0, switch=name, round=rnd)
+                order = [name for name in sws if "error" not in info[name]]
+                k = (len(self.results) + rnd) % max(len(order), 1)
+                got = self.measure_round(order[k:] + order[:k], sws, sessions, plans, ctx0, rnd)
+                for name, res in got.items():
+                    if isinstance(res, Exception):
+                        log(f"  {name}: {res}")
+                        info[name]["error"] = str(res)[:300]
+                    else:
+                        rounds[name].append(res)
+                if "e3" in sws and "counters" not in info["e3"]:
                     try:
-                        rounds[name].append(self.measure(sessions[name], plans[name], ctx, sw))
-                        if name == "e3" and rnd == 0:
-                            info[name]["counters"] = sw.counters()
-                    except (PktgenError, SwitchError) as e:
-                        log(f"  {name}: {e}")
-                        info[name]["error"] = str(e)[:300]
-                    finally:
-                        sw.pause()
+                        info["e3"]["counters"] = on(sws["e3"], sws["e3"].counters)
+                    except SwitchError:
+                        pass
             for name, rs in rounds.items():
                 if rs:
                     info[name].update(summarise(rs))
@@ -215,7 +239,7 @@ class Bench:
         streams = [re.sub(r"\bport=(\d+)", lambda m: f"port={int(m.group(1)) + nports}", s)
                    for s in scn.plan("limit", n).streams]
         try:
-            res = gen.run(streams, rate=0, duration=self.m["trial_s"])
+            res = gen.run(streams, rate=0, duration=self.m["trial_s"], verify=False)
         except PktgenError as e:
             log(f"  gen: loop failed: {e}")
             return None
@@ -242,7 +266,7 @@ class Bench:
         summary = {
             "mode": self.args.mode, "started": started, "elapsed_s": round(time.time() - started),
             "machine": host.machine_info(OVS_VSWITCHD), "hugepages": bool(self.huge_dir),
-            "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True,
+            "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True, lockstep=True,
                            min_achieved=self.params.min_achieved,
                            learn_rate=self.args.learn_rate),
             "points": self.results,
@@ -259,6 +283,24 @@ class Bench:
         return [n for n in wanted if n in scn.sizes] or scn.sizes[:1]
 
 
+def on(sw, fn):
+    """fn() with sw running (it is SIGSTOPped otherwise)."""
+    sw.resume()
+    try:
+        return fn()
+    finally:
+        sw.pause()
+
+
+def pushback(flat):
+    """Of the sends of a flat-out trial, the fraction the switch's input ring
+    took only in part: near 1, the switch is what limits the rate, not the
+    generator. None without a flat-out trial."""
+    if flat is None or not flat.raw.get("tx_bursts"):
+        return None
+    return flat.raw["tx_pushback"] / flat.raw["tx_bursts"]
+
+
 def plan_bound(ctx):
     return BY_NAME[ctx["scenario"]].bound_pps or None
 
@@ -270,7 +312,8 @@ def summarise(rounds):
         return statistics.median(vals) if vals else None
     lat = [r["latency_ns"] for r in rounds if r["latency_ns"]]
     out = {"ndr_pps": med("ndr_pps"), "max_pps": med("max_pps"), "rounds": len(rounds),
-           "ndr_all": [r["ndr_pps"] for r in rounds]}
+           "ndr_all": [r["ndr_pps"] for r in rounds], "pushback": med("pushback"),
+           "cycles_pushback": med("cycles_pushback")}
     if lat:
         out["latency_ns"] = {k: statistics.median(x[k] for x in lat) for k in ("p50", "p99", "max")}
     cyc = [r["cycles"] for r in rounds if r.get("cycles")]

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Profile e3-vswitchd under load in the known-unicast and label-swap
-scenarios: the switch forwards flat out while `perf record` samples its CPU
-(cpu-clock: this machine has no hardware counters), and the flat profile by
-symbol is written to <out>/profile-<scenario>-<size>.txt.
+"""Where each switch's cycles go: every switch forwards flat out in turn
+while `perf record` samples its process (cpu-clock: this machine has no
+hardware counters), and its own cycles per frame from the same trial are
+split by the samples' objects: the memif PMD (the copies into and out of
+the generator's buffers), mempool and mbuf, the switch's own code, the
+rest. Written to <out>/profile-<scenario>-<size>.txt, with e3-vswitchd's
+flat profile by symbol.
 
-    bench/profile.py --out DIR [--sizes elan-unicast=20000,label-swap=1000000] [--seconds 5]
+    bench/profile.py --out DIR [--sizes elan-unicast=1,elan-unicast=1000000] [--seconds 5]
+                     [--switches limit,e3,ovs]
 """
 import argparse
 import os
@@ -16,47 +20,62 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import host  # noqa: E402
 from benchlib.pktgen import Pktgen, Session  # noqa: E402
 from benchlib.scenarios import BY_NAME  # noqa: E402
-from benchlib.switches import E3  # noqa: E402
+from benchlib.switches import SWITCHES  # noqa: E402
 
 WORKDIR = "/tmp/bn-prof"
+# The switch's own code, by the object perf names.
+OWN = {"limit": ("dpdk-testpmd",), "e3": ("e3-vswitchd",), "ovs": ("ovs-vswitchd",)}
 
 
-def profile(scn, n, seconds, out, huge_dir):
-    sw = E3(WORKDIR, 1, huge_dir, prefix="bn-prof-e3")
-    plan = scn.plan("e3", n)
+def group(dso, name):
+    if "net_memif" in dso:
+        return "memif PMD"
+    if "mempool" in dso or "mbuf" in dso:
+        return "mempool, mbuf"
+    if any(dso.startswith(o) for o in OWN[name]):
+        return "own code"
+    return "other"
+
+
+def perf_report(data, sort):
+    out = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
+                          "--sort", sort, "--percent-limit", "0"],
+                         check=True, capture_output=True, text=True).stdout
+    return [ln for ln in out.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+def profile(name, scn, n, seconds, out, huge_dir):
+    """One switch flat out under perf: (Mpps received, its cycles per frame,
+    {group: share of samples}, symbol lines)."""
+    sw = SWITCHES[name](WORKDIR, 1, huge_dir, prefix=f"bn-prof-{name}")
+    plan = scn.plan(name, n)
     sess = None
     try:
         sw.start(scn, n)
         gen = Pktgen(sw.sockets(len(scn.ports)), cpu=0, prefix="bn-prof-pg",
-                     log=os.path.join(out, "pktgen-profile.log"))
+                     rx_queues=sw.gen_rx_queues, log=os.path.join(out, "pktgen-profile.log"),
+                     huge_dir=huge_dir)
         sess = Session(gen, plan.streams, learn=plan.learn)
         sess.trial(rate=10000, duration=0.2, learn=True, timeout=600)
-        data = os.path.join(out, f"perf-{scn.name}-{n}.data")
+        data = os.path.join(out, f"perf-{name}-{scn.name}-{n}.data")
         result = {}
+        sw.runtime_clear()
         load = threading.Thread(target=lambda: result.update(
-            sess.trial(rate=0, duration=seconds + 2, warmup=0.5)))
+            sess.trial(rate=0, duration=seconds + 2, warmup=0.5, verify=False)))
         load.start()
         subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "2999", "-p",
                         str(sw.datapath_pid()), "-o", data, "--", "sleep", str(seconds)],
                        check=True, capture_output=True)
         load.join()
-        rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
-                              "--sort", "dso,symbol", "--percent-limit", "0.5"],
-                             check=True, capture_output=True, text=True).stdout
-        lines = [ln for ln in rep.splitlines() if ln.strip() and not ln.startswith("#")]
-        by_dso = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
-                                 "--sort", "dso", "--percent-limit", "0.5"],
-                                check=True, capture_output=True, text=True).stdout
-        dsos = [ln for ln in by_dso.splitlines() if ln.strip() and not ln.startswith("#")]
-        path = os.path.join(out, f"profile-{scn.name}-{n}.txt")
-        with open(path, "w") as f:
-            f.write(f"# e3-vswitchd, {scn.title}, {n} entries, flat out: "
-                    f"{result.get('rx_rate_pps', 0) / 1e6:.2f} Mpps received\n")
-            f.write(f"# counters: {sw.counters().get('drops')}\n")
-            f.write("## by object\n" + "\n".join(dsos[:12]) + "\n## by symbol\n")
-            f.write("\n".join(lines[:40]) + "\n")
-        print(f"profile: {path}")
-        print("\n".join(dsos[:8] + lines[:15]))
+        cycles = (sw.cycles_per_frame() or {}).get("total")
+        shares = {}
+        for ln in perf_report(data, "dso"):
+            pct, dso = ln.split(None, 1)
+            g = group(dso.strip(), name)
+            shares[g] = shares.get(g, 0.0) + float(pct.rstrip("%"))
+        symbols = perf_report(data, "dso,symbol")[:30] if name == "e3" else []
+        pushed = result.get("tx_pushback", 0) / max(result.get("tx_bursts", 0), 1)
+        return result.get("rx_rate_pps", 0.0), pushed, cycles, shares, symbols
     finally:
         if sess:
             sess.close()
@@ -66,7 +85,8 @@ def profile(scn, n, seconds, out, huge_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--sizes", default="elan-unicast=20000,label-swap=1000000")
+    ap.add_argument("--sizes", default="elan-unicast=1,elan-unicast=1000000")
+    ap.add_argument("--switches", default="limit,e3,ovs")
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--hugepages", type=int, default=1024)
     args = ap.parse_args()
@@ -74,10 +94,33 @@ def main():
     os.makedirs(WORKDIR, exist_ok=True)
     hp = host.Hugepages(args.hugepages) if args.hugepages else None
     huge_dir = hp.setup() if hp else None
+    groups = ("memif PMD", "mempool, mbuf", "own code", "other")
     try:
         for item in args.sizes.split(","):
-            name, n = item.split("=")
-            profile(BY_NAME[name], int(n), args.seconds, args.out, huge_dir)
+            scn_name, n = item.split("=")
+            scn, n = BY_NAME[scn_name], int(n)
+            lines = [f"# {scn.title}, {n} entries, each switch flat out in turn: "
+                     "its cycles per frame (own accounting) split by perf's samples",
+                     "(pushed back: the share of the generator's sends the switch's full "
+                     "input ring refused in part; below half, the generator set the pace)",
+                     "switch  Mpps  pushed back  cycles/frame  " + "  ".join(groups)]
+            symbols = []
+            for name in args.switches.split(","):
+                if name == "ovs" and scn.ovs.na:
+                    continue
+                mpps, pushed, cycles, shares, sym = profile(name, scn, n, args.seconds, args.out,
+                                                            huge_dir)
+                split = "  ".join(f"{shares.get(g, 0.0) * cycles / 100:.0f} ({shares.get(g, 0.0):.0f}%)"
+                                  if cycles else f"({shares.get(g, 0.0):.0f}%)" for g in groups)
+                lines.append(f"{name:6s} {mpps / 1e6:5.2f}  {pushed * 100:10.0f}%  "
+                             f"{cycles or 0:12.0f}  {split}")
+                symbols = symbols or sym
+            lines += ["## e3-vswitchd by symbol"] + symbols
+            path = os.path.join(args.out, f"profile-{scn.name}-{n}.txt")
+            with open(path, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            print(f"profile: {path}")
+            print("\n".join(lines[:7]))
     finally:
         if hp:
             hp.restore()

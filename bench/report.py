@@ -46,6 +46,18 @@ def size_name(n):
         f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n))
 
 
+# A flat-out trial in which the switch's input ring pushed back on fewer of
+# the generator's sends than this measured the generator, not the switch.
+SATURATED = 0.5
+
+
+def capped(sw, key="pushback"):
+    """Whether the switch's flat-out figure (key: that trial's pushback) is
+    the generator's rate rather than the switch's."""
+    pb = (sw or {}).get(key)
+    return pb is not None and pb < SATURATED
+
+
 def cell(sw, key="ndr_pps"):
     if sw is None:
         return "-"
@@ -53,7 +65,12 @@ def cell(sw, key="ndr_pps"):
         return "n/a"
     if "error" in sw and key not in sw:
         return "error"
-    return mpps(sw.get(key))
+    return (">=" if key == "max_pps" and capped(sw) else "") + mpps(sw.get(key))
+
+
+def pushed(sw):
+    pb = (sw or {}).get("pushback")
+    return "-" if pb is None else f"{pb * 100:.0f}"
 
 
 def by_scenario(points):
@@ -97,14 +114,20 @@ def table(name, points):
                  "what each switch forwards when offered all the generator can send (Mpps "
                  "received, any loss)")
     lines += [f"Zero-loss rates (see Method for the loss allowed) in Mpps, medians over rounds; "
-              f"\"flat out\" is {flat_what}. Cycles/frame: each switch's own accounting "
-              "(Method). Generator: its own ceiling, looped to itself in the same rounds.", ""]
+              f"\"flat out\" is {flat_what}; \">=\" marks a switch that kept up with the "
+              "generator (its input ring pushed back on fewer than half of the generator's "
+              "sends, column \"pushed back\"): the figure is the generator's, the switch "
+              "forwards at least that. Cycles/frame: each switch's own accounting (Method); "
+              "\"°\" marks one measured while the switch kept up with the generator (partly "
+              "empty bursts, so more than at full bursts). Generator: its own ceiling, looped "
+              "to itself in the same rounds.", ""]
     lines += [f"| {scn.table if scn else 'size'} | limit | e3 | OVS | e3/limit | e3/OVS "
               "| flat out: limit / e3 / OVS | flat e3/limit | flat e3/OVS "
+              "| pushed back % limit / e3 / OVS "
               "| e3 lat p50/p99 us | OVS lat p50/p99 us | cycles/frame limit / e3 / OVS "
               "| e3 cycles / limit's | generator Mpps (x limit flat) "
               "| e3 memory MiB | e3 B/entry | OVS B/entry |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     e3_pe = per_entry(points, mem_bytes("e3"))
     ovs_pe = per_entry(points, mem_bytes("ovs"))
 
@@ -117,7 +140,7 @@ def table(name, points):
 
     def cycles(s):
         c = (s or {}).get("cycles_per_frame")
-        return "-" if c is None else f"{c:.0f}"
+        return "-" if c is None else f"{c:.0f}" + ("°" if capped(s, "cycles_pushback") else "")
 
     def gen(p, lim_f):
         c = p["switches"].get("gen", {}).get("ceiling_pps")
@@ -134,7 +157,8 @@ def table(name, points):
         e3_c, lim_c = ((s or {}).get("cycles_per_frame") for s in (e3, lim))
         lines.append(f"| {size_name(p['size'])}{mark} | {cell(lim)} | {cell(e3)} | {cell(ovs)} "
                      f"| {ratio(e3_v, lim_v)} | {ratio(e3_v, ovs_v)} | {flat} "
-                     f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} | {lat(e3)} | {lat(ovs)} "
+                     f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} "
+                     f"| {' / '.join(pushed(x) for x in (lim, e3, ovs))} | {lat(e3)} | {lat(ovs)} "
                      f"| {cycles(lim)} / {cycles(e3)} / {cycles(ovs)} | {ratio(e3_c, lim_c)} "
                      f"| {gen(p, lim_f)} "
                      f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
@@ -226,8 +250,17 @@ def targets(groups):
             and not getattr(BY_NAME.get(p["scenario"]), "vm", False)]
     if gens:
         g, p = min(gens, key=lambda x: x[0])
-        row(f"generator ceiling / the link limit flat out, lowest point ({p['scenario']} "
-            f"{size_name(p['size'])})", g, ">= 1.5", lambda v: v >= 1.5)
+        row(f"generator ceiling (looped to itself) / the link limit flat out, lowest point "
+            f"({p['scenario']} {size_name(p['size'])})", g, ">= 1.5", lambda v: v >= 1.5)
+    flats = [(k, p) for pts in groups.values() for p in pts for k in SWITCHES
+             if p["switches"].get(k, {}).get("pushback") is not None]
+    if flats:
+        kept = [f"{k} at {p['scenario']} {size_name(p['size'])}" for k, p in flats
+                if capped(p["switches"][k])]
+        rows.append(f"| flat-out figures the generator set (the switch pushed back on fewer "
+                    f"than half of its sends) | {len(kept)} of {len(flats)}"
+                    + (f": {', '.join(kept)}" if kept else "") + " | 0 | "
+                    + ("met" if not kept else "NOT met (those figures are lower bounds)") + " |")
     pe = per_entry(groups.get("elan-unicast", []), mem_bytes("e3"))
     big = max(pe) if pe else None
     row(f"e3 bytes per MAC (memory growth 1 -> {size_name(big) if big else '?'} MACs, "
@@ -333,9 +366,18 @@ def main():
         "client), rings of 2^14 slots"
         + (". The generator's memif clients are zero-copy (its mbufs in hugepages are the "
            "ring buffers: the switch copies, the generator does not)" if res["hugepages"] else "")
-        + ". Its own ceiling is measured in every round of every point: the same streams "
-        "flat out from its clients to memif servers of its own, with every switch paused "
-        "(column \"generator\", and its ratio to the link limit flat out).",
+        + ". Except in latency trials it only counts the frames that come back, by length "
+        "(data frames are even, warm-up and learning frames a byte longer: every header a "
+        "switch here pushes or pops is even), without reading them: reading each one costs "
+        "it a cache miss on a line the switch's CPU wrote, and capped it near the link "
+        "limit. Flat out, it counts its sends and those the switch's input ring took only "
+        "in part (\"pushed back\"): a switch that pushed back on fewer than half of them kept "
+        "up with the generator, and its flat-out figure is the generator's (marked >=). Its "
+        "own ceiling is also measured in every round of every point: the same streams flat "
+        "out from its clients to memif servers of its own, with every switch paused (column "
+        "\"generator\", and its ratio to the link limit flat out). That loop keeps every "
+        "frame in one CPU's caches, so it overstates what the generator offers a switch on "
+        "the other CPU; the pushback says which figures the generator capped.",
         "- PVP (generator -> switch -> VM -> switch -> generator): the switch gets a "
         "vhost-user port to a VM, dpdk-testpmd in macswap mode on a virtio_user port with "
         "rings of 16384 slots, which sends every frame back. With two CPUs the VM shares CPU 0 "
@@ -378,11 +420,15 @@ def main():
         f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
         "fabric frames on the E-LAN label (so they are learned behind the remote leaf), for "
         "OVS as plain frames on port 2. MAC aging is off during the run.",
-        f"- Interleaving: the three switches are started and programmed, then measured in "
-        f"turn ({prm['rounds']} round(s) of limit, e3, OVS"
+        "- Interleaving: the three switches are started and programmed, then measured "
+        + ("in lockstep, a trial of each in turn: their searches side by side (limit, e3, "
+           "OVS, limit, e3, OVS, ...), then a cycles trial each, then a latency trial each, "
+           "so trials of different switches are seconds apart and the host's swings weigh "
+           "on all of them alike" if prm.get("lockstep") else "in turn, a whole search each")
+        + f"; {prm['rounds']} round(s)"
         + ("; the first to go rotates from point to point and round to round"
            if prm.get("rotate") else "; the link limit always first")
-        + "); the two waiting are SIGSTOPped. Figures are medians over rounds.",
+        + ". The switches waiting are SIGSTOPped. Figures are medians over rounds.",
         "- Memory: `e3 memory` = resident memory of e3-vswitchd after programming and "
         "learning, private anonymous pages (RssAnon) + hugetlb pages (the DPDK heap; the memif "
         "buffers shared with the generator, its hugepages when it is zero-copy, are not "
@@ -412,16 +458,19 @@ def main():
                for x in glob.glob(os.path.join(os.path.dirname(d), "profile-*.txt"))}
     profiles = [by_name[k] for k in sorted(by_name)]
     if profiles:
-        md += ["## Profile of e3-vswitchd", "",
-               "`bench/profile.py`: the switch forwards flat out while `perf record -e cpu-clock` "
-               "samples its process (this VM exposes no hardware counters, so `perf stat -e "
-               "instructions` is not supported; cpu-clock sampling still shows where the time "
-               "goes). Static functions of the memif PMD have no symbols in Debian's build and "
-               "show as addresses in `librte_net_memif.so`.", ""]
+        md += ["## Where the cycles go", "",
+               "`bench/profile.py`: each switch forwards flat out in turn while `perf record -e "
+               "cpu-clock` samples its process (this VM exposes no hardware counters, so `perf "
+               "stat -e instructions` is not supported; cpu-clock sampling still shows where "
+               "the time goes). Its own cycles per frame over the same trial are split by the "
+               "samples' objects: the memif PMD (its receive and transmit copies), mempool and "
+               "mbuf, the switch's own code, the rest. Then e3-vswitchd's samples by symbol; "
+               "static functions of the memif PMD have no symbols in Debian's build and show "
+               "as addresses in `librte_net_memif.so`.", ""]
         for path in profiles:
             with open(path) as f:
                 text = f.read().splitlines()
-            md += ["```"] + text[:32] + ["```", ""]
+            md += ["```"] + text[:40] + ["```", ""]
     notes = os.path.join(BENCH, "profile-notes.md")
     if os.path.exists(notes):
         with open(notes) as f:

@@ -23,8 +23,8 @@ mkdir -p "$out"
 python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log"
 
 # perf needs no hardware counters here: it samples cpu-clock.
-if [ "$quick" = 1 ]; then sizes="elan-unicast=20000,label-swap=20000"
-else sizes="elan-unicast=1000000,label-swap=1000000"; fi
+if [ "$quick" = 1 ]; then sizes="elan-unicast=1,elan-unicast=20000"
+else sizes="elan-unicast=1,elan-unicast=1000000,label-swap=1000000"; fi
 python3 bench/profile.py --out "$out" --sizes "$sizes" --seconds 5 2>&1 | tee "$out/profile.log" \
   || echo "run.sh: profiling failed (see $out/profile.log); the results stand without it"
 

@@ -59,7 +59,7 @@ class Pktgen:
         self.idle_sleep_us = idle_sleep_us
 
     def command(self, streams, rate=0, duration=None, count=None, learn=(), learn_rate=None,
-                warmup=None, imix=False):
+                warmup=None, imix=False, verify=True):
         zc = bool(self.huge_dir)
         mem = (["--huge-dir", self.huge_dir, "--socket-limit", str(self.mem_mb),
                 "--single-file-segments", "--iova-mode", "va"] if zc
@@ -96,6 +96,8 @@ class Pktgen:
             cmd += ["--warmup", f"{warmup:g}"]
         if imix:
             cmd.append("--imix")
+        if not verify:
+            cmd.append("--no-verify")
         return cmd
 
     def run(self, streams, timeout=None, retries=1, **kw):
@@ -174,10 +176,13 @@ class Session:
         raise PktgenError(f"e3-pktgen exited {self.proc.wait()} (log: {self.gen.log})")
 
     def trial(self, rate=0, duration=1.0, warmup=0.0, count=None, learn=False, imix=None,
-              streams=None, timeout=None):
+              streams=None, timeout=None, verify=True):
         """One trial; streams: indices of the session's streams to send
-        (default all); imix: None keeps the session's setting."""
-        req = f"rate={int(rate)} duration={duration:g} warmup={warmup:g} learn={int(learn)}"
+        (default all); imix: None keeps the session's setting; verify=False
+        counts what comes back by length without reading it (no sequence
+        or latency; the generator then keeps up with faster switches)."""
+        req = (f"rate={int(rate)} duration={duration:g} warmup={warmup:g} learn={int(learn)}"
+               f" verify={int(verify)}")
         if count:
             req += f" count={count}"
         if imix is not None:

@@ -95,6 +95,23 @@ def _elan_unicast_plan(sw, n):
     return Plan(streams=[stream], learn=learn)
 
 
+# ---- E-LAN known unicast, both directions ------------------------------------
+#
+# The customer's host talks with the N hosts behind the remote leaf: as
+# many bytes leave as arrive, for e3 (22 bytes pushed one way, popped the
+# other) as for the link limit, which forwards the frames as they are.
+
+def _elan_bidir_plan(sw, n):
+    out = _elan_unicast_plan(sw, n)
+    vary = dict(vary="src", n=n) if n > 1 else {}
+    if sw == "ovs":
+        back = _stream(port=1, frame="eth", src=MAC_BASE, dst=HOST, **vary)
+    else:
+        back = _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
+                       src=MAC_BASE, dst=HOST, **vary)
+    return Plan(streams=out.streams + [back], learn=out.learn)
+
+
 # ---- E-LAN termination, fabric -> customer ----------------------------------
 
 def _elan_term_plan(sw, n):
@@ -210,6 +227,12 @@ SCENARIOS = [
              SIZES, "MACs", _elan_config, _elan_unicast_plan, OvsPlan(normal=True),
              note="OVS: NORMAL bridge learning the same MACs; it switches the frame "
                   "without adding the 22-byte pseudowire header (less work than e3)."),
+    Scenario("elan-bidir", "E-LAN known unicast, both directions", ["customer", "fabric"],
+             [1, 1000000], "MACs", _elan_config, _elan_bidir_plan, OvsPlan(normal=True),
+             note="The customer's host and the N hosts behind the remote leaf send to each "
+                  "other: e3 pushes 22 bytes on one way and pops them on the other, so as "
+                  "many bytes leave it as arrive, as for the link limit. OVS switches both "
+                  "ways without the pseudowire header."),
     Scenario("label-swap", "Spine label swap", ["fabric", "fabric"],
              SIZES, "labels", _swap_config, _swap_plan, OvsPlan(flows=_swap_flows),
              note="OVS: one OpenFlow flow per label (set_field mpls_label, dec_mpls_ttl, MACs)."),

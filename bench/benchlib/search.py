@@ -1,8 +1,9 @@
 """RFC 2544 binary search for the zero-loss (NDR) rate.
 
-The search knows nothing about processes: it calls trial(rate_pps) and gets
-a Trial back. That keeps it a small pure function the unit tests drive with
-a model switch (tests/bench/test_search.py).
+The search knows nothing about processes: it asks for a trial at a rate and
+gets a Trial back. That keeps it a small pure function the unit tests drive
+with a model switch (tests/bench/test_search.py); the benchmark runs the
+searches of all the switches of a point in lockstep, a trial of each in turn.
 """
 from dataclasses import dataclass, field
 
@@ -44,10 +45,14 @@ class SearchResult:
     ndr_pps: float               # offered rate of the best trial that passed (0 if none)
     max_pps: float               # forwarding rate measured flat out
     trials: list                 # [(rate, passed, Trial)] in the order run
+    flat: Trial = None           # the flat-out probe (None with a bound)
 
 
-def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResult:
-    """Find the highest rate with zero loss.
+def ndr_steps(p: SearchParams, max_rate=None, bound=None):
+    """Find the highest rate with zero loss, as a coroutine: it yields the
+    rate of each trial to run, is sent that trial's Trial, and returns the
+    SearchResult (drive it with ndr_search, or several at once, a trial of
+    each in turn, with lockstep).
 
     trial(0) runs flat out: its received rate bounds the answer from above
     (a switch cannot forward more without loss than it forwards at all).
@@ -61,11 +66,12 @@ def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResul
     (on a shared CPU it can fall a little short of the rate asked for).
     """
     log = []
+    flat = None
     if bound:
         hi = bound
         max_pps = None
     else:
-        flat = trial(0)
+        flat = yield 0
         hi = flat.rx_rate
         if max_rate:
             hi = min(hi, max_rate)
@@ -76,7 +82,7 @@ def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResul
     for _ in range(p.max_trials):
         if rate <= 0:
             break
-        t = trial(rate)
+        t = yield rate
         if max_pps is None:
             max_pps = t.rx_rate
         ok = passed(t, p)
@@ -89,4 +95,36 @@ def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResul
         if hi - lo <= p.tolerance * hi:
             break
         rate = (lo + hi) / 2
-    return SearchResult(ndr_pps=best, max_pps=max_pps or 0.0, trials=log)
+    return SearchResult(ndr_pps=best, max_pps=max_pps or 0.0, trials=log, flat=flat)
+
+
+def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResult:
+    """ndr_steps with trial(rate) -> Trial running each of its trials."""
+    return lockstep({None: ndr_steps(p, max_rate, bound)}, lambda _, rate: trial(rate))[None]
+
+
+def lockstep(searches, run, errors=()):
+    """Drive several searches ({key: ndr_steps(...)}) a trial of each in
+    turn, in the dict's order, until all have ended: run(key, rate) runs one
+    and returns its Trial. Trials of different switches are then seconds
+    apart, not a whole search, so the host's slow swings weigh on all of
+    them alike. A search whose trial raises one of `errors` ends with that
+    exception as its result; the others go on. Returns {key: SearchResult
+    or exception}."""
+    pending, done = {}, {}
+    for key, steps in searches.items():
+        try:
+            pending[key] = next(steps)
+        except StopIteration as end:
+            done[key] = end.value
+    while pending:
+        for key in list(pending):
+            try:
+                pending[key] = searches[key].send(run(key, pending[key]))
+            except StopIteration as end:
+                done[key] = end.value
+                del pending[key]
+            except errors as e:
+                done[key] = e
+                del pending[key]
+    return {key: done[key] for key in searches}

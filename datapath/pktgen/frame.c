@@ -146,7 +146,9 @@ int pg_stream_parse(const char *spec, struct pg_stream *s, char *err, size_t err
 		} else if (!strcmp(kv, "n")) {
 			bad = parse_u32(v, 1u << 24, &s->n) || s->n == 0;
 		} else if (!strcmp(kv, "size")) {
-			bad = parse_u32(v, PG_MAX_FRAME, &s->size) || s->size < PG_MIN_FRAME;
+			/* Even: the receiver may tell data frames from the
+			 * others by their length alone (frame.h). */
+			bad = parse_u32(v, PG_MAX_FRAME, &s->size) || s->size < PG_MIN_FRAME || s->size % 2;
 		} else {
 			snprintf(err, errlen, "stream: unknown key '%s'", kv);
 			return -1;
@@ -242,7 +244,7 @@ uint32_t pg_frame_write(struct pg_stream *s, uint8_t *buf, uint32_t size,
 	/* The customer frame is `size` bytes with FCS; the stamp ends it. The
 	 * bytes between the headers and the stamp are left as the buffer had
 	 * them: nothing reads them and zeroing costs the generator time. */
-	uint32_t inner_len = size - PG_FCS;
+	uint32_t inner_len = size - PG_FCS + (st->magic != PG_MAGIC_DATA);
 	uint32_t total = (uint32_t)(inner - buf) + inner_len;
 	memcpy(buf + total - sizeof(*st), st, sizeof(*st));
 	return total;

@@ -10,6 +10,12 @@
  * number, TX timestamp) in its last bytes: encapsulation and decapsulation
  * only change the front of a frame, so the receiver finds the stamp at the
  * tail whatever the switch did to the headers.
+ *
+ * Data frames have an even length, every other frame (learning, warm-up)
+ * an odd one, a byte longer: every header a switch of the fabric pushes or
+ * pops (Ethernet, VLAN tag, label, control word) has an even length, so a
+ * receiver that only counts can tell them apart from the descriptor's
+ * length without reading the frame (e3-pktgen's verify=0).
  */
 #ifndef E3_PKTGEN_FRAME_H
 #define E3_PKTGEN_FRAME_H
@@ -20,7 +26,7 @@
 #define PG_MAGIC_DATA  0xe3b3c4d5u   /* measured frame */
 #define PG_MAGIC_LEARN 0xe3b3c4d6u   /* learning-phase frame: not counted */
 
-#define PG_MIN_FRAME   64u           /* sizes include the 4-byte FCS */
+#define PG_MIN_FRAME   64u           /* sizes include the 4-byte FCS; even */
 #define PG_MAX_FRAME   1518u
 #define PG_FCS         4u
 
@@ -56,9 +62,10 @@ struct pg_stream {
  * writes a message to err. */
 int pg_stream_parse(const char *spec, struct pg_stream *s, char *err, size_t errlen);
 
-/* Write the next frame of stream s into buf (room >= PG_MAX_FRAME + 22),
- * with customer frame size `size` (incl. FCS) and the stamp given; returns
- * the byte length (without FCS). Advances the stream's cursor. */
+/* Write the next frame of stream s into buf (room >= PG_MAX_FRAME + 23),
+ * with customer frame size `size` (incl. FCS; one byte more unless the
+ * stamp is PG_MAGIC_DATA's) and the stamp given; returns the byte length
+ * (without FCS). Advances the stream's cursor. */
 uint32_t pg_frame_write(struct pg_stream *s, uint8_t *buf, uint32_t size,
 			const struct pg_stamp *st);
 

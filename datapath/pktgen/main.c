@@ -5,7 +5,7 @@
  *   e3-pktgen [EAL options] -- --stream SPEC [--stream SPEC ...]
  *             [--learn SPEC ...] [--learn-rate PPS]
  *             [--rate PPS] [--duration S | --count N] [--warmup S] [--imix]
- *             [--mbufs N] [--idle-sleep-us U] [--serve]
+ *             [--mbufs N] [--idle-sleep-us U] [--no-verify] [--serve]
  *
  * Every DPDK port (usually net_memif clients given with --vdev) is both sent
  * on (by the streams that name it) and received on. A stream is a frame
@@ -20,6 +20,10 @@
  * With --serve the process stays up and runs one trial per line on stdin
  * (rate, duration, ... per trial), one JSON line each: the benchmark driver
  * (bench/benchlib/pktgen.py) keeps the links up across a whole search.
+ * A trial with verify=0 only counts what it receives, by length (frame.h):
+ * no stamp is read, so no sequence or latency, and the generator is spared
+ * a cache miss on every frame the switch wrote (what caps it against a
+ * switch on another CPU).
  * The benchmark gives it zero-copy memif clients (zero-copy=yes, hugepages
  * in one file): the switch copies into and out of the generator's mbufs,
  * hence --mbufs, one for every ring slot. --idle-sleep-us lets a VM share
@@ -50,6 +54,10 @@
 struct port_stats {
 	uint64_t tx, tx_ring_full, rx, rx_learn, rx_other;
 	uint64_t rx_bytes;
+	/* Flat out: sends, and those the port took less of than offered. A
+	 * switch whose input ring pushes back in most sends is what limits
+	 * the rate, not the generator. */
+	uint64_t tx_bursts, tx_pushback;
 };
 
 static struct {
@@ -70,9 +78,11 @@ static struct {
 	unsigned link_timeout_s;
 	uint16_t rx_queues;     /* per port; a memif server sends on as many */
 	bool serve;             /* trials from stdin, links kept up */
+	bool verify;            /* read every received frame's stamp (else count by length) */
 	uint32_t stream_on;     /* bit per stream: sent in this trial */
 } cfg = {
 	.learn_rate = 200000, .duration = 1.0, .burst = 32, .mbufs = 16383, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
+	.verify = true,
 };
 
 static struct rte_mempool *pool;
@@ -96,7 +106,7 @@ static void usage(const char *prog)
 		"usage: %s [EAL options] -- --stream SPEC [--stream SPEC ...] [options]\n"
 		"  --stream SPEC     key=value list: port, frame=eth|vlan|mpls, dst, src, vlan,\n"
 		"                    inner_vlan=0|1, odst, osrc, label, ttl, cw=0|1,\n"
-		"                    vary=none|dst|src|label|vlan, n, size\n"
+		"                    vary=none|dst|src|label|vlan, n, size (even)\n"
 		"  --learn SPEC      frames sent once per value before measuring (vary=src)\n"
 		"  --learn-rate PPS  rate of the learning phase (default 200000)\n"
 		"  --rate PPS        total offered rate; 0 = flat out (default)\n"
@@ -114,9 +124,11 @@ static void usage(const char *prog)
 		"                    client needs every ring slot of every queue filled\n"
 		"  --rx-queues N     receive queues per port (default 1); OVS sends on\n"
 		"                    queue 1 of a memif port from its PMD thread\n"
+		"  --no-verify       count received frames by length (data frames are the\n"
+		"                    even ones), without reading them: no sequence or latency\n"
 		"  --serve           run one trial per stdin line: rate=PPS duration=S\n"
-		"                    warmup=S count=N learn=0|1 imix=0|1 streams=I:J\n"
-		"                    (\"quit\" ends)\n",
+		"                    warmup=S count=N learn=0|1 imix=0|1 verify=0|1\n"
+		"                    streams=I:J (\"quit\" ends)\n",
 		prog, MAX_BURST);
 }
 
@@ -138,6 +150,7 @@ static int parse_args(int argc, char **argv)
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "idle-sleep-us", required_argument, NULL, 'I' },
 		{ "serve", no_argument, NULL, 'S' },
+		{ "no-verify", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -186,6 +199,9 @@ static int parse_args(int argc, char **argv)
 			cfg.burst = (unsigned)strtoul(optarg, &end, 0);
 			if (*end || cfg.burst == 0 || cfg.burst > MAX_BURST)
 				goto bad;
+			break;
+		case 'V':
+			cfg.verify = false;
 			break;
 		case 'i':
 			cfg.imix = true;
@@ -299,6 +315,42 @@ static inline void seq_note(uint64_t seq)
 	}
 }
 
+/* Every frame read: its stamp says data or learning, its sequence number
+ * and latency are noted. */
+static void rx_verify(struct port_stats *ps, struct rte_mbuf **m, uint16_t n)
+{
+	uint64_t now = rte_rdtsc();
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *d = rte_pktmbuf_mtod(m[i], const uint8_t *);
+		const struct pg_stamp *st = pg_stamp_find(d, rte_pktmbuf_data_len(m[i]));
+		if (!st) {
+			ps->rx_other++;
+		} else if (st->magic == PG_MAGIC_LEARN) {
+			ps->rx_learn++;
+		} else {
+			ps->rx++;
+			ps->rx_bytes += rte_pktmbuf_pkt_len(m[i]) + PG_FCS;
+			seq_note(st->seq);
+			if (now >= st->tsc)
+				pg_hist_add(&lat, (now - st->tsc) * 1000000000ull / tsc_hz);
+		}
+	}
+}
+
+/* Counted by length only (frame.h): data frames are the even ones. */
+static void rx_count(struct port_stats *ps, struct rte_mbuf **m, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t len = rte_pktmbuf_pkt_len(m[i]);
+		if (len % 2) {
+			ps->rx_learn++;
+		} else {
+			ps->rx++;
+			ps->rx_bytes += len + PG_FCS;
+		}
+	}
+}
+
 static unsigned rx_poll(void)
 {
 	struct rte_mbuf *m[MAX_BURST];
@@ -308,23 +360,10 @@ static unsigned rx_poll(void)
 		uint16_t n = rte_eth_rx_burst(p, pq % cfg.rx_queues, m, MAX_BURST);
 		if (n == 0)
 			continue;
-		uint64_t now = rte_rdtsc();
-		struct port_stats *ps = &pstats[p];
-		for (uint16_t i = 0; i < n; i++) {
-			const uint8_t *d = rte_pktmbuf_mtod(m[i], const uint8_t *);
-			const struct pg_stamp *st = pg_stamp_find(d, rte_pktmbuf_data_len(m[i]));
-			if (!st) {
-				ps->rx_other++;
-			} else if (st->magic == PG_MAGIC_LEARN) {
-				ps->rx_learn++;
-			} else {
-				ps->rx++;
-				ps->rx_bytes += rte_pktmbuf_pkt_len(m[i]) + PG_FCS;
-				seq_note(st->seq);
-				if (now >= st->tsc)
-					pg_hist_add(&lat, (now - st->tsc) * 1000000000ull / tsc_hz);
-			}
-		}
+		if (cfg.verify)
+			rx_verify(&pstats[p], m, n);
+		else
+			rx_count(&pstats[p], m, n);
 		rte_pktmbuf_free_bulk(m, n);
 		total += n;
 	}
@@ -405,13 +444,24 @@ static uint16_t build_burst(struct pg_stream *s, struct rte_mbuf **m, uint16_t n
 /* Send up to n frames of the next stream; returns frames offered. In rate
  * mode frames the port refuses are dropped and counted (the switch's input
  * ring was full: loss); flat out they are kept and retried. */
+static void note_sent(uint16_t port, uint16_t offered, uint16_t sent, bool flat_out, uint32_t magic)
+{
+	if (magic != PG_MAGIC_DATA)
+		return;
+	struct port_stats *ps = &pstats[port];
+	ps->tx += sent;
+	if (flat_out) {
+		ps->tx_bursts++;
+		ps->tx_pushback += sent < offered;
+	}
+}
+
 static uint16_t tx_some(struct tx_state *t, uint16_t n, bool flat_out, uint32_t magic)
 {
 	struct rte_mbuf *m[MAX_BURST];
 	if (t->n_pend) {
 		uint16_t sent = rte_eth_tx_burst(t->pend_port, 0, t->pend, t->n_pend);
-		if (magic == PG_MAGIC_DATA)
-			pstats[t->pend_port].tx += sent;
+		note_sent(t->pend_port, t->n_pend, sent, flat_out, magic);
 		memmove(t->pend, t->pend + sent, (t->n_pend - sent) * sizeof(t->pend[0]));
 		t->n_pend -= sent;
 		return 0;
@@ -425,8 +475,7 @@ static uint16_t tx_some(struct tx_state *t, uint16_t n, bool flat_out, uint32_t 
 	if (built == 0)
 		return 0;
 	uint16_t sent = rte_eth_tx_burst(s->port, 0, m, built);
-	if (magic == PG_MAGIC_DATA)
-		pstats[s->port].tx += sent;
+	note_sent(s->port, built, sent, flat_out, magic);
 	if (sent < built) {
 		if (flat_out) {
 			memcpy(t->pend, m + sent, (built - sent) * sizeof(m[0]));
@@ -541,9 +590,13 @@ static void print_result(double seconds)
 	for (uint16_t p = 0; p < n_ports; p++) {
 		struct port_stats *s = &pstats[p];
 		printf("%s{\"port\": %u, \"tx\": %" PRIu64 ", \"tx_ring_full\": %" PRIu64
+		       ", \"tx_bursts\": %" PRIu64 ", \"tx_pushback\": %" PRIu64
 		       ", \"rx\": %" PRIu64 ", \"rx_learn\": %" PRIu64 ", \"rx_other\": %" PRIu64 "}",
-		       p ? ", " : "", p, s->tx, s->tx_ring_full, s->rx, s->rx_learn, s->rx_other);
+		       p ? ", " : "", p, s->tx, s->tx_ring_full, s->tx_bursts, s->tx_pushback, s->rx,
+		       s->rx_learn, s->rx_other);
 		sum.tx += s->tx;
+		sum.tx_bursts += s->tx_bursts;
+		sum.tx_pushback += s->tx_pushback;
 		sum.tx_ring_full += s->tx_ring_full;
 		sum.rx += s->rx;
 		sum.rx_bytes += s->rx_bytes;
@@ -556,10 +609,12 @@ static void print_result(double seconds)
 			if (!(seq_seen[i >> 6] & (1ull << (i & 63))))
 				missing++;
 	}
-	printf("], \"tx\": %" PRIu64 ", \"tx_ring_full\": %" PRIu64 ", \"offered\": %" PRIu64
+	printf("], \"tx\": %" PRIu64 ", \"tx_ring_full\": %" PRIu64 ", \"tx_bursts\": %" PRIu64
+	       ", \"tx_pushback\": %" PRIu64 ", \"offered\": %" PRIu64
 	       ", \"rx\": %" PRIu64 ", \"rx_other\": %" PRIu64 ", \"duration_s\": %.6f"
 	       ", \"rate_pps\": %.0f, \"tx_rate_pps\": %.0f, \"rx_rate_pps\": %.0f, \"rx_bps\": %.0f",
-	       sum.tx, sum.tx_ring_full, offered, sum.rx, sum.rx_other, seconds, cfg.rate,
+	       sum.tx, sum.tx_ring_full, sum.tx_bursts, sum.tx_pushback, offered, sum.rx, sum.rx_other,
+	       seconds, cfg.rate,
 	       (double)offered / seconds, (double)sum.rx / seconds, (double)sum.rx_bytes * 8 / seconds);
 	printf(", \"latency_ns\": {\"samples\": %" PRIu64 ", \"min\": %" PRIu64 ", \"p50\": %" PRIu64
 	       ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 ", \"avg\": %.0f}",
@@ -567,8 +622,9 @@ static void print_result(double seconds)
 	       pg_hist_quantile(&lat, 0.99), pg_hist_quantile(&lat, 0.999), lat.max,
 	       lat.count ? (double)lat.sum / (double)lat.count : 0.0);
 	printf(", \"seq\": {\"checked\": %s, \"missing\": %" PRIu64 ", \"dup\": %" PRIu64
-	       ", \"reordered\": %" PRIu64 "}}\n",
-	       seq_seen ? "true" : "false", missing, seq_dup, seq_reordered);
+	       ", \"reordered\": %" PRIu64 "}, \"verified\": %s}\n",
+	       seq_seen ? "true" : "false", missing, seq_dup, seq_reordered,
+	       cfg.verify ? "true" : "false");
 	fflush(stdout);
 }
 
@@ -588,7 +644,7 @@ static int run_trial(struct tx_state *t, bool learn)
 {
 	stats_reset();
 	t->seq = 0; /* every trial numbers its frames from 0 */
-	if (cfg.count) {
+	if (cfg.count && cfg.verify) {
 		seq_seen = calloc((cfg.count + 63) / 64, sizeof(uint64_t));
 		if (!seq_seen) {
 			fprintf(stderr, "e3-pktgen: no memory for the sequence bitmap\n");
@@ -628,8 +684,9 @@ static int parse_stream_set(const char *v, uint32_t *mask)
 }
 
 /* A --serve line: "rate=PPS duration=S warmup=S count=N learn=0|1
- * imix=0|1 streams=I:J", any subset; what is not given keeps its last
- * value, except count (per trial; 0 = by duration) and streams (all). */
+ * imix=0|1 verify=0|1 streams=I:J", any subset; what is not given keeps
+ * its last value, except count (per trial; 0 = by duration) and streams
+ * (all). */
 static int parse_trial(char *line, bool *learn)
 {
 	char *save = NULL;
@@ -660,6 +717,8 @@ static int parse_trial(char *line, bool *learn)
 			*learn = x != 0;
 		else if (!strcmp(kv, "imix"))
 			cfg.imix = x != 0;
+		else if (!strcmp(kv, "verify"))
+			cfg.verify = x != 0;
 		else
 			return -1;
 	}

@@ -88,10 +88,20 @@ def test_both_directions_with_imix(session):
     assert r["rx_bps"] / 8 / max(r["rx_rate_pps"], 1) > 300
 
 
-def test_learning_frames_are_not_counted(session):
-    r = session.trial(rate=10000, count=500, streams=[0], imix=False, learn=True)
-    assert r["rx"] == 500
+@pytest.mark.parametrize("verify", [True, False], ids=["stamps-read", "counted-by-length"])
+def test_learning_and_warmup_frames_are_not_counted(session, verify):
+    r = session.trial(rate=10000, count=500, streams=[0], imix=False, learn=True, verify=verify)
+    assert r["rx"] == 500 and r["verified"] == verify
     assert r["ports"][0]["rx_learn"] == 700  # every learning frame came back, apart
+    r = session.trial(rate=20000, duration=0.2, warmup=0.1, streams=[0, 3], verify=verify)
+    assert r["rx"] == r["offered"] > 0 and r["ports"][1]["rx_learn"] > 0
+    assert r["seq"]["checked"] is False
+
+
+def test_counted_by_length_reads_no_stamp(session):
+    r = session.trial(rate=20000, count=1000, streams=[1, 2], verify=False)
+    assert r["rx"] == 1000 and r["ports"][1]["rx"] == 1000
+    assert r["latency_ns"]["samples"] == 0 and r["seq"]["checked"] is False
 
 
 def test_bad_trial_is_refused(session):
@@ -110,6 +120,8 @@ def test_bad_stream_is_refused(link):
             gen.run([stream(port=0, frame="ethx")], retries=0, count=1)
         with pytest.raises(PktgenError, match="vary=label needs frame=mpls"):
             gen.run([stream(port=0, frame="eth", vary="label")], retries=0, count=1)
+        with pytest.raises(PktgenError, match="bad value '65' for size"):
+            gen.run([stream(port=0, frame="eth", size=65)], retries=0, count=1)
     finally:
         shutil.rmtree(f"/var/run/dpdk/{TAG}-bad", ignore_errors=True)
 
@@ -138,6 +150,26 @@ def test_the_link_limit_reports_its_own_cycles(link, session):
     session.trial(rate=20000, count=2000, streams=[0])
     c = link.cycles_per_frame()
     assert c is not None and c["total"] > 0
+
+
+def test_a_switch_that_stops_draining_pushes_back(link, session):
+    """Flat out, the generator counts its sends and those the input ring
+    took less of: with the link stopped, its ring fills and every send after
+    that is pushed back. At a set rate nothing is counted (refusals are
+    loss there)."""
+    r = session.trial(rate=20000, count=200, streams=[0])
+    assert r["tx_bursts"] == 0 and r["tx_pushback"] == 0 and r["rx"] == 200
+    link.pause()
+    try:
+        r = session.trial(rate=0, duration=0.3, streams=[0])
+    finally:
+        link.resume()
+    assert r["rx"] == 0
+    assert 0 < r["tx"] <= 1 << 14, "no more than the ring holds"
+    assert 0 < r["tx_pushback"] <= r["tx_bursts"]
+    assert r["tx_bursts"] - r["tx_pushback"] <= (1 << 14) // 32 + 1, "pushed back once full"
+    # The frames the ring held come back now: a trial of their own takes them.
+    session.trial(rate=1000, count=10, streams=[0])
 
 
 def test_the_generator_looped_to_itself():

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
+from benchlib.search import SearchParams, Trial, lockstep, ndr_search, ndr_steps, passed  # noqa: E402
 
 DURATION = 1.0
 
@@ -109,3 +109,38 @@ def test_a_bound_replaces_the_flat_out_probe():
     assert trial.calls[0] == 5e6 and 0 not in trial.calls
     assert r.max_pps == 2e6
     assert 2e6 * 0.99 <= r.ndr_pps <= 2e6
+
+
+def test_lockstep_alternates_trials_and_finds_what_each_search_finds_alone():
+    p = SearchParams(tolerance=0.01, max_trials=6)
+    switches = {"limit": model(9e6, overload=7e6), "e3": model(5e6, overload=6e6), "ovs": model(3e6)}
+    alone = {k: ndr_search(model(c), p) for k, c in (("limit", 9e6), ("e3", 5e6), ("ovs", 3e6))}
+    order = []
+
+    def run(key, rate):
+        order.append(key)
+        return switches[key](rate)
+    res = lockstep({k: ndr_steps(p) for k in switches}, run)
+    # A trial of each in turn while all run. The limit's and ovs's searches
+    # end after two trials (what they forward flat out holds); e3's, which
+    # forwards more flat out than it can without loss, bisects on alone.
+    assert order[:6] == ["limit", "e3", "ovs"] * 2
+    assert len(order) > 6 and set(order[6:]) == {"e3"}
+    for k in ("limit", "e3", "ovs"):
+        assert [r for r, _, _ in res[k].trials] == switches[k].calls[1:]
+    assert res["ovs"].ndr_pps == alone["ovs"].ndr_pps
+    assert res["limit"].max_pps == 7e6 and res["e3"].max_pps == 6e6
+    assert res["e3"].flat.rx_rate == 6e6
+
+
+def test_lockstep_a_failing_switch_ends_alone():
+    p = SearchParams(tolerance=0.01, max_trials=6)
+    good = model(2e6, overload=1.5e6)
+
+    def run(key, rate):
+        if key == "bad" and rate:
+            raise RuntimeError("switch died")
+        return good(rate) if key == "good" else model(1e6)(rate)
+    res = lockstep({"bad": ndr_steps(p), "good": ndr_steps(p)}, run, errors=(RuntimeError,))
+    assert isinstance(res["bad"], RuntimeError)
+    assert res["good"].ndr_pps == ndr_search(model(2e6, overload=1.5e6), p).ndr_pps
