@@ -94,9 +94,10 @@ class Bench:
         Only the switch of the trial runs; the others are SIGSTOPped.
 
         Cycles per frame come from the switch's own accounting over one
-        more trial, flat out: every switch then works on full bursts, at
-        the most it can do, so the figure is its cost per frame and not
-        the overhead of small bursts at a low rate. PVP has no flat-out
+        more trial, flat out: a switch the generator saturates works on
+        full bursts, at the most it can do, so the figure is its cost per
+        frame and not the overhead of small bursts at a low rate; the
+        trial's pushback says whether it was saturated. PVP has no flat-out
         trial (the VM would never run): there it is the zero-loss rate.
         Returns {switch: result or the exception it failed with}."""
         ctx = {name: dict(ctx0, switch=name, round=rnd) for name in order}

@@ -7,7 +7,7 @@
  * measured section, so it is the pipeline alone.
  *
  *   bench_stages [SCENARIO [BURSTS]]      (default: all 20000)
- *   SCENARIO: eline elan1 flood flood1500 elan1m swap1m
+ *   SCENARIO: eline elan1 elanr1 flood flood1500 elan1m swap1m
  *
  * Native: prints ns/frame (rdtsc). Under callgrind only the pipeline is
  * collected, so the instruction count per frame is exact and stable:
@@ -62,15 +62,18 @@ static void add_port(const char *name, const char *dev, enum e3_port_kind kind)
 	must(e3_ctl_port_add(&c, err));
 }
 
-/*   c0, c1 customer; f0, f1 fabric; nexthop 1 = f1
+/*   c0, c1, c2 customer; f0, f1 fabric; nexthop 1 = f1
  *   service 1: E-Line c0/100 -> nhlfe 1 (label 900 via f1)
- *   service 3: E-LAN c0/300, c1/301, c1/302 (flood: 2 circuits + branch nhlfe 2) */
+ *   service 3: E-LAN c0/300, c1/301, c1/302 (flood: 2 circuits + branch nhlfe 2)
+ *   service 4: E-LAN c2 untagged, remote source 1 -> nhlfe 1 (the benchmark's
+ *              E-LAN known unicast, customer -> fabric) */
 static void setup(void)
 {
 	add_port("c0", "net_ring0", E3_PORT_CUSTOMER);
 	add_port("c1", "net_ring1", E3_PORT_CUSTOMER);
 	add_port("f0", "net_ring2", E3_PORT_FABRIC);
 	add_port("f1", "net_ring3", E3_PORT_FABRIC);
+	add_port("c2", "net_ring4", E3_PORT_CUSTOMER);
 	struct e3_nexthop_conf nh = { .id = 1, .port = "f1", .mac = { 2, 0xbb, 0, 0, 0, 1 } };
 
 	must(e3_ctl_nexthop_add(&nh, err));
@@ -86,8 +89,12 @@ static void setup(void)
 	s = (struct e3_service_conf){ .id = 3, .type = E3_SVC_ELAN, .n_branches = 1,
 				      .branches = { 2 }, .mac_limit = N_MACS };
 	must(e3_ctl_service_add(&s, err));
+	s = (struct e3_service_conf){ .id = 4, .type = E3_SVC_ELAN, .n_remotes = 1,
+				      .remotes = { { .source = 1, .nhlfe = 1 } } };
+	must(e3_ctl_service_add(&s, err));
 	const struct e3_circuit_conf cc[] = {
 		{ 1, "c0", 100, 1 }, { 4, "c0", 300, 3 }, { 5, "c1", 301, 3 }, { 6, "c1", 302, 3 },
+		{ 7, "c2", E3_VLAN_UNTAGGED, 4 },
 	};
 	for (unsigned i = 0; i < RTE_DIM(cc); i++)
 		must(e3_ctl_circuit_add(&cc[i], err));
@@ -103,17 +110,23 @@ static void mac_of(uint32_t i, uint8_t mac[6])
 	mac[5] = (uint8_t)i;
 }
 
-/* Learn MACs [from, to) on circuit dest of service 3, as the main lcore would. */
-static void learn(uint32_t from, uint32_t to, uint32_t dest)
+/* Learn MACs [from, to) at dest (a circuit, or E3_MAC_REMOTE | source) of
+ * service, as the main lcore would. */
+static void learn_in(uint32_t service, uint32_t from, uint32_t to, uint32_t dest)
 {
 	for (uint32_t i = from; i < to; i++) {
 		uint8_t mac[6];
 
 		mac_of(i, mac);
-		while (!e3_mac_learn_event(0, 3, mac, dest))
+		while (!e3_mac_learn_event(0, service, mac, dest))
 			e3_mac_drain();
 	}
 	e3_mac_drain();
+}
+
+static void learn(uint32_t from, uint32_t to, uint32_t dest)
+{
+	learn_in(3, from, to, dest);
 }
 
 /* One scenario: frames are a template with the dst MAC (or label) set per
@@ -242,6 +255,20 @@ int main(int argc, char **argv)
 		s.name = "elan1";
 		run(&s, bursts);
 		e3_mac_flush(3, E3_NONE);
+	}
+	/* E-LAN known unicast to the remote leaf, untagged (the benchmark's
+	 * customer -> fabric path). */
+	if (want(which, "elanr1")) {
+		struct scenario r = { .in = "c2", .fill = fill_elan, .name = "elanr1" };
+
+		fr_eth(&r.tmpl, "02:00:00:00:00:0b", "02:00:00:00:00:0a");
+		fr_type(&r.tmpl, 0x0800);
+		fr_pad(&r.tmpl, 60 - r.tmpl.len, 0);
+		learn_in(4, 0, 1, E3_MAC_REMOTE | 1);
+		learn_in(4, 1, 2, 7);
+		dst_base = 0, n_dst = 1, src_base = 1, n_src = 1;
+		run(&r, bursts);
+		e3_mac_flush(4, E3_NONE);
 	}
 	/* Broadcast: c1/301, c1/302 and the branch; c0's MAC known. 64 and
 	 * 1518 bytes (what the copies cost shows with size). */

@@ -15,9 +15,11 @@ const char *const e3_stage_names[E3_STAGE_MAX] = {
 
 struct e3_worker *e3_workers[E3_MAX_WORKERS];
 
-/* Runs stage `name` over the burst and profiles it (runtime.h); tsc is 0
- * when this burst is not timed. */
-#define RUN(sym, name) do { \
+/* Runs stage `name` over the burst's frames of next nx, if it has any, and
+ * profiles it (runtime.h); tsc is 0 when this burst is not timed. */
+#define RUN(sym, name, nx) do { \
+	if (!(b.pending & 1u << (nx))) \
+		break; \
 	unsigned _k = e3_stage_##name(&b); \
 	struct e3_rt_ctr *_c = &w->rt.stage[E3_STAGE_##sym]; \
 	if (_k != 0) \
@@ -44,6 +46,7 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 	b.rx = p;
 	b.n = n;
 	b.trace = false;
+	b.pending = 1u << NX_IN;
 	b.fetched[0] = b.fetched[1] = E3_MAC_EMPTY;   /* no learned MAC has it */
 	struct e3_port_ctr *pc = &w->st.port[rx_port];
 
@@ -66,19 +69,19 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 	if (unlikely(e3_trace_on()))
 		e3_trace_burst(&b);
 	if (p->kind == E3_PORT_CUSTOMER) {
-		RUN(CUSTOMER_IN, customer_in);
-		RUN(ELINE_IN, eline_in);
-		RUN(ELAN_IN, elan_in);
+		RUN(CUSTOMER_IN, customer_in, NX_IN);
+		RUN(ELINE_IN, eline_in, NX_ELINE);
+		RUN(ELAN_IN, elan_in, NX_ELAN);
 	} else {
-		RUN(FABRIC_IN, fabric_in);
-		RUN(LABEL_LOOKUP, label_lookup);
-		RUN(SWAP, swap);
-		RUN(ELINE_TERM, eline_term);
-		RUN(CIRCUIT_TERM, circuit_term);
-		RUN(REPLICATE, replicate);
-		RUN(ELAN_TERM, elan_term);
-		RUN(OAM, oam);
-		RUN(PW_OAM, pw_oam);
+		RUN(FABRIC_IN, fabric_in, NX_IN);
+		RUN(LABEL_LOOKUP, label_lookup, NX_LABEL);
+		RUN(SWAP, swap, NX_SWAP);
+		RUN(ELINE_TERM, eline_term, NX_ELINE_TERM);
+		RUN(CIRCUIT_TERM, circuit_term, NX_CIRCUIT_TERM);
+		RUN(REPLICATE, replicate, NX_REPLICATE);
+		RUN(ELAN_TERM, elan_term, NX_ELAN_TERM);
+		RUN(OAM, oam, NX_OAM);
+		RUN(PW_OAM, pw_oam, NX_PW_OAM);
 	}
 	if (unlikely(b.trace))
 		e3_trace_finish(&b);

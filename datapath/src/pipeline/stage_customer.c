@@ -88,9 +88,9 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 	mt->circuit = cid;
 	mt->tc = (uint8_t)pcp;
 	if (s->type == E3_SVC_ELINE) {
-		mt->next = NX_ELINE;
+		e3_next_set(b, i, NX_ELINE);
 	} else {
-		mt->next = NX_ELAN;
+		e3_next_set(b, i, NX_ELAN);
 		e3_elan_keys(b, i);
 	}
 	if (n_tags)

@@ -65,7 +65,7 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 	if (unlikely(mt->label < E3_LABEL_MIN)) {
 		/* The G-ACh of the link: OAM, when the GAL is the only label. */
 		if (mt->label == E3_LABEL_GAL && (lse & 0x100)) {
-			mt->next = NX_OAM;
+			e3_next_set(b, i, NX_OAM);
 			return;
 		}
 		e3_drop(b, i, E3_DROP_LABEL_RESERVED);
@@ -96,7 +96,7 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 	 * is parsed, used by label_lookup. */
 	rte_prefetch0(e3_label_slot(mt->label));
 	rte_prefetch0(&b->w->st.label[mt->label & (E3_LABEL_SPACE - 1)]);
-	mt->next = NX_LABEL;
+	e3_next_set(b, i, NX_LABEL);
 }
 
 static __rte_always_inline unsigned fabric_in(struct e3_burst *b, const bool tracing)
@@ -127,7 +127,7 @@ static bool pop(struct e3_burst *b, unsigned i, bool oam)
 			e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
 		} else if (oam && !b->meta[i].stacked && e3_pwoam_ach(word)) {
 			E3_TRACE(b, i, PW_OAM, b->meta[i].label);
-			b->meta[i].next = NX_PW_OAM;
+			e3_next_set(b, i, NX_PW_OAM);
 		} else {
 			e3_drop(b, i, E3_DROP_PW_OAM_BAD);
 		}
@@ -150,7 +150,7 @@ static void ttl_expired(struct e3_burst *b, unsigned i)
 	    e3_pwoam_ach(rte_pktmbuf_mtod_offset(m, const uint8_t *, at))) {
 		E3_TRACE(b, i, PW_OAM, b->meta[i].label);
 		b->meta[i].svc = NULL;
-		b->meta[i].next = NX_PW_OAM;
+		e3_next_set(b, i, NX_PW_OAM);
 		return;
 	}
 	e3_drop(b, i, E3_DROP_TTL_EXPIRED);
@@ -219,7 +219,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 		case E3_LBL_SWAP:
 			E3_TRACE(b, i, LABEL_SWAP, mt->label, e.index);
 			rte_prefetch0(&e3_nhlfe_tbl[e.index & (E3_MAX_NHLFES - 1)]);
-			mt->next = NX_SWAP;
+			e3_next_set(b, i, NX_SWAP);
 			if (unlikely(mt->ttl <= 1))
 				ttl_expired(b, i);
 			break;
@@ -227,7 +227,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			E3_TRACE(b, i, LABEL_ELINE, mt->label, e.index);
 			mt->svc = service_of(b, i, e.index, E3_SVC_ELINE);
 			if (mt->svc && pop(b, i, true))
-				mt->next = NX_ELINE_TERM;
+				e3_next_set(b, i, NX_ELINE_TERM);
 			break;
 		case E3_LBL_ELAN:
 			mt->source = e3_label_elan_source(e.index);
@@ -236,19 +236,19 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			if (unlikely(mt->stacked) && mt->svc && !segment_source(b, i, mt->svc->id))
 				break;
 			if (mt->svc && pop(b, i, true)) {
-				mt->next = NX_ELAN_TERM;
+				e3_next_set(b, i, NX_ELAN_TERM);
 				e3_elan_keys(b, i);
 			}
 			break;
 		case E3_LBL_REPLICATE:
 			E3_TRACE(b, i, LABEL_REPLICATE, mt->label, e.index);
-			mt->next = NX_REPLICATE;
+			e3_next_set(b, i, NX_REPLICATE);
 			break;
 		case E3_LBL_CIRCUIT:
 			E3_TRACE(b, i, LABEL_CIRCUIT, mt->label, e.index);
 			if (pop(b, i, false)) {
 				mt->redirected = 1;
-				mt->next = NX_CIRCUIT_TERM;
+				e3_next_set(b, i, NX_CIRCUIT_TERM);
 			}
 			break;
 		case E3_LBL_OAM:
@@ -257,7 +257,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 				e3_drop(b, i, E3_DROP_OAM_BAD_ACH);
 				break;
 			}
-			mt->next = NX_OAM;
+			e3_next_set(b, i, NX_OAM);
 			break;
 		default:
 			E3_TRACE(b, i, LABEL_NONE, mt->label);
@@ -375,7 +375,7 @@ static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, co
 		if (unlikely(mt->stacked) && !segment_source(b, i, local->id))
 			return;
 		if (pop(b, i, false)) {
-			mt->next = NX_ELAN_TERM;
+			e3_next_set(b, i, NX_ELAN_TERM);
 			e3_elan_keys(b, i);
 		}
 	}

@@ -80,6 +80,10 @@ struct e3_burst {
 	const struct e3_port *rx;
 	uint16_t n;
 	bool trace;           /* some frame of this burst is traced */
+	/* Bit per e3_next some frame was given (e3_next_set): a stage whose
+	 * next no frame has is not run, as VPP dispatches only the nodes that
+	 * have frames pending. A bit stays set once its frames are handled. */
+	uint32_t pending;
 	uint64_t fetched[2];  /* E-LAN keys whose buckets were fetched last (e3_elan_keys) */
 	struct rte_mbuf *pkts[E3_BURST];
 	struct e3_meta meta[E3_BURST];
@@ -186,6 +190,15 @@ static __rte_always_inline void e3_elan_keys(struct e3_burst *b, unsigned i)
 		b->fetched[0] = mt->src_key;
 		b->fetched[1] = mt->dst_key;
 	}
+}
+
+_Static_assert(NX_PW_OAM < 32, "e3_burst.pending has a bit per next");
+
+/* Frame i goes to the stage of next nx. */
+static inline void e3_next_set(struct e3_burst *b, unsigned i, enum e3_next nx)
+{
+	b->meta[i].next = (uint8_t)nx;
+	b->pending |= 1u << nx;
 }
 
 /* Mark frame i as handed on (the mbuf now belongs to a TX buffer). */

@@ -8,6 +8,11 @@ uint64_t *e3_nhlfe_tbl;
 struct e3_nexthop *e3_nexthop_tbl[E3_MAX_NEXTHOPS];
 struct e3_ecmp *e3_ecmp_tbl[E3_MAX_ECMPS];
 
+uint32_t e3_ecmp_member(struct e3_nhlfe n, const uint8_t *frame, uint32_t len)
+{
+	return e3_ecmp_pick(n, frame ? e3_flow_hash(frame, len) : 0);
+}
+
 int e3_nhlfe_table_init(void)
 {
 	e3_nhlfe_tbl = aligned_alloc(64, sizeof(uint64_t) * E3_MAX_NHLFES);

@@ -114,6 +114,10 @@ static inline uint32_t e3_ecmp_pick(struct e3_nhlfe n, uint32_t hash)
 	return k ? usable[e3_flow_reduce(e3_flow_mix(hash ^ 0x9e3779b9u), k)] : own;
 }
 
+/* e3_ecmp_pick for the flow of a customer frame (NULL: hash 0), out of
+ * line: it keeps e3_nhlfe_resolve small enough to inline everywhere. */
+uint32_t e3_ecmp_member(struct e3_nhlfe n, const uint8_t *frame, uint32_t len);
+
 /* Resolve an nhlfe (through its group and protection, if any) to its
  * label and nexthop in one go; NULL if either is gone. frame and len: the
  * customer frame whose flow picks a group's member (NULL: frames that
@@ -126,7 +130,7 @@ static inline const struct e3_nexthop *e3_nhlfe_resolve(uint32_t id, const uint8
 	struct e3_nhlfe n = e3_nhlfe_get(id);
 
 	if (unlikely(n.label & E3_NHLFE_ECMP) && (n.label & E3_NHLFE_VALID)) {
-		uint32_t member = e3_ecmp_pick(n, frame ? e3_flow_hash(frame, len) : 0);
+		uint32_t member = e3_ecmp_member(n, frame, len);
 
 		if (member >= E3_MAX_NHLFES)
 			return NULL;
