@@ -216,9 +216,14 @@ class Bench:
             for name, sw in sws.items():
                 t0 = time.monotonic()
                 sw.resume()
+                # The switch before its generator: reaping a generator whose
+                # memif peer, e3-vswitchd, still ran held its parent in the
+                # kernel for minutes here (until the switch exited). The
+                # generator waits on its stdin meanwhile, so its link going
+                # down touches no ring it polls.
+                sw.stop()
                 if name in sessions:
                     sessions[name].close()
-                sw.stop()
                 log(f"  {name}: stopped in {time.monotonic() - t0:.1f}s")
         point = {"scenario": scn.name, "size": n, "switches": info}
         self.record(kind="point", **point)

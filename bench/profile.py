@@ -3,8 +3,8 @@
 while `perf record` samples its process (cpu-clock: this machine has no
 hardware counters), and its own cycles per frame from the same trial are
 split by the samples' objects: the memif PMD (the copies into and out of
-the generator's buffers), mempool and mbuf, the switch's own code, the
-rest. Written to <out>/profile-<scenario>-<size>.txt, with e3-vswitchd's
+the generator's buffers, and the mempool and mbuf code inlined in it), the
+switch's own code, the rest. Written to <out>/profile-<scenario>-<size>.txt, with e3-vswitchd's
 flat profile by symbol.
 
     bench/profile.py --out DIR [--sizes elan-unicast=1,elan-unicast=1000000] [--seconds 5]
@@ -30,8 +30,6 @@ OWN = {"limit": ("dpdk-testpmd",), "e3": ("e3-vswitchd",), "ovs": ("ovs-vswitchd
 def group(dso, name):
     if "net_memif" in dso:
         return "memif PMD"
-    if "mempool" in dso or "mbuf" in dso:
-        return "mempool, mbuf"
     if any(dso.startswith(o) for o in OWN[name]):
         return "own code"
     return "other"
@@ -77,9 +75,9 @@ def profile(name, scn, n, seconds, out, huge_dir):
         pushed = result.get("tx_pushback", 0) / max(result.get("tx_bursts", 0), 1)
         return result.get("rx_rate_pps", 0.0), pushed, cycles, shares, symbols
     finally:
+        sw.stop()         # before its generator (bench.py, run_point)
         if sess:
             sess.close()
-        sw.stop()
 
 
 def main():
@@ -94,7 +92,7 @@ def main():
     os.makedirs(WORKDIR, exist_ok=True)
     hp = host.Hugepages(args.hugepages) if args.hugepages else None
     huge_dir = hp.setup() if hp else None
-    groups = ("memif PMD", "mempool, mbuf", "own code", "other")
+    groups = ("memif PMD", "own code", "other")
     try:
         for item in args.sizes.split(","):
             scn_name, n = item.split("=")

@@ -463,8 +463,8 @@ def main():
                "cpu-clock` samples its process (this VM exposes no hardware counters, so `perf "
                "stat -e instructions` is not supported; cpu-clock sampling still shows where "
                "the time goes). Its own cycles per frame over the same trial are split by the "
-               "samples' objects: the memif PMD (its receive and transmit copies), mempool and "
-               "mbuf, the switch's own code, the rest. Then e3-vswitchd's samples by symbol; "
+               "samples' objects: the memif PMD (its receive and transmit copies, with the "
+               "mempool and mbuf code inlined in it), the switch's own code, the rest. Then e3-vswitchd's samples by symbol; "
                "static functions of the memif PMD have no symbols in Debian's build and show "
                "as addresses in `librte_net_memif.so`.", ""]
         for path in profiles:
