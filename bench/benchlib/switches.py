@@ -163,7 +163,8 @@ class Switch:
                 p.kill()
                 p.wait(5)
         self.procs = []
-        shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
+        for prefix in (self.prefix, f"{self.prefix}-vm"):
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 
 
 class LinkLimit(Switch):
