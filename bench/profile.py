@@ -4,8 +4,8 @@ while `perf record` samples its process (cpu-clock: this machine has no
 hardware counters), and its own cycles per frame from the same trial are
 split by the samples' objects: the memif PMD (the copies into and out of
 the generator's buffers, and the mempool and mbuf code inlined in it), the
-switch's own code, the rest. Written to <out>/profile-<scenario>-<size>.txt, with e3-vswitchd's
-flat profile by symbol.
+switch's own code, the rest. Written to <out>/profile-<scenario>-<size>.txt,
+with e3-vswitchd's flat profile by symbol.
 
     bench/profile.py --out DIR [--sizes elan-unicast=1,elan-unicast=1000000] [--seconds 5]
                      [--switches limit,e3,ovs]
@@ -43,8 +43,9 @@ def perf_report(data, sort):
 
 
 def profile(name, scn, n, seconds, out, huge_dir):
-    """One switch flat out under perf: (Mpps received, its cycles per frame,
-    {group: share of samples}, symbol lines)."""
+    """One switch flat out under perf: (frames received per second, the
+    share of sends it pushed back, its cycles per frame, {group: % of
+    samples}, e3's symbol lines)."""
     sw = SWITCHES[name](WORKDIR, 1, huge_dir, prefix=f"bn-prof-{name}")
     plan = scn.plan(name, n)
     sess = None
