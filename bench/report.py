@@ -414,7 +414,8 @@ def main():
         "processing cycles per packet; the link limit's `--record-core-cycles` (`show fwd "
         "stats all`), testpmd's busy cycles per packet received. All three count a burst's "
         "receive, work and transmit; at low rates bursts are small and the per-burst cost "
-        "weighs more, hence flat out, where every switch works on full bursts. A switch "
+        "weighs more, hence flat out, where a switch the generator saturates works on full "
+        "bursts (\"°\" marks one that kept up with the generator in that trial). A switch "
         "preempted in the middle of a burst counts the time it lost.",
         "- Learning: before measuring, the generator sends one frame FROM each of the N MACs "
         f"({prm['learn_rate'] / 1000:g}k frames/s) so learning switches know them: for e3 as "
