@@ -441,9 +441,8 @@ static uint16_t build_burst(struct pg_stream *s, struct rte_mbuf **m, uint16_t n
 	return n;
 }
 
-/* Send up to n frames of the next stream; returns frames offered. In rate
- * mode frames the port refuses are dropped and counted (the switch's input
- * ring was full: loss); flat out they are kept and retried. */
+/* Count a send of data frames: what the port took and, flat out, whether
+ * it pushed back (took less than offered). */
 static void note_sent(uint16_t port, uint16_t offered, uint16_t sent, bool flat_out, uint32_t magic)
 {
 	if (magic != PG_MAGIC_DATA)
@@ -456,6 +455,9 @@ static void note_sent(uint16_t port, uint16_t offered, uint16_t sent, bool flat_
 	}
 }
 
+/* Send up to n frames of the next stream; returns frames offered. In rate
+ * mode frames the port refuses are dropped and counted (the switch's input
+ * ring was full: loss); flat out they are kept and retried. */
 static uint16_t tx_some(struct tx_state *t, uint16_t n, bool flat_out, uint32_t magic)
 {
 	struct rte_mbuf *m[MAX_BURST];
