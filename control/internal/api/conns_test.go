@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 )
@@ -24,6 +25,8 @@ func TestConnGuard(t *testing.T) {
 	srv.Config.ConnState = g.ConnState
 	srv.Start()
 	defer srv.Close()
+	closeRelease := sync.OnceFunc(func() { close(release) })
+	defer closeRelease() // before srv.Close, which waits for the handlers
 	addr := srv.Listener.Addr().String()
 
 	var idle []net.Conn
@@ -50,21 +53,20 @@ func TestConnGuard(t *testing.T) {
 	if st.Evicted < 8 || st.Refused != 0 {
 		t.Fatalf("stats %+v: want at least 8 idle evicted, none refused", st)
 	}
-	// Three requests in flight fill it with busy connections.
-	errs := make(chan error, 3)
-	for i := 0; i < 3; i++ {
-		go func() { errs <- get("/slow") }()
+	// The server may close the first request's connection only after the
+	// client has its answer; that connection is busy until then.
+	if !waitBusy(g, 0) {
+		t.Fatalf("stats %+v: the first request's connection never closed", g.Stats())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for busy := 0; busy < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		g.mu.Lock()
-		busy = 0
-		for _, s := range g.conns {
-			if s.busy {
-				busy++
-			}
+	// Three requests in flight fill it with busy connections. They start
+	// one at a time: a connection accepted but not yet active counts as
+	// idle, so a third newcomer could evict the first before it is busy.
+	errs := make(chan error, 3)
+	for i := 1; i <= 3; i++ {
+		go func() { errs <- get("/slow") }()
+		if !waitBusy(g, i) {
+			t.Fatalf("stats %+v: never %d busy connections", g.Stats(), i)
 		}
-		g.mu.Unlock()
 	}
 	if err := get("/"); err == nil {
 		t.Fatal("a fourth connection got in while three were busy")
@@ -72,10 +74,28 @@ func TestConnGuard(t *testing.T) {
 	if g.Stats().Refused == 0 {
 		t.Fatal("refusal not counted")
 	}
-	close(release)
+	closeRelease()
 	for i := 0; i < 3; i++ {
 		if err := <-errs; err != nil {
 			t.Fatalf("busy request: %v", err)
 		}
 	}
+}
+
+// waitBusy waits up to ten seconds for g to hold exactly n busy connections.
+func waitBusy(g *ConnGuard, n int) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		g.mu.Lock()
+		busy := 0
+		for _, s := range g.conns {
+			if s.busy {
+				busy++
+			}
+		}
+		g.mu.Unlock()
+		if busy == n {
+			return true
+		}
+	}
+	return false
 }
