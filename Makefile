@@ -38,7 +38,7 @@ test: build
 
 # Unit and packet suites N times; names any test that failed even once.
 test-repeat: build
-	@./scripts/test-repeat.sh -n $(or $(N),20) -p $(or $(PKT_N),3) $(if $(BUSY),--busy)
+	@./scripts/test-repeat.sh -n $(or $(N),20) -g $(or $(GO_N),3) -p $(or $(PKT_N),3) $(if $(BUSY),--busy)
 
 demo: build
 	@./scripts/demo.sh up

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Run the suites that flake first (C unit tests, packet tests) many times and
-# name every test that failed even once. Use it before landing a change to
-# concurrency, RCU, timers or a timing-sensitive test.
+# Run the suites that flake first (C unit tests, Go tests, packet tests) many
+# times and name every test that failed even once. Use it before landing a
+# change to concurrency, RCU, timers or a timing-sensitive test.
 #
-#   scripts/test-repeat.sh [-n UNIT_RUNS] [-p PACKET_RUNS] [--busy]
+#   scripts/test-repeat.sh [-n UNIT_RUNS] [-g GO_RUNS] [-p PACKET_RUNS] [--busy]
 #
 # --busy keeps both CPUs loaded with spinning processes meanwhile, the way
 # a shared CI machine is.
@@ -11,13 +11,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/build/bin:$PATH"
 
-unit_runs=20 pkt_runs=3 busy=0
+unit_runs=20 go_runs=3 pkt_runs=3 busy=0
 while [ $# -gt 0 ]; do
   case $1 in
     -n) unit_runs=$2; shift 2 ;;
+    -g) go_runs=$2; shift 2 ;;
     -p) pkt_runs=$2; shift 2 ;;
     --busy) busy=1; shift ;;
-    *) echo "usage: $0 [-n UNIT_RUNS] [-p PACKET_RUNS] [--busy]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-n UNIT_RUNS] [-g GO_RUNS] [-p PACKET_RUNS] [--busy]" >&2; exit 2 ;;
   esac
 done
 
@@ -46,6 +47,15 @@ for i in $(seq "$unit_runs"); do
   printf '\runit: %d/%d' "$i" "$unit_runs"
 done
 echo
+# A Go test that hangs fails its package at the timeout: the package is named.
+for i in $(seq "$go_runs"); do
+  (cd control && go test -count=1 -timeout 300s ./...) >"$log/out" 2>&1
+  while read -r t; do
+    fails["go:$t"]=$(( ${fails["go:$t"]:-0} + 1 ))
+  done < <(sed -n -e 's/^ *--- FAIL: \([^ ]*\).*/\1/p' -e 's/^FAIL\t\([^ \t]*\).*/\1/p' "$log/out")
+  printf '\rgo: %d/%d' "$i" "$go_runs"
+done
+echo
 for i in $(seq "$pkt_runs"); do
   python3 -m pytest -q -p no:cacheprovider -rf tests/packet >"$log/out" 2>&1
   while read -r t; do
@@ -56,7 +66,7 @@ done
 echo
 
 if [ ${#fails[@]} -eq 0 ]; then
-  echo "test-repeat: no failure in $unit_runs unit and $pkt_runs packet runs"
+  echo "test-repeat: no failure in $unit_runs unit, $go_runs Go and $pkt_runs packet runs"
   exit 0
 fi
 echo "test-repeat: tests that failed at least once:"
