@@ -397,9 +397,7 @@ def main():
         f"TSC, {prm['trial_s']:g} s each after {prm['warmup_s']:g} s of uncounted warm-up, "
         f"at most {prm['max_trials']} trials, stopping when the interval is within "
         f"{prm['tolerance'] * 100:g}% of its top"
-        + (f"; the rate found must then hold for a {prm['confirm_s']:g} s trial (else "
-           f"{prm['tolerance'] * 100:g}% lower is tried)" if prm.get("confirm_s") else "")
-        + ". A trial passes when frames received (x copies for flooding) = frames offered, "
+        ". A trial passes when frames received (x copies for flooding) = frames offered, "
         f"allowing a loss of {prm['loss_frac'] * 100:g}% of them"
         + (" (RFC 2544 asks for zero; on this shared 2-CPU VM a single ~10 ms preemption of the "
            "switch overflows a 2^14-slot ring at a few Mpps, so strict zero measures the "
