@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import host  # noqa: E402
-from benchlib.pktgen import Pktgen, PktgenError, Session  # noqa: E402
+from benchlib.pktgen import Pktgen, PktgenError, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
 from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
@@ -114,7 +114,7 @@ class Bench:
             def measured():
                 sws[name].runtime_clear()
                 t = trial(name, "cycles", self.m["trial_s"])(res["ndr_pps"] if bound else 0)
-                return sws[name].cycles_per_frame(), pushback(t if not bound else None)
+                return sws[name].cycles_per_frame(), pushback(t.raw if not bound else None)
             res["cycles"], res["cycles_pushback"] = on(sws[name], measured)
 
         def latency(name, res):
@@ -127,7 +127,7 @@ class Bench:
         for name, r in found.items():
             out[name] = r if isinstance(r, Exception) else {
                 "ndr_pps": r.ndr_pps, "max_pps": r.max_pps, "trials": len(r.trials),
-                "pushback": pushback(r.flat), "cycles": None, "latency_ns": None}
+                "pushback": pushback(r.flat.raw if r.flat else None), "cycles": None, "latency_ns": None}
         for step in (cycles, latency):
             for name in order:
                 res = out[name]
@@ -296,15 +296,6 @@ def on(sw, fn):
         return fn()
     finally:
         sw.pause()
-
-
-def pushback(flat):
-    """Of the sends of a flat-out trial, the fraction the switch's input ring
-    took only in part: near 1, the switch is what limits the rate, not the
-    generator. None without a flat-out trial."""
-    if flat is None or not flat.raw.get("tx_bursts"):
-        return None
-    return flat.raw["tx_pushback"] / flat.raw["tx_bursts"]
 
 
 def plan_bound(ctx):

@@ -18,7 +18,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import host  # noqa: E402
-from benchlib.pktgen import Pktgen, Session  # noqa: E402
+from benchlib.pktgen import Pktgen, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME  # noqa: E402
 from benchlib.switches import SWITCHES  # noqa: E402
 
@@ -73,8 +73,7 @@ def profile(name, scn, n, seconds, out, huge_dir):
             g = group(dso.strip(), name)
             shares[g] = shares.get(g, 0.0) + float(pct.rstrip("%"))
         symbols = perf_report(data, "dso,symbol")[:30] if name == "e3" else []
-        pushed = result.get("tx_pushback", 0) / max(result.get("tx_bursts", 0), 1)
-        return result.get("rx_rate_pps", 0.0), pushed, cycles, shares, symbols
+        return result.get("rx_rate_pps", 0.0), pushback(result) or 0.0, cycles, shares, symbols
     finally:
         sw.stop()         # before its generator (bench.py, run_point)
         if sess:

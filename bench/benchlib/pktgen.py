@@ -27,6 +27,16 @@ def memif_devargs(index, sock, role, zero_copy=False, link_id=None):
     return f"net_memif{index},role={role},id={link_id},socket={sock},{MEMIF_OPTS}{zc}"
 
 
+def pushback(res):
+    """Of the sends of a flat-out trial (its result), the fraction the
+    switch's input ring took only in part: near 1, the switch is what limits
+    the rate, not the generator. None when the trial counted no sends (it
+    was not flat out)."""
+    if not res or not res.get("tx_bursts"):
+        return None
+    return res["tx_pushback"] / res["tx_bursts"]
+
+
 class PktgenError(RuntimeError):
     pass
 
