@@ -159,6 +159,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e3-vswitchd: %s\n", err);
 		return 1;
 	}
+	/* The configuration first: a client that finds the socket finds the
+	 * node configured, and a bad file ends the process before anyone
+	 * could take it for up. */
+	if (config != NULL && e3_rpc_load_file(config, err) != 0) {
+		fprintf(stderr, "e3-vswitchd: --config %s: %s\n", config, err);
+		return 1;
+	}
 	e3_rpc_set_idle_timeout(idle_s);
 	if (e3_rpc_init(sock, (mode_t)mode) != 0) {
 		fprintf(stderr, "e3-vswitchd: cannot listen on %s\n", sock);
@@ -168,11 +175,6 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	if (config != NULL && e3_rpc_load_file(config, err) != 0) {
-		fprintf(stderr, "e3-vswitchd: --config %s: %s\n", config, err);
-		e3_rpc_fini();
-		return 1;
-	}
 	rte_eal_mp_remote_launch(e3_worker_main, NULL, SKIP_MAIN);
 	printf("e3-vswitchd %s: %u workers, %s polling, boot_id %s, rpc %s\n", name,
 	       e3.n_workers, o.poll_mode == E3_POLL_BUSY ? "busy" : "adaptive", e3_ctl_boot_id(), sock);
