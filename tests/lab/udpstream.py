@@ -24,6 +24,7 @@ import time
 
 HDR = struct.Struct("!Qd")
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+QUIET_S = 1.0   # a receiver past its window stops after this long without a datagram
 
 
 FLOW_PORT = 40000
@@ -101,12 +102,21 @@ def recv(port, seconds, out, sent, rate, late_ms, by_flow=False):
     # host deschedules for a while must not make datagrams look late.
     s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     arrivals = {}
+    # The window closes at `seconds`, but only once the stream has gone
+    # quiet: on a loaded host the sender may start late, or datagrams may
+    # wait in the socket while this process waits for a CPU, and a tail cut
+    # off here would read as lost.
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    last = 0.0
+    while True:
         try:
             data, anc, _, (_, sport) = s.recvmsg(2048, socket.CMSG_SPACE(16))
         except socket.timeout:
+            now = time.monotonic()
+            if now >= end and now - last >= QUIET_S:
+                break
             continue
+        last = time.monotonic()
         t = time.time()
         for level, kind, value in anc:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
@@ -137,7 +147,8 @@ def main(argv=None):
     p.add_argument("--flows", type=int, default=1, help="streams, one per source port from 40000")
     p = sub.add_parser("recv")
     p.add_argument("--port", type=int, default=5555)
-    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--seconds", type=float, default=10,
+                   help=f"listen this long at least, then until the stream has been quiet {QUIET_S:g} s")
     p.add_argument("--out", required=True)
     p.add_argument("--sent", type=int, help="datagrams the sender sends (to count a lost tail)")
     p.add_argument("--rate", type=int, default=1000)
