@@ -236,9 +236,6 @@ class Bench:
         in the measurements), for one trial; None if it cannot run."""
         nports = len(scn.ports)
         socks = [os.path.join(WORKDIR, f"gen-loop-p{i}.sock") for i in range(nports)]
-        for s in socks:
-            if os.path.exists(s):
-                os.unlink(s)
         # The servers are ports 0..n-1 (Pktgen): the streams' ports move up.
         gen = Pktgen(socks, servers=socks, cpu=GEN_CPU, prefix=f"{GEN_PREFIX}loop",
                      log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir)

@@ -115,6 +115,11 @@ class Pktgen:
         still busy with the previous trial's disconnect) is started again."""
         try:
             for attempt in range(retries + 1):
+                # A server's socket left by an attempt that died would
+                # make the next one's server fail to start.
+                for sock in self.servers:
+                    if os.path.exists(sock):
+                        os.unlink(sock)
                 try:
                     return self._run_once(streams, timeout, **kw)
                 except PktgenError:

@@ -37,7 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_alarm.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
@@ -280,16 +283,82 @@ static int port_init(uint16_t port)
 	return ret;
 }
 
+static bool link_up(uint16_t port)
+{
+	struct rte_eth_link link;
+	return rte_eth_link_get_nowait(port, &link) == 0 && link.link_status;
+}
+
+static bool memif_server(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.device == NULL)
+		return false;
+	da = rte_dev_devargs(info.device);
+	return da != NULL && da->args != NULL && strstr(da->args, "role=server") != NULL;
+}
+
+static void intr_barrier_cb(void *arg)
+{
+	__atomic_store_n((bool *)arg, true, __ATOMIC_RELEASE);
+}
+
+/* Returns once EAL's interrupt thread has finished the callback it was
+ * running: it runs its callbacks one at a time, so an alarm's comes after. */
+static void intr_thread_barrier(void)
+{
+	bool done = false;
+	if (rte_eal_alarm_set(1, intr_barrier_cb, &done) != 0)
+		return;
+	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(1000);
+}
+
+/* Stop and close every port; returns whether one was a memif server.
+ *
+ * A generator looped to itself holds both ends of its links: stopping a
+ * client closes its control channel, and EAL's interrupt thread then
+ * disconnects the server end, freeing its regions. Stopping that server
+ * meanwhile frees them twice (DPDK 22.11 memif takes no lock). So the
+ * clients go first, and the servers only once the interrupt thread is done
+ * with them. */
+static bool ports_close(void)
+{
+	bool server[RTE_MAX_ETHPORTS], was_up[RTE_MAX_ETHPORTS], any_server = false;
+	for (uint16_t p = 0; p < n_ports; p++) {
+		server[p] = memif_server(p);
+		was_up[p] = link_up(p);
+		any_server |= server[p];
+	}
+	for (uint16_t p = n_ports; p-- > 0;)
+		if (!server[p]) {
+			rte_eth_dev_stop(p);
+			rte_eth_dev_close(p);
+		}
+	if (!any_server)
+		return false;
+	/* A server whose client was another process may stay up: bounded. */
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz();
+	for (uint16_t p = 0; p < n_ports; p++)
+		while (server[p] && was_up[p] && link_up(p) && rte_get_timer_cycles() < deadline)
+			rte_delay_us_sleep(1000);
+	intr_thread_barrier();
+	for (uint16_t p = 0; p < n_ports; p++)
+		if (server[p]) {
+			rte_eth_dev_stop(p);
+			rte_eth_dev_close(p);
+		}
+	return true;
+}
+
 static int wait_links(void)
 {
 	uint64_t deadline = rte_get_timer_cycles() + cfg.link_timeout_s * rte_get_timer_hz();
 	for (;;) {
 		uint16_t up = 0;
-		for (uint16_t p = 0; p < n_ports; p++) {
-			struct rte_eth_link link;
-			if (rte_eth_link_get_nowait(p, &link) == 0 && link.link_status)
-				up++;
-		}
+		for (uint16_t p = 0; p < n_ports; p++)
+			up += link_up(p);
 		if (up == n_ports)
 			return 0;
 		if (quit || rte_get_timer_cycles() > deadline)
@@ -802,13 +871,14 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	/* Last port first: a generator looped to itself (memif servers before
-	 * their clients) lets the clients go before their servers. */
-	for (uint16_t p = n_ports; p-- > 0;) {
-		rte_eth_dev_stop(p);
-		rte_eth_dev_close(p);
-	}
+	bool served = ports_close();
 	free(seq_seen);
-	rte_eal_cleanup();
+	/* DPDK 22.11 memif frees a closed server's listening socket without
+	 * removing it from EAL's interrupt thread, which may read it (it lives
+	 * in DPDK memory) while rte_eal_cleanup() unmaps that memory, and
+	 * crash. Such a generator just exits; the next DPDK process on the
+	 * hugetlbfs clears the files it leaves. */
+	if (!served)
+		rte_eal_cleanup();
 	return rc;
 }
