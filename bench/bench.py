@@ -126,7 +126,7 @@ class Bench:
         out = {}
         for name, r in found.items():
             out[name] = r if isinstance(r, Exception) else {
-                "ndr_pps": r.ndr_pps, "max_pps": r.max_pps, "trials": len(r.trials),
+                "round": rnd, "ndr_pps": r.ndr_pps, "max_pps": r.max_pps, "trials": len(r.trials),
                 "pushback": pushback(r.flat.raw if r.flat else None), "cycles": None, "latency_ns": None}
         for step in (cycles, latency):
             for name in order:
@@ -300,14 +300,19 @@ def plan_bound(ctx):
 
 
 def summarise(rounds):
-    """Medians over rounds."""
+    """Medians over rounds, and each round's figures under by_round (its
+    index pairs it with the other switches' trials of that round, seconds
+    apart: report.py takes ratios round by round)."""
     def med(key):
         vals = [r[key] for r in rounds if r.get(key) is not None]
         return statistics.median(vals) if vals else None
     lat = [r["latency_ns"] for r in rounds if r["latency_ns"]]
     out = {"ndr_pps": med("ndr_pps"), "max_pps": med("max_pps"), "rounds": len(rounds),
            "ndr_all": [r["ndr_pps"] for r in rounds], "pushback": med("pushback"),
-           "cycles_pushback": med("cycles_pushback")}
+           "cycles_pushback": med("cycles_pushback"),
+           "by_round": [{"round": r["round"], "ndr_pps": r["ndr_pps"], "max_pps": r["max_pps"],
+                         "cycles_per_frame": (r.get("cycles") or {}).get("total")}
+                        for r in rounds]}
     if lat:
         out["latency_ns"] = {k: statistics.median(x[k] for x in lat) for k in ("p50", "p99", "max")}
     cyc = [r["cycles"] for r in rounds if r.get("cycles")]

@@ -1,0 +1,71 @@
+"""Unit tests of bench/report.py's ratios: round by round, and the targets
+table's range and count of the rounds that met a goal."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import report  # noqa: E402
+
+
+def switch(ndr, cycles, ndr_med=None, flat=None):
+    """A switch's summary as bench.py writes it: per-round figures (None:
+    that round not measured) and their medians."""
+    rounds = [{"round": i, "ndr_pps": n, "max_pps": flat, "cycles_per_frame": c}
+              for i, (n, c) in enumerate(zip(ndr, cycles)) if n is not None]
+    return {"ndr_pps": ndr_med or sorted(x for x in ndr if x)[len(rounds) // 2],
+            "max_pps": flat, "cycles_per_frame": sorted(cycles)[len(cycles) // 2],
+            "by_round": rounds}
+
+
+@pytest.mark.parametrize("a,b,want", [
+    # Each round's own ratio, in round order.
+    ({"by_round": [{"round": 0, "x": 2.0}, {"round": 1, "x": 3.0}]},
+     {"by_round": [{"round": 0, "x": 4.0}, {"round": 1, "x": 3.0}]}, [0.5, 1.0]),
+    # A round one switch missed (it failed) pairs with nothing.
+    ({"by_round": [{"round": 0, "x": 2.0}, {"round": 2, "x": 3.0}]},
+     {"by_round": [{"round": 0, "x": 4.0}, {"round": 1, "x": 5.0}, {"round": 2, "x": 6.0}]},
+     [0.5, 0.5]),
+    # A figure a round did not measure (None, 0) pairs with nothing.
+    ({"by_round": [{"round": 0, "x": None}, {"round": 1, "x": 3.0}]},
+     {"by_round": [{"round": 0, "x": 4.0}, {"round": 1, "x": 0}]}, []),
+    # A run that kept only medians: no rounds.
+    ({"x": 1.0}, {"x": 2.0}, []),
+    (None, {"by_round": []}, []),
+])
+def test_round_ratios(a, b, want):
+    assert report.round_ratios(a, b, "x") == want
+
+
+def target_row(rows, what):
+    row = next(r for r in rows if r.startswith(f"| {what}"))
+    return [c.strip() for c in row.strip("|").split("|")]
+
+
+def test_targets_give_the_rounds_range_and_how_many_met_the_goal():
+    lim = switch([10e6, 8e6, 6e6], [200, 210, 190], flat=10e6)
+    e3 = switch([9.5e6, 6e6, 5.5e6], [250, 240, 260], flat=9.5e6)
+    rows = report.targets({"elan-unicast": [{"scenario": "elan-unicast", "size": 1,
+                                             "switches": {"limit": lim, "e3": e3}}]})
+    # Rounds: 0.95, 0.75, 0.92 -> two of three at >= 0.90; the medians'
+    # ratio 6 / 8 = 0.75 decides.
+    _, measured, _, verdict = target_row(rows, "E-LAN known unicast, e3/limit at 1 MAC")
+    assert measured == "0.75 (rounds 0.75-0.95; flat out 0.95)"
+    assert verdict == "inconclusive (zero-loss and flat-out disagree)"
+    # By cost: 200/250, 210/240, 190/260 -> 0.80, 0.88, 0.73: none met;
+    # the medians: 200 / 250.
+    _, measured, _, verdict = target_row(rows, "E-LAN known unicast at 1 MAC, the limit's")
+    assert measured == "0.80 (rounds 0.73-0.88)"
+    assert verdict == "NOT met (0 of 3 rounds)"
+
+
+def test_targets_from_a_run_without_rounds_are_the_medians_alone():
+    lim = {"ndr_pps": 8e6, "max_pps": 10e6, "cycles_per_frame": 200}
+    e3 = {"ndr_pps": 7.6e6, "max_pps": 9.5e6, "cycles_per_frame": 210}
+    rows = report.targets({"elan-unicast": [{"scenario": "elan-unicast", "size": 1,
+                                             "switches": {"limit": lim, "e3": e3}}]})
+    _, measured, _, verdict = target_row(rows, "E-LAN known unicast, e3/limit at 1 MAC")
+    assert (measured, verdict) == ("0.95 (flat out 0.95)", "met")
+    _, measured, _, verdict = target_row(rows, "E-LAN known unicast at 1 MAC, the limit's")
+    assert (measured, verdict) == ("0.95", "met")
