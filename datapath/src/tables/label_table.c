@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tables/label_table.h"
+#include "base/mem.h"
 #include "base/rcu.h"
 
 uint64_t *e3_label_tbl;
@@ -16,11 +17,13 @@ static uint32_t n_labels;
 
 int e3_label_table_init(void)
 {
-	e3_label_tbl = aligned_alloc(64, sizeof(uint64_t) * E3_LABEL_SPACE);
+	e3_label_tbl = e3_table_alloc(sizeof(uint64_t) * E3_LABEL_SPACE);
 	e3_repl_tbl = calloc(E3_MAX_REPLICATE, sizeof(*e3_repl_tbl));
 	repl_free = malloc(sizeof(uint32_t) * E3_MAX_REPLICATE);
 	if (!e3_label_tbl || !e3_repl_tbl || !repl_free)
 		return -1;
+	/* Backed whole at start: a node that starts has the memory for every
+	 * label it may be given. */
 	memset(e3_label_tbl, 0, sizeof(uint64_t) * E3_LABEL_SPACE);
 	for (uint32_t i = 0; i < E3_MAX_REPLICATE; i++)
 		repl_free[i] = E3_MAX_REPLICATE - 1 - i;

@@ -8,6 +8,7 @@
 
 #include "tables/circuit_table.h"
 #include "base/dp.h"
+#include "base/mem.h"
 #include "tables/mac_table.h"
 #include "base/rcu.h"
 #include "tables/service_table.h"
@@ -58,7 +59,7 @@ int e3_mac_table_init(uint32_t cap, unsigned n_workers)
 	uint32_t n_buckets = RTE_MAX((cap + 1) / 2, 1u);
 	size_t bytes = sizeof(struct e3_mac_bucket) * n_buckets;
 
-	e3_mac_buckets = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
+	e3_mac_buckets = e3_table_alloc(bytes);
 	e3_mac_svc = calloc(E3_MAX_SERVICES, sizeof(*e3_mac_svc));
 	damp = calloc((size_t)n_buckets * E3_MAC_WAYS, sizeof(*damp));
 	circ = calloc(E3_MAX_CIRCUITS, sizeof(*circ));

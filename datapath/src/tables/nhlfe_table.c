@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "tables/nhlfe_table.h"
 
 uint64_t *e3_nhlfe_tbl;
@@ -15,9 +16,10 @@ uint32_t e3_ecmp_member(struct e3_nhlfe n, const uint8_t *frame, uint32_t len)
 
 int e3_nhlfe_table_init(void)
 {
-	e3_nhlfe_tbl = aligned_alloc(64, sizeof(uint64_t) * E3_MAX_NHLFES);
+	e3_nhlfe_tbl = e3_table_alloc(sizeof(uint64_t) * E3_MAX_NHLFES);
 	if (e3_nhlfe_tbl == NULL)
 		return -1;
+	/* Backed whole at start, like the label table. */
 	memset(e3_nhlfe_tbl, 0, sizeof(uint64_t) * E3_MAX_NHLFES);
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "port/port.h"
 #include "worker/stats.h"
 #include "worker/worker.h"
@@ -14,7 +15,7 @@ int e3_wstats_init(struct e3_wstats *s)
 {
 	s->svc = calloc(E3_MAX_SERVICES, sizeof(*s->svc));
 	s->circ = calloc(E3_MAX_CIRCUITS, sizeof(*s->circ));
-	s->label = calloc(E3_LABEL_SPACE, sizeof(*s->label));
+	s->label = e3_table_alloc(E3_LABEL_SPACE * sizeof(*s->label));
 	if (!s->svc || !s->circ || !s->label)
 		return -1;
 	if (!base_ready && s != &base) {
