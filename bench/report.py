@@ -33,8 +33,8 @@ def mpps(v):
     return f"{v / 1e6:.2f}" if v else "0"
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}" if a and b else "-"
+def fmt_ratio(v):
+    return "-" if v is None else f"{v:.2f}"
 
 
 def us(ns):
@@ -58,6 +58,16 @@ def round_ratios(sa, sb, key):
     a = {r["round"]: r.get(key) for r in (sa or {}).get("by_round", [])}
     b = {r["round"]: r.get(key) for r in (sb or {}).get("by_round", [])}
     return [a[k] / b[k] for k in sorted(a) if a[k] and b.get(k)]
+
+
+def paired(sa, sb, key):
+    """a's key over b's: the median of the rounds' ratios, or the ratio of
+    the medians from a run that kept only those; None if either is missing."""
+    rs = round_ratios(sa, sb, key)
+    if rs:
+        return statistics.median(rs)
+    x, y = (sa or {}).get(key), (sb or {}).get(key)
+    return x / y if x and y else None
 
 
 def capped(sw, key="pushback"):
@@ -123,6 +133,8 @@ def table(name, points):
                  "what each switch forwards when offered all the generator can send (Mpps "
                  "received, any loss)")
     lines += [f"Zero-loss rates (see Method for the loss allowed) in Mpps, medians over rounds; "
+              "ratios: the median of the rounds' ratios, each from the two switches' trials of "
+              "one round, seconds apart (so not always the ratio of the medians beside them); "
               f"\"flat out\" is {flat_what}; \">=\" marks a switch that kept up with the "
               "generator (its input ring pushed back on fewer than half of the generator's "
               "sends, column \"pushed back\"): the figure is the generator's, the switch "
@@ -157,18 +169,18 @@ def table(name, points):
     for p in points:
         sw = p["switches"]
         lim, e3, ovs = (sw.get(k) for k in SWITCHES)
-        lim_v, e3_v, ovs_v = ((s or {}).get("ndr_pps") for s in (lim, e3, ovs))
         mem = mem_bytes("e3")(p)
         mem_mib = "-" if mem is None else f"{mem / 2**20:.0f}"
         flat = " / ".join(cell(x, "max_pps") for x in (lim, e3, ovs))
-        lim_f, e3_f, ovs_f = ((s or {}).get("max_pps") for s in (lim, e3, ovs))
+        lim_f = (lim or {}).get("max_pps")
         mark = "*" if p.get("supplement") else ""
-        e3_c, lim_c = ((s or {}).get("cycles_per_frame") for s in (e3, lim))
         lines.append(f"| {size_name(p['size'])}{mark} | {cell(lim)} | {cell(e3)} | {cell(ovs)} "
-                     f"| {ratio(e3_v, lim_v)} | {ratio(e3_v, ovs_v)} | {flat} "
-                     f"| {ratio(e3_f, lim_f)} | {ratio(e3_f, ovs_f)} "
+                     f"| {fmt_ratio(paired(e3, lim, 'ndr_pps'))} "
+                     f"| {fmt_ratio(paired(e3, ovs, 'ndr_pps'))} | {flat} "
+                     f"| {fmt_ratio(paired(e3, lim, 'max_pps'))} "
+                     f"| {fmt_ratio(paired(e3, ovs, 'max_pps'))} "
                      f"| {' / '.join(pushed(x) for x in (lim, e3, ovs))} | {lat(e3)} | {lat(ovs)} "
-                     f"| {cycles(lim)} / {cycles(e3)} / {cycles(ovs)} | {ratio(e3_c, lim_c)} "
+                     f"| {cycles(lim)} / {cycles(e3)} / {cycles(ovs)} | {fmt_ratio(paired(e3, lim, 'cycles_per_frame'))} "
                      f"| {gen(p, lim_f)} "
                      f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
     lines += stage_table(points)
@@ -211,11 +223,7 @@ def targets(groups):
 
     def r(name, n, a, b, key="ndr_pps"):
         p = point(name, n)
-        if not p:
-            return None
-        x = p["switches"].get(a, {}).get(key)
-        y = p["switches"].get(b, {}).get(key)
-        return x / y if x and y else None
+        return paired(p["switches"].get(a), p["switches"].get(b), key) if p else None
 
     def rounds(name, n, a, b, key):
         p = point(name, n)
@@ -311,10 +319,9 @@ def targets(groups):
     return (["Verdicts go by the zero-loss ratio, checked against the flat-out ratio beside "
              "it (less noisy); when the two disagree the verdict is inconclusive. A zero-loss "
              "ratio far above 1 against the link limit means the limit's own search was "
-             "disturbed (see Findings). Ratios are of the medians over rounds; beside them, "
-             "their range over the rounds (each round's ratio from the two switches' trials "
-             "of that round, seconds apart) and, in the verdict, how many rounds met the "
-             "goal: how firmly the figure holds on this machine.", "",
+             "disturbed (see Findings). Beside each ratio (the median of the rounds' ratios, as "
+             "in the tables), its range over the rounds and, in the verdict, how many rounds "
+             "met the goal: how firmly the figure holds on this machine.", "",
              "| target | measured | goal | verdict |", "|---|---:|---:|---|"] + rows + [""])
 
 
@@ -459,7 +466,7 @@ def main():
         + f"; {prm['rounds']} round(s)"
         + ("; the first to go rotates from point to point and round to round"
            if prm.get("rotate") else "; the link limit always first")
-        + ". The switches waiting are SIGSTOPped. Figures are medians over rounds.",
+        + ". The switches waiting are SIGSTOPped. Figures are medians over rounds, and ratios the median of the rounds' ratios (each from the two switches' trials of one round).",
         "- Memory: `e3 memory` = resident memory of e3-vswitchd after programming and "
         "learning, private anonymous pages (RssAnon) + hugetlb pages (the DPDK heap; the memif "
         "buffers shared with the generator, its hugepages when it is zero-copy, are not "
