@@ -38,24 +38,29 @@ def test_round_ratios(a, b, want):
     assert report.round_ratios(a, b, "x") == want
 
 
-def target_row(rows, what):
+def target(lim, e3, what):
+    """The targets table's row `what` (its cells) for E-LAN unicast at 1 MAC."""
+    rows = report.targets({"elan-unicast": [{"scenario": "elan-unicast", "size": 1,
+                                             "switches": {"limit": lim, "e3": e3}}]})
     row = next(r for r in rows if r.startswith(f"| {what}"))
     return [c.strip() for c in row.strip("|").split("|")]
+
+
+RATE = "E-LAN known unicast, e3/limit at 1 MAC"
+COST = "E-LAN known unicast at 1 MAC, the limit's"
 
 
 def test_targets_give_the_rounds_range_and_how_many_met_the_goal():
     lim = switch([10e6, 8e6, 6e6], [200, 210, 190], flat=10e6)
     e3 = switch([9.5e6, 6e6, 5.5e6], [250, 240, 260], flat=9.5e6)
-    rows = report.targets({"elan-unicast": [{"scenario": "elan-unicast", "size": 1,
-                                             "switches": {"limit": lim, "e3": e3}}]})
     # Rounds: 0.95, 0.75, 0.92 -> two of three at >= 0.90, and their
     # median decides (the medians' ratio, 6 / 8 = 0.75, pairs the limit's
     # best round with e3's worst).
-    _, measured, _, verdict = target_row(rows, "E-LAN known unicast, e3/limit at 1 MAC")
+    _, measured, _, verdict = target(lim, e3, RATE)
     assert measured == "0.92 (rounds 0.75-0.95; flat out 0.95)"
     assert verdict == "met (2 of 3 rounds)"
     # By cost: 200/250, 210/240, 190/260 -> 0.80, 0.88, 0.73: none met.
-    _, measured, _, verdict = target_row(rows, "E-LAN known unicast at 1 MAC, the limit's")
+    _, measured, _, verdict = target(lim, e3, COST)
     assert measured == "0.80 (rounds 0.73-0.88)"
     assert verdict == "NOT met (0 of 3 rounds)"
 
@@ -63,9 +68,7 @@ def test_targets_give_the_rounds_range_and_how_many_met_the_goal():
 def test_a_flat_out_ratio_on_the_other_side_of_the_goal_makes_it_inconclusive():
     lim = switch([10e6, 10e6, 10e6], [200, 200, 200], flat=10e6)
     e3 = switch([9.5e6, 9.5e6, 9.5e6], [210, 210, 210], flat=8e6)
-    rows = report.targets({"elan-unicast": [{"scenario": "elan-unicast", "size": 1,
-                                             "switches": {"limit": lim, "e3": e3}}]})
-    _, measured, _, verdict = target_row(rows, "E-LAN known unicast, e3/limit at 1 MAC")
+    _, measured, _, verdict = target(lim, e3, RATE)
     assert measured == "0.95 (rounds 0.95-0.95; flat out 0.80)"
     assert verdict == "inconclusive (zero-loss and flat-out disagree)"
 
@@ -73,9 +76,7 @@ def test_a_flat_out_ratio_on_the_other_side_of_the_goal_makes_it_inconclusive():
 def test_targets_from_a_run_without_rounds_are_the_medians_alone():
     lim = {"ndr_pps": 8e6, "max_pps": 10e6, "cycles_per_frame": 200}
     e3 = {"ndr_pps": 7.6e6, "max_pps": 9.5e6, "cycles_per_frame": 210}
-    rows = report.targets({"elan-unicast": [{"scenario": "elan-unicast", "size": 1,
-                                             "switches": {"limit": lim, "e3": e3}}]})
-    _, measured, _, verdict = target_row(rows, "E-LAN known unicast, e3/limit at 1 MAC")
+    _, measured, _, verdict = target(lim, e3, RATE)
     assert (measured, verdict) == ("0.95 (flat out 0.95)", "met")
-    _, measured, _, verdict = target_row(rows, "E-LAN known unicast at 1 MAC, the limit's")
+    _, measured, _, verdict = target(lim, e3, COST)
     assert (measured, verdict) == ("0.95", "met")
