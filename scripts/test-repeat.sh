@@ -33,7 +33,7 @@ if [ "$busy" = 1 ]; then
   for _ in $(seq "$(nproc)"); do (while :; do :; done) & hogs+=($!); done
 fi
 
-declare -A fails=()
+declare -A fails=() why=()
 unit_bins=$(find build/datapath/tests -maxdepth 1 -type f -executable -name 'test_*' | sort)
 for i in $(seq "$unit_runs"); do
   for b in $unit_bins; do
@@ -61,6 +61,10 @@ for i in $(seq "$pkt_runs"); do
   while read -r t; do
     fails["$t"]=$(( ${fails["$t"]:-0} + 1 ))
   done < <(sed -n 's/^FAILED \([^ ]*\).*/\1/p' "$log/out")
+  # pytest -rf: "FAILED id - message"; the last message of each is shown.
+  while IFS= read -r line; do
+    why["${line%% *}"]=${line#* - }
+  done < <(sed -n 's/^FAILED \([^ ]* - .*\)/\1/p' "$log/out")
   printf '\rpacket: %d/%d' "$i" "$pkt_runs"
 done
 echo
@@ -70,5 +74,8 @@ if [ ${#fails[@]} -eq 0 ]; then
   exit 0
 fi
 echo "test-repeat: tests that failed at least once:"
-for t in "${!fails[@]}"; do printf '  %-60s %d time(s)\n' "$t" "${fails[$t]}"; done | sort
+while IFS= read -r t; do
+  printf '  %-60s %d time(s)\n' "$t" "${fails[$t]}"
+  [ -z "${why[$t]:-}" ] || printf '      %s\n' "${why[$t]:0:300}"
+done < <(printf '%s\n' "${!fails[@]}" | sort)
 exit 1
