@@ -180,7 +180,8 @@ def table(name, points):
                      f"| {fmt_ratio(paired(e3, lim, 'max_pps'))} "
                      f"| {fmt_ratio(paired(e3, ovs, 'max_pps'))} "
                      f"| {' / '.join(pushed(x) for x in (lim, e3, ovs))} | {lat(e3)} | {lat(ovs)} "
-                     f"| {cycles(lim)} / {cycles(e3)} / {cycles(ovs)} | {fmt_ratio(paired(e3, lim, 'cycles_per_frame'))} "
+                     f"| {cycles(lim)} / {cycles(e3)} / {cycles(ovs)} "
+                     f"| {fmt_ratio(paired(e3, lim, 'cycles_per_frame'))} "
                      f"| {gen(p, lim_f)} "
                      f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
     lines += stage_table(points)
@@ -466,7 +467,8 @@ def main():
         + f"; {prm['rounds']} round(s)"
         + ("; the first to go rotates from point to point and round to round"
            if prm.get("rotate") else "; the link limit always first")
-        + ". The switches waiting are SIGSTOPped. Figures are medians over rounds, and ratios the median of the rounds' ratios (each from the two switches' trials of one round).",
+        + ". The switches waiting are SIGSTOPped. Figures are medians over rounds, and ratios "
+        "the median of the rounds' ratios (each from the two switches' trials of one round).",
         "- Memory: `e3 memory` = resident memory of e3-vswitchd after programming and "
         "learning, private anonymous pages (RssAnon) + hugetlb pages (the DPDK heap; the memif "
         "buffers shared with the generator, its hugepages when it is zero-copy, are not "
