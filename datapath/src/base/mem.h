@@ -10,8 +10,8 @@
 /* bytes of zeroed memory for the life of the process, on 2 MiB pages
  * where the kernel gives them (transparent huge pages, asked for), else on
  * 4 KiB ones; NULL if none. A lookup at a random place in a big table then
- * costs a cache miss, not also a TLB miss whose page walk evicts the
- * worker's other translations. Pages are backed when first touched. */
+ * costs a cache miss, not also a TLB miss and a page walk. Pages are
+ * backed when first touched. */
 void *e3_table_alloc(size_t bytes);
 
 #endif
