@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -12,17 +13,25 @@
 #include "tables/mac_table.h"
 #include "worker/worker.h"
 
+/* The empty runtime directory EAL makes even without shared files. */
+static void remove_runtime_dir(void)
+{
+	rmdir(rte_eal_get_runtime_dir());
+}
+
 int harness_init(const char *prefix, uint32_t mac_size)
 {
 	char fp[64];
 
 	snprintf(fp, sizeof(fp), "--file-prefix=%s", prefix);
-	char *argv[] = { "unit", "-l", "0", "--no-huge", "--no-pci", "-m", "256", fp,
-			 "--log-level=*:error", NULL };
-	if (rte_eal_init(9, argv) < 0) {
+	/* No shared files or telemetry socket to leave behind. */
+	char *argv[] = { "unit", "-l", "0", "--no-huge", "--no-shconf", "--no-telemetry", "--no-pci",
+			 "-m", "256", fp, "--log-level=*:error", NULL };
+	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0) {
 		fprintf(stderr, "EAL init failed\n");
 		return -1;
 	}
+	atexit(remove_runtime_dir);
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = mac_size,
 				.mbufs = 4095, .n_workers = 1 };
 	char err[E3_ERRLEN];
