@@ -5,6 +5,7 @@ taken down turns red. Screenshots are kept in build/artefacts (or
 $E3_ARTEFACTS)."""
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -28,11 +29,15 @@ def browser():
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--ignore-certificate-errors", "--window-size=1400,900"):
         opts.add_argument(a)
-    drv = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
-    try:
-        yield drv
-    finally:
-        drv.quit()
+    # Chromium leaves its singleton socket's directory in TMPDIR: give it one
+    # of the test's own.
+    with tempfile.TemporaryDirectory(prefix="e3-chromium-") as tmp:
+        env = dict(os.environ, TMPDIR=tmp)
+        drv = webdriver.Chrome(service=Service(shutil.which("chromedriver"), env=env), options=opts)
+        try:
+            yield drv
+        finally:
+            drv.quit()
 
 
 def shot(drv, name):

@@ -77,3 +77,11 @@ class VM:
             self.proc.kill()
             self.proc.wait(10)
         subprocess.run(["rm", "-rf", f"/var/run/dpdk/{self.prefix}"], check=False)
+
+    def close(self):
+        """After the test: the VM goes, and its log with it."""
+        self.kill()
+        try:
+            os.unlink(self.logpath)
+        except FileNotFoundError:
+            pass

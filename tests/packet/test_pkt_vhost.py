@@ -48,7 +48,7 @@ def vm(sw):
         sw.rpc("label_add", label=LABEL_IN, type="eline", service=1)
         yield machine
     finally:
-        machine.kill()
+        machine.close()
         sw.reset()
         sw.rpc("port_del", name="vm1")
         if os.path.exists(path):
@@ -165,7 +165,7 @@ def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire):
         got = wire.exchange([("f1p", to_vm(tok))], expect=1, match=tok, timeout=10)
         assert len(got["vmp"]) == 1
     finally:
-        machine.kill()
+        machine.close()
         sw.reset()
         sw.rpc("port_del", name="vm2")
         if os.path.exists(path):
