@@ -232,9 +232,9 @@ def targets(groups):
 
     rows = []
 
-    def row(what, val, goal, ok, fmt="{:.2f}", extra="", verdict=None):
+    def row(what, val, goal, ok, fmt="{:.2f}", extra="", verdict=None, rounds_met=""):
         if verdict is None:
-            verdict = "-" if val is None else ("met" if ok(val) else "NOT met")
+            verdict = "-" if val is None else ("met" if ok(val) else "NOT met") + rounds_met
         rows.append(f"| {what} | {fmt.format(val) if val is not None else 'not measured'}{extra} "
                     f"| {goal} | {verdict} |")
 
@@ -251,16 +251,14 @@ def targets(groups):
         verdict = None
         if val is not None and flat is not None and ok(val) != ok(flat):
             verdict = "inconclusive (zero-loss and flat-out disagree)"
-        elif val is not None:
-            verdict = ("met" if ok(val) else "NOT met") + met
         notes = [x for x in (span, f"flat out {flat:.2f}" if flat is not None else "") if x]
-        row(what, val, goal, ok, verdict=verdict, extra=f" ({'; '.join(notes)})" if notes else "")
+        row(what, val, goal, ok, verdict=verdict, rounds_met=met,
+            extra=f" ({'; '.join(notes)})" if notes else "")
 
     def cost_row(what, name, n, a, b, goal, ok):
         val = r(name, n, a, b, "cycles_per_frame")
         span, met = spread(rounds(name, n, a, b, "cycles_per_frame"), ok)
-        row(what, val, goal, ok, extra=f" ({span})" if span else "",
-            verdict=None if val is None else ("met" if ok(val) else "NOT met") + met)
+        row(what, val, goal, ok, extra=f" ({span})" if span else "", rounds_met=met)
     ratio_row("E-LAN known unicast, e3/limit at 1 MAC", "elan-unicast", 1, "e3", "limit",
               ">= 0.90", lambda v: v >= 0.90)
     cost_row("E-LAN known unicast at 1 MAC, the limit's cycles/frame / e3's (the same target, "
