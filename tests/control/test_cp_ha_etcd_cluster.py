@@ -11,7 +11,6 @@ agents bring to the new controller's config.
 import json
 import os
 import signal
-import subprocess
 
 import pytest
 
@@ -35,7 +34,7 @@ def cluster(control, tmp_state):
 @pytest.fixture(scope="module")
 def ext_cp(lab, cluster, tmp_state):
     cp = ControlPlane(lab, lab.run_dir / "control-ext", api_port=EXT_API_PORT,
-                      etcd_endpoints=cluster.endpoints, data_dir=tmp_state / "controller-ext", fabric=FABRIC)
+                      etcd_cluster=cluster, data_dir=tmp_state / "controller-ext", fabric=FABRIC)
     try:
         yield cp.start()
     finally:
@@ -44,8 +43,7 @@ def ext_cp(lab, cluster, tmp_state):
 
 def etcd_leader(cluster):
     """Name of the cluster's current raft leader."""
-    p = subprocess.run(["etcdctl", "--endpoints", cluster.endpoints, "endpoint", "status", "-w", "json"],
-                       capture_output=True, text=True, timeout=30, env={**os.environ, "ETCDCTL_API": "3"})
+    p = cluster.etcdctl("endpoint", "status", "-w", "json")
     for st in json.loads(p.stdout):
         if st["Status"]["header"]["member_id"] == st["Status"]["leader"]:
             return next(m for m, url in cluster.client_urls.items() if url == st["Endpoint"])

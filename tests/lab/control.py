@@ -153,23 +153,33 @@ class Proc:
 
 class EtcdCluster:
     """A real etcd cluster of n members on loopback, each with its own data
-    directory: what production runs instead of the embedded etcd."""
+    directory: what production runs instead of the embedded etcd. Mutual TLS
+    on client and peer ports, with certificates from a CA that
+    `e3-controller certs` makes (docs/security.md): the controller's
+    --etcd-ca-dir is that CA's directory, and root's and the controller's
+    credentials files are made beside it."""
 
     def __init__(self, state_dir, base_port: int, members: int = 3, name: str = "etcd"):
         self.state_dir = Path(state_dir)
+        self.pki = self.state_dir / "pki"
         self.members = [f"{name}{i}" for i in range(members)]
-        self.client_urls = {m: f"http://127.0.0.1:{base_port + 2 * i}" for i, m in enumerate(self.members)}
-        self.peer_urls = {m: f"http://127.0.0.1:{base_port + 2 * i + 1}" for i, m in enumerate(self.members)}
+        self.client_urls = {m: f"https://127.0.0.1:{base_port + 2 * i}" for i, m in enumerate(self.members)}
+        self.peer_urls = {m: f"https://127.0.0.1:{base_port + 2 * i + 1}" for i, m in enumerate(self.members)}
         cluster = ",".join(f"{m}={self.peer_urls[m]}" for m in self.members)
+        ca, crl = self.pki / "etcd-ca.crt", self.pki / "etcd-ca.crl"
         self.procs = {}
         for m in self.members:
-            data = self.state_dir / m
+            data, crt, key = self.state_dir / m, self.pki / f"{m}.crt", self.pki / f"{m}.key"
             self.procs[m] = Proc(m, self.state_dir, [
                 str(ETCD), "--name", m, "--data-dir", str(data),
                 "--listen-client-urls", self.client_urls[m], "--advertise-client-urls", self.client_urls[m],
                 "--listen-peer-urls", self.peer_urls[m], "--initial-advertise-peer-urls", self.peer_urls[m],
                 "--initial-cluster", cluster, "--initial-cluster-state", "new",
                 "--initial-cluster-token", f"e3-{self.state_dir.name}",
+                "--cert-file", str(crt), "--key-file", str(key), "--trusted-ca-file", str(ca),
+                "--client-cert-auth", "--client-crl-file", str(crl),
+                "--peer-cert-file", str(crt), "--peer-key-file", str(key), "--peer-trusted-ca-file", str(ca),
+                "--peer-client-cert-auth", "--peer-crl-file", str(crl),
                 # One controller change is one transaction (docs/control-plane.md, Limits).
                 "--max-txn-ops", "65536", "--max-request-bytes", str(64 << 20),
                 "--backend-batch-limit", str(1 << 20),
@@ -180,6 +190,33 @@ class EtcdCluster:
     def endpoints(self) -> str:
         return ",".join(self.client_urls[m] for m in self.members)
 
+    def credentials(self, user: str) -> Path:
+        """The credentials file of a client user (root, e3-controller)."""
+        return self.pki / f"{user}.json"
+
+    def _certs(self) -> None:
+        self.pki.mkdir(parents=True, exist_ok=True)
+        certs = [str(binary("e3-controller")), "certs", "--ca-dir", str(self.pki)]
+        for m in self.members:
+            subprocess.run([*certs, "--cn", m, "--hosts", "127.0.0.1,localhost", "--out", str(self.pki / m)],
+                           check=True, capture_output=True, timeout=30)
+        for user in ("root", "e3-controller"):
+            subprocess.run([*certs, "--cn", user, "--endpoints", self.endpoints,
+                            "--credentials", str(self.credentials(user))], check=True, capture_output=True, timeout=30)
+        root = json.loads(self.credentials("root").read_text())
+        (self.pki / "root-client.crt").write_text(root["cert"])
+        key = self.pki / "root-client.key"
+        key.touch(mode=0o600)
+        key.write_text(root["key"])
+
+    def etcdctl(self, *args, members=None) -> subprocess.CompletedProcess:
+        """etcdctl as root against members (default: all)."""
+        eps = ",".join(self.client_urls[m] for m in (members or self.members))
+        return subprocess.run(["etcdctl", "--endpoints", eps, "--cacert", str(self.pki / "etcd-ca.crt"),
+                               "--cert", str(self.pki / "root-client.crt"), "--key", str(self.pki / "root-client.key"),
+                               *args], capture_output=True, text=True, timeout=30,
+                              env={**os.environ, "ETCDCTL_API": "3"})
+
     def start(self) -> "EtcdCluster":
         if not os.access(ETCD, os.X_OK):
             raise LabError(f"{ETCD}: missing (scripts/deps.sh installs etcd-server)")
@@ -187,6 +224,7 @@ class EtcdCluster:
             on_exit(self.stop)
             self._armed = True
         try:
+            self._certs()
             for p in self.procs.values():
                 p.start()
             wait_for("etcd cluster healthy", self.healthy, timeout=60)
@@ -197,10 +235,7 @@ class EtcdCluster:
 
     def healthy(self, members=None) -> bool:
         members = members or [m for m in self.members if self.procs[m].running()]
-        eps = ",".join(self.client_urls[m] for m in members)
-        p = subprocess.run(["etcdctl", "--endpoints", eps, "endpoint", "health"], capture_output=True,
-                           text=True, timeout=30, env={**os.environ, "ETCDCTL_API": "3"})
-        return p.returncode == 0
+        return self.etcdctl("endpoint", "health", members=members).returncode == 0
 
     def stop(self) -> None:
         for p in self.procs.values():
@@ -216,39 +251,42 @@ class ControlPlane:
     cp.e3ctl("service", "create", "eline", "red", "--circuit", "leaf1:cust1:1000", ...)
     cp.stop_all()
 
-    With etcd_endpoints the controller uses that (external) etcd instead of
+    With etcd_cluster the controller uses that (external) etcd instead of
     its embedded one. With metrics_port, the agent of the i-th node serves
     /metrics on 127.0.0.1:metrics_port+i (metrics_url). The controller gets the lab's topology without its
     `services` (it would create them itself): services are made with e3ctl.
     """
 
     def __init__(self, lab: Lab, state_dir, api_port: int, etcd_port: int | None = None,
-                 etcd_endpoints: str | None = None, data_dir=None, safety_net: bool = True,
+                 etcd_cluster: EtcdCluster | None = None, data_dir=None, safety_net: bool = True,
                  fabric: dict | None = None, metrics_port: int | None = None):
-        if (etcd_port is None) == (etcd_endpoints is None):
-            raise LabError("ControlPlane: give etcd_port (embedded etcd) or etcd_endpoints (external)")
+        if (etcd_port is None) == (etcd_cluster is None):
+            raise LabError("ControlPlane: give etcd_port (embedded etcd) or etcd_cluster (external)")
         self.lab = lab
         self.state_dir = Path(state_dir)
         self.data_dir = Path(data_dir) if data_dir else self.state_dir / "controller"
         self.server = f"https://127.0.0.1:{api_port}"
         self.ca_file = self.data_dir / "api.crt"       # the controller's self-signed certificate
-        # The embedded etcd speaks TLS and wants a user (docs/security.md);
-        # each agent gets its own, issued by e3ctl node credentials.
-        self.etcd_endpoints = etcd_endpoints or f"https://127.0.0.1:{etcd_port}"
-        self.embedded_etcd = etcd_endpoints is None
+        # etcd asks every client for a certificate of the fabric's CA
+        # (docs/security.md); each agent gets its own, issued by e3ctl node
+        # credentials.
+        self.etcd_endpoints = etcd_cluster.endpoints if etcd_cluster else f"https://127.0.0.1:{etcd_port}"
+        self.etcd_peer_url = None if etcd_cluster else f"https://127.0.0.1:{etcd_port + 1}"
         self.token_file = self.state_dir / "token"
         self.topology_file = self.state_dir / "topology.yaml"
         cmd = [str(binary("e3-controller")), "--data-dir", str(self.data_dir), "--listen", f"127.0.0.1:{api_port}",
                "--token-file", str(self.token_file), "--topology", str(self.topology_file)]
-        if etcd_endpoints:
-            cmd += ["--etcd-endpoints", etcd_endpoints]
+        if etcd_cluster:
+            cmd += ["--etcd-endpoints", self.etcd_endpoints, "--etcd-ca-dir", str(etcd_cluster.pki),
+                    "--etcd-credentials", str(etcd_cluster.credentials("e3-controller")),
+                    "--etcd-root-credentials", str(etcd_cluster.credentials("root"))]
         else:
-            cmd += ["--etcd-listen", self.etcd_endpoints, "--etcd-peer-listen", f"http://127.0.0.1:{etcd_port + 1}"]
+            cmd += ["--etcd-listen", self.etcd_endpoints, "--etcd-peer-listen", self.etcd_peer_url]
         self.controller = Proc("e3-controller", self.state_dir, cmd, marker=str(self.token_file))
         self.metrics = {n.name: f"127.0.0.1:{metrics_port + i}" for i, n in enumerate(lab.topo.nodes)
                         } if metrics_port else {}
         self.agents = {n.name: Proc(f"e3-agent-{n.name}", self.state_dir, [
-            str(binary("e3-agent")), "--node", n.name, *self._etcd_args(n.name),
+            str(binary("e3-agent")), "--node", n.name, "--etcd-credentials", str(self.credentials_file(n.name)),
             "--dp-socket", lab.node_socket(n.name),
             *(["--metrics-listen", self.metrics[n.name]] if n.name in self.metrics else [])],
             marker=lab.node_socket(n.name))
@@ -265,11 +303,6 @@ class ControlPlane:
 
     def credentials_file(self, node: str) -> Path:
         return self.state_dir / f"{node}.etcd.json"
-
-    def _etcd_args(self, node: str) -> list:
-        if self.embedded_etcd:
-            return ["--etcd-credentials", str(self.credentials_file(node))]
-        return ["--etcd-endpoints", self.etcd_endpoints]
 
     def issue_credentials(self, node: str) -> dict:
         """New etcd credentials for node's agent (e3ctl node credentials), in
@@ -299,8 +332,7 @@ class ControlPlane:
             self.topology_file.write_text(yaml.safe_dump(topo, sort_keys=False))
             self.start_controller(timeout)
             for n in self.agents:
-                if self.embedded_etcd:
-                    self.issue_credentials(n)
+                self.issue_credentials(n)
                 self.start_agent(n)
             self.wait_converged(timeout)
         except BaseException:

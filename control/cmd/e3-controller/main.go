@@ -23,6 +23,10 @@ import (
 )
 
 func main() {
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "certs" {
+		run = func() error { return runCerts(os.Args[2:]) }
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e3-controller:", err)
 		os.Exit(1)
@@ -33,10 +37,11 @@ func run() error {
 	var (
 		dataDir    = flag.String("data-dir", "/var/lib/e3/controller", "directory of the embedded etcd (persistent)")
 		etcdListen = flag.String("etcd-listen", "https://127.0.0.1:2379", "client URL of the embedded etcd (https: TLS with a certificate made in the data dir)")
-		etcdPeer   = flag.String("etcd-peer-listen", "http://127.0.0.1:2380", "peer URL of the embedded etcd")
+		etcdPeer   = flag.String("etcd-peer-listen", "https://127.0.0.1:2380", "peer URL of the embedded etcd (https: mutual TLS with the data dir's CA)")
 		endpoints  = flag.String("etcd-endpoints", "", "use this external etcd cluster (comma-separated URLs) instead of the embedded one")
-		etcdCreds  = flag.String("etcd-credentials", "", "external etcd: the controller's credentials file (JSON: endpoints, user, password, ca)")
-		etcdRoot   = flag.String("etcd-root-credentials", "", "external etcd: root's credentials file, to issue nodes' credentials (e3ctl node credentials)")
+		etcdCreds  = flag.String("etcd-credentials", "", "external etcd: the controller's credentials file (JSON: endpoints, user, ca, cert, key)")
+		etcdRoot   = flag.String("etcd-root-credentials", "", "external etcd: root's credentials file, to turn authentication on and issue nodes' credentials")
+		etcdCADir  = flag.String("etcd-ca-dir", "", "external etcd: the directory of the CA that signs its clients' certificates (e3-controller certs)")
 		maxReq     = flag.Uint("etcd-max-request-bytes", 64<<20, "embedded etcd: largest transaction (desired configs of big fabrics are large)")
 		listen     = flag.String("listen", "127.0.0.1:8080", "northbound API address")
 		advertise  = flag.String("advertise", "", "this replica's API URL, shown to clients of followers (default http://<listen>)")
@@ -67,26 +72,26 @@ func run() error {
 		*maxConns = max(int(lim)-512, 16)
 		log.Warn("--max-conns lowered to leave descriptors to etcd", "max_conns", *maxConns, "nofile", lim)
 	}
-	var ctrl, root etcdauth.Credentials
+	var parties etcdParties
 	var err error
 	if *endpoints == "" {
-		e, c, r, err := embeddedEtcd(ctx, *dataDir, *etcdListen, *etcdPeer, *maxReq, log)
+		e, p, err := embeddedEtcd(ctx, *dataDir, *etcdListen, *etcdPeer, *maxReq, log)
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		ctrl, root = c, r
-	} else if ctrl, root, err = externalEtcd(*endpoints, *etcdCreds, *etcdRoot); err != nil {
+		parties = p
+	} else if parties, err = externalEtcd(ctx, *endpoints, *etcdCreds, *etcdRoot, *etcdCADir); err != nil {
 		return err
 	}
 	etcdLatency := metrics.NewGRPCLatency("e3_controller_etcd_request_seconds",
 		"Latency of the controller's etcd requests, by gRPC method (Range, Txn, Put, ...).")
-	cli, err := ctrl.Client(etcdLatency.DialOption())
+	cli, err := parties.ctrl.Client(etcdLatency.DialOption())
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	if err := upgradeNodeRoles(ctx, root); err != nil {
+	if err := upgradeNodeRoles(ctx, parties.root); err != nil {
 		return err
 	}
 
@@ -114,7 +119,7 @@ func run() error {
 	}
 	guard := api.NewConnGuard(*maxConns)
 	issue := func(ctx context.Context, node string) (etcdauth.Credentials, error) {
-		return issueNode(ctx, root, node)
+		return issueNode(ctx, parties, node)
 	}
 	reg := metrics.NewRegistry(etcdLatency)
 	reg.MustRegister(c.Collectors()...)

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
@@ -69,47 +68,65 @@ func apiCert(cert, key, dataDir, listen string, log *slog.Logger) (string, strin
 	return cert, key, nil
 }
 
-// embeddedEtcd starts the embedded etcd secured (docs/security.md): TLS with
-// a certificate made in dataDir when the client URL is https, and, on first
+// etcdParties are the credentials the controller holds to its etcd: its
+// own, root's (to manage users; empty if not given) and the CA that issues
+// nodes' certificates (nil if not given).
+type etcdParties struct {
+	ctrl, root etcdauth.Credentials
+	pki        *etcdauth.PKI
+}
+
+// embeddedEtcd starts the embedded etcd secured (docs/security.md): mutual
+// TLS on its client and peer ports with a CA made in dataDir, and, on first
 // start, authentication with root and the controller's user, whose
-// credentials files it keeps in dataDir. It returns the controller's and
-// root's credentials.
-func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint, log *slog.Logger) (*embed.Etcd, etcdauth.Credentials, etcdauth.Credentials, error) {
-	var ctrl, root etcdauth.Credentials
-	o := store.EmbedOptions{DataDir: dataDir + "/etcd", ClientURL: listen, PeerURL: peer, MaxRequest: maxReq}
-	var ca string
-	if u, err := url.Parse(listen); err == nil && u.Scheme == "https" {
-		o.CertFile, o.KeyFile = dataDir+"/etcd.crt", dataDir+"/etcd.key"
-		if _, err := secrets.SelfSigned(o.CertFile, o.KeyFile, []string{"localhost", "127.0.0.1", "::1", u.Hostname()}); err != nil {
-			return nil, ctrl, root, fmt.Errorf("etcd certificate: %w", err)
+// credentials files it keeps in dataDir.
+func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint, log *slog.Logger) (*embed.Etcd, etcdParties, error) {
+	var p etcdParties
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	for flag, raw := range map[string]string{"--etcd-listen": listen, "--etcd-peer-listen": peer} {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "https" {
+			return nil, p, fmt.Errorf("%s %s: the embedded etcd serves only https, with client certificates (docs/security.md)", flag, raw)
 		}
-		b, err := os.ReadFile(o.CertFile)
-		if err != nil {
-			return nil, ctrl, root, err
-		}
-		ca = string(b)
+		hosts = append(hosts, u.Hostname())
+	}
+	pki, err := etcdauth.OpenPKI(dataDir)
+	if err != nil {
+		return nil, p, err
+	}
+	o := store.EmbedOptions{DataDir: dataDir + "/etcd", ClientURL: listen, PeerURL: peer, MaxRequest: maxReq,
+		CertFile: dataDir + "/etcd-member.crt", KeyFile: dataDir + "/etcd-member.key",
+		CAFile: pki.CAPath(), CRLFile: pki.CRLPath()}
+	if err := pki.ServerFiles(o.CertFile, o.KeyFile, "e3-controller-etcd", hosts); err != nil {
+		return nil, p, err
 	}
 	e, err := store.StartEmbedded(o)
 	if err != nil {
-		return nil, ctrl, root, err
+		return nil, p, err
 	}
-	anon := etcdauth.Credentials{Endpoints: listen, CA: ca}
-	if root, err = credentialsFile(dataDir+"/etcd-root.json", anon, etcdauth.RootUser); err == nil {
-		ctrl, err = credentialsFile(dataDir+"/etcd-controller.json", anon, etcdauth.ControllerUser)
+	p.pki = pki
+	if p.root, err = credentialsFile(dataDir+"/etcd-root.json", pki, etcdauth.RootUser, listen); err == nil {
+		p.ctrl, err = credentialsFile(dataDir+"/etcd-controller.json", pki, etcdauth.ControllerUser, listen)
 	}
 	if err == nil {
-		var admin *clientv3.Client
-		if admin, err = anon.Client(); err == nil {
-			err = etcdauth.Bootstrap(ctx, admin, root.Password, ctrl.Password)
-			admin.Close()
-		}
+		err = bootstrap(ctx, p.root)
 	}
 	if err != nil {
 		e.Close()
-		return nil, ctrl, root, err
+		return nil, p, err
 	}
-	log.Info("embedded etcd ready", "client_url", listen, "data_dir", dataDir, "tls", ca != "", "auth", true)
-	return e, ctrl, root, nil
+	log.Info("embedded etcd ready", "client_url", listen, "peer_url", peer, "data_dir", dataDir, "mtls", true, "auth", true)
+	return e, p, nil
+}
+
+// bootstrap turns on etcd's authentication through root, once.
+func bootstrap(ctx context.Context, root etcdauth.Credentials) error {
+	admin, err := root.Client()
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	return etcdauth.Bootstrap(ctx, admin)
 }
 
 // upgradeNodeRoles brings agents' etcd roles to this build's key layout,
@@ -126,17 +143,18 @@ func upgradeNodeRoles(ctx context.Context, root etcdauth.Credentials) error {
 	return etcdauth.UpgradeNodeRoles(ctx, cli)
 }
 
-// credentialsFile returns the credentials of user in file, creating file
-// (mode 0600) with a new password for that user if it does not exist. The
-// endpoints and CA are always base's.
-func credentialsFile(file string, base etcdauth.Credentials, user string) (etcdauth.Credentials, error) {
+// credentialsFile returns the credentials of user in file, issuing a
+// certificate from pki into file (mode 0600) if it holds none. The
+// endpoints are always those given.
+func credentialsFile(file string, pki *etcdauth.PKI, user, endpoints string) (etcdauth.Credentials, error) {
 	c, err := etcdauth.Load(file)
-	if errors.Is(err, os.ErrNotExist) {
-		c = etcdauth.Credentials{User: user, Password: etcdauth.Password()}
-	} else if err != nil {
+	if errors.Is(err, os.ErrNotExist) || (err == nil && c.Cert == "") {
+		c, err = pki.Issue(user)
+	}
+	if err != nil {
 		return c, err
 	}
-	c.Endpoints, c.CA = base.Endpoints, base.CA
+	c.Endpoints = endpoints
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return c, err
@@ -145,36 +163,46 @@ func credentialsFile(file string, base etcdauth.Credentials, user string) (etcda
 }
 
 // externalEtcd returns the credentials of an external cluster: the
-// controller's file (or none: no authentication), and root's if given.
-func externalEtcd(endpoints, ctrlFile, rootFile string) (ctrl, root etcdauth.Credentials, err error) {
-	ctrl = etcdauth.Credentials{Endpoints: endpoints}
+// controller's file (or none), root's and the CA directory if given. With
+// root's, it turns the cluster's authentication on if it is not yet.
+func externalEtcd(ctx context.Context, endpoints, ctrlFile, rootFile, caDir string) (p etcdParties, err error) {
+	p.ctrl = etcdauth.Credentials{Endpoints: endpoints}
 	if ctrlFile != "" {
-		if ctrl, err = etcdauth.Load(ctrlFile); err != nil {
+		if p.ctrl, err = etcdauth.Load(ctrlFile); err != nil {
+			return
+		}
+	}
+	if caDir != "" {
+		if p.pki, err = etcdauth.OpenPKI(caDir); err != nil {
 			return
 		}
 	}
 	if rootFile != "" {
-		root, err = etcdauth.Load(rootFile)
+		if p.root, err = etcdauth.Load(rootFile); err != nil {
+			return
+		}
+		err = bootstrap(ctx, p.root)
 	}
 	return
 }
 
-// issueNode gives node's agent new etcd credentials through root, or
-// refuses when this controller has no root credentials.
-func issueNode(ctx context.Context, root etcdauth.Credentials, node string) (etcdauth.Credentials, error) {
-	if root.User == "" {
-		return etcdauth.Credentials{}, errors.New("this controller cannot issue etcd credentials: its etcd is external and no --etcd-root-credentials were given")
+// issueNode gives node's agent new etcd credentials through root and the
+// CA, or refuses when this controller lacks either.
+func issueNode(ctx context.Context, p etcdParties, node string) (etcdauth.Credentials, error) {
+	if p.root.User == "" || p.pki == nil {
+		return etcdauth.Credentials{}, errors.New("this controller cannot issue etcd credentials: its etcd is external and --etcd-root-credentials or --etcd-ca-dir is missing")
 	}
-	cli, err := root.Client()
+	cli, err := p.root.Client()
 	if err != nil {
 		return etcdauth.Credentials{}, err
 	}
 	defer cli.Close()
-	pass, err := etcdauth.IssueNode(ctx, cli, node)
+	c, err := etcdauth.IssueNode(ctx, cli, p.pki, node)
 	if err != nil {
 		return etcdauth.Credentials{}, err
 	}
-	return etcdauth.Credentials{Endpoints: root.Endpoints, User: etcdauth.NodeUser(node), Password: pass, CA: root.CA}, nil
+	c.Endpoints = p.root.Endpoints
+	return c, nil
 }
 
 // raiseFileLimit lifts the soft descriptor limit to the hard one: the API's

@@ -1,10 +1,12 @@
 // Package etcdauth is the least-privilege layout of the fabric's etcd
-// (docs/security.md): TLS to the clients, and authentication with one user
-// per party.
+// (docs/security.md): mutual TLS for every client and peer, with
+// certificates from the fabric's own CA (pki.go), and etcd's RBAC with one
+// user per party, named by the common name of its certificate. The users
+// have no password: a certificate is the only way in.
 //
 //   - root: made at bootstrap; used only to manage users (the bootstrap and
-//     issuing a node's credentials), never for the fabric's own reads and
-//     writes.
+//     issuing a node's credentials) and for etcd's maintenance RPCs, never
+//     for the fabric's own reads and writes.
 //   - e3-controller: read and write everything under /e3/.
 //   - node-NAME (one per node, for its agent): read /e3/v1/desired/NAME,
 //     read and write /e3/v1/status/NAME; nothing else.
@@ -12,9 +14,7 @@ package etcdauth
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +28,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
@@ -44,12 +46,16 @@ const (
 func NodeUser(node string) string { return "node-" + node }
 
 // Credentials are what a client needs to reach etcd as one user. An
-// agent's credentials file holds them as JSON.
+// agent's credentials file holds them as JSON (mode 0600).
 type Credentials struct {
-	Endpoints string `json:"endpoints"` // comma-separated URLs
-	User      string `json:"user,omitempty"`
-	Password  string `json:"password,omitempty"`
-	CA        string `json:"ca,omitempty"` // PEM: the certificate(s) to trust
+	Endpoints string `json:"endpoints"`      // comma-separated URLs
+	User      string `json:"user,omitempty"` // the certificate's common name
+	CA        string `json:"ca,omitempty"`   // PEM: the certificate(s) to trust
+	Cert      string `json:"cert,omitempty"` // PEM: the client certificate
+	Key       string `json:"key,omitempty"`  // PEM: its private key
+	// Password authenticates User on an etcd that does not ask for
+	// client certificates; empty with a certificate.
+	Password string `json:"password,omitempty"`
 }
 
 // Load reads a credentials file.
@@ -72,7 +78,7 @@ func Load(file string) (Credentials, error) {
 // keeps retrying, so a client made while etcd is down works once it is up.
 func (c Credentials) Config() (clientv3.Config, error) {
 	cfg := clientv3.Config{Endpoints: strings.Split(c.Endpoints, ","), DialTimeout: 5 * time.Second,
-		Username: c.User, Password: c.Password, Logger: zap.NewNop(),
+		Logger:             zap.NewNop(),
 		MaxCallSendMsgSize: 256 << 20, MaxCallRecvMsgSize: 256 << 20,
 		// gRPC's reconnect backoff grows to 2 minutes: an agent would
 		// stay cut off that long after etcd (the controller) came back.
@@ -80,6 +86,9 @@ func (c Credentials) Config() (clientv3.Config, error) {
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 			MinConnectTimeout: 5 * time.Second,
 		})}}
+	if c.Password != "" {
+		cfg.Username, cfg.Password = c.User, c.Password
+	}
 	if c.CA != "" {
 		t, err := secrets.TrustPEM([]byte(c.CA))
 		if err != nil {
@@ -88,6 +97,16 @@ func (c Credentials) Config() (clientv3.Config, error) {
 		cfg.TLS = t
 	} else if strings.HasPrefix(c.Endpoints, "https://") {
 		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if c.Cert != "" {
+		if cfg.TLS == nil {
+			return cfg, errors.New("etcd credentials: a client certificate needs https endpoints")
+		}
+		pair, err := tls.X509KeyPair([]byte(c.Cert), []byte(c.Key))
+		if err != nil {
+			return cfg, fmt.Errorf("etcd credentials: cert: %w", err)
+		}
+		cfg.TLS.Certificates = []tls.Certificate{pair}
 	}
 	return cfg, nil
 }
@@ -106,28 +125,21 @@ func (c Credentials) Client(opts ...grpc.DialOption) (*clientv3.Client, error) {
 	return cli, nil
 }
 
-// Password is a new random password.
-func Password() string {
-	b := make([]byte, 18)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // Bootstrap turns authentication on in a store that has none yet, through
-// admin (a client without a user): root with rootPass, and the controller's
-// user and role with ctrlPass. A store that already has it is left alone.
-func Bootstrap(ctx context.Context, admin *clientv3.Client, rootPass, ctrlPass string) error {
+// admin (a client with root's certificate): root, and the controller's user
+// and role. A store that already has it is left alone; every step is
+// idempotent, so an etcd too old to tell (3.4) gets them all again.
+func Bootstrap(ctx context.Context, admin *clientv3.Client) error {
 	st, err := admin.AuthStatus(ctx)
 	switch {
-	case errors.Is(err, rpctypes.ErrUserEmpty): // only with authentication on
-		return nil
+	case status.Code(err) == codes.Unimplemented:
 	case err != nil:
 		return fmt.Errorf("etcd auth status: %w", err)
 	case st.Enabled:
 		return nil
 	}
 	steps := []func() error{
-		func() error { return ensureUser(ctx, admin, RootUser, rootPass) },
+		func() error { return ensureUser(ctx, admin, RootUser) },
 		func() error { _, err := admin.UserGrantRole(ctx, RootUser, "root"); return err },
 		func() error { return ensureRole(ctx, admin, controllerRole) },
 		func() error {
@@ -135,7 +147,7 @@ func Bootstrap(ctx context.Context, admin *clientv3.Client, rootPass, ctrlPass s
 				clientv3.GetPrefixRangeEnd(nodestate.Prefix), clientv3.PermissionType(authpb.READWRITE))
 			return err
 		},
-		func() error { return ensureUser(ctx, admin, ControllerUser, ctrlPass) },
+		func() error { return ensureUser(ctx, admin, ControllerUser) },
 		func() error { _, err := admin.UserGrantRole(ctx, ControllerUser, controllerRole); return err },
 		func() error { _, err := admin.AuthEnable(ctx); return err },
 	}
@@ -147,11 +159,10 @@ func Bootstrap(ctx context.Context, admin *clientv3.Client, rootPass, ctrlPass s
 	return nil
 }
 
-// IssueNode gives node's agent its user and role, with a new password (an
-// older one stops working), through root.
-func IssueNode(ctx context.Context, root *clientv3.Client, node string) (string, error) {
+// IssueNode gives node's agent its user and role through root, and a new
+// certificate from pki for that user (its older one is revoked).
+func IssueNode(ctx context.Context, root *clientv3.Client, pki *PKI, node string) (Credentials, error) {
 	user := NodeUser(node)
-	pass := Password()
 	steps := []func() error{
 		func() error { return ensureRole(ctx, root, user) },
 		func() error { return grantDesired(ctx, root, user, node) },
@@ -159,16 +170,19 @@ func IssueNode(ctx context.Context, root *clientv3.Client, node string) (string,
 			_, err := root.RoleGrantPermission(ctx, user, nodestate.StatusKey(node), "", clientv3.PermissionType(authpb.READWRITE))
 			return err
 		},
-		func() error { return ensureUser(ctx, root, user, pass) },
-		func() error { _, err := root.UserChangePassword(ctx, user, pass); return err },
+		func() error { return ensureUser(ctx, root, user) },
 		func() error { _, err := root.UserGrantRole(ctx, user, user); return err },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			return "", fmt.Errorf("etcd credentials of %s: %w", node, err)
+			return Credentials{}, fmt.Errorf("etcd credentials of %s: %w", node, err)
 		}
 	}
-	return pass, nil
+	c, err := pki.Issue(user)
+	if err != nil {
+		return Credentials{}, fmt.Errorf("etcd credentials of %s: %w", node, err)
+	}
+	return c, nil
 }
 
 // grantDesired lets role read node's desired keys (nodestate.DesiredNode).
@@ -198,10 +212,12 @@ func UpgradeNodeRoles(ctx context.Context, root *clientv3.Client) error {
 	return nil
 }
 
-func ensureUser(ctx context.Context, c *clientv3.Client, user, pass string) error {
-	_, err := c.UserAdd(ctx, user, pass)
+// ensureUser adds user without a password (its certificate's common name
+// authenticates it), or leaves an existing one as it is.
+func ensureUser(ctx context.Context, c *clientv3.Client, user string) error {
+	_, err := c.UserAddWithOptions(ctx, user, "", &clientv3.UserAddOptions{NoPassword: true})
 	if errors.Is(err, rpctypes.ErrUserAlreadyExist) {
-		_, err = c.UserChangePassword(ctx, user, pass)
+		return nil
 	}
 	return err
 }

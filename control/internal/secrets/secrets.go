@@ -15,7 +15,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"strings"
@@ -58,12 +57,8 @@ func SelfSigned(certFile, keyFile string, hosts []string) (created bool, err err
 	if err != nil {
 		return false, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return false, err
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
+		SerialNumber:          serialNumber(),
 		Subject:               pkix.Name{CommonName: "e3-controller", Organization: []string{"e3fabric"}},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().AddDate(10, 0, 0),
@@ -83,17 +78,7 @@ func SelfSigned(certFile, keyFile string, hosts []string) (created bool, err err
 	if err != nil {
 		return false, err
 	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return false, err
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		return false, err
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return false, err
-	}
-	return true, nil
+	return true, writePair(certFile, keyFile, der, key)
 }
 
 // Fingerprint is the SHA-256 of a certificate's DER, in hex: what a client

@@ -59,8 +59,11 @@ type EmbedOptions struct {
 	PeerURL    string // e.g. http://127.0.0.1:2380
 	MaxRequest uint   // bytes; large desired configs need more than etcd's 1.5 MiB
 	Quota      int64  // backend quota bytes; 0 = etcd's default
-	// An https ClientURL serves clients over TLS with this pair.
+	// An https ClientURL or PeerURL serves over TLS with this pair; with
+	// CAFile, every client and peer must show a certificate signed by that
+	// CA and not revoked in CRLFile (mutual TLS).
 	CertFile, KeyFile string
+	CAFile, CRLFile   string
 }
 
 // StartEmbedded starts a single-member etcd and waits until it serves.
@@ -78,12 +81,16 @@ func StartEmbedded(o EmbedOptions) (*embed.Etcd, error) {
 	}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	if cu.Scheme == "https" {
-		if o.CertFile == "" {
-			return nil, fmt.Errorf("etcd client url %s: https needs a certificate", o.ClientURL)
+		if cfg.ClientTLSInfo, err = o.tlsInfo(); err != nil {
+			return nil, fmt.Errorf("etcd client url %s: %w", o.ClientURL, err)
 		}
-		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile}
 	}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	if pu.Scheme == "https" {
+		if cfg.PeerTLSInfo, err = o.tlsInfo(); err != nil {
+			return nil, fmt.Errorf("etcd peer url %s: %w", o.PeerURL, err)
+		}
+	}
 	cfg.InitialCluster = cfg.Name + "=" + pu.String()
 	cfg.LogLevel = zapcore.ErrorLevel.String()
 	// One change is one transaction: a failure can move every service.
@@ -116,6 +123,14 @@ func StartEmbedded(o EmbedOptions) (*embed.Etcd, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd in %s: %w", o.DataDir, err)
 	}
+}
+
+func (o EmbedOptions) tlsInfo() (transport.TLSInfo, error) {
+	if o.CertFile == "" {
+		return transport.TLSInfo{}, fmt.Errorf("https needs a certificate")
+	}
+	return transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile,
+		TrustedCAFile: o.CAFile, ClientCertAuth: o.CAFile != "", CRLFile: o.CRLFile}, nil
 }
 
 // Schema reads the store's layout version ("" if none).
