@@ -80,7 +80,10 @@ static void test_state_table(void)
 		struct e3_bfd s;
 
 		session_in(&s, t[i].local);
-		uint32_t your = t[i].remote == E3_BFD_INIT || t[i].remote == E3_BFD_UP ? 1001 : 0;
+		/* A neighbour names us once it has heard from us; an Up session
+		 * accepts nothing else (test_bad_packets). */
+		uint32_t your = t[i].remote == E3_BFD_INIT || t[i].remote == E3_BFD_UP ||
+				t[i].local == E3_BFD_UP ? 1001 : 0;
 		struct e3_bfd_pkt p = pkt(t[i].remote, 77, your);
 		int ev = e3_bfd_rx(&s, &p, 10);
 
@@ -154,6 +157,26 @@ static void test_decode(void)
 	p = pkt(E3_BFD_DOWN, 77, 4242);
 	CHECK_EQ(e3_bfd_rx(&s, &p, 5), -E3_BFD_BAD_YOUR_DISC);
 	CHECK_EQ(s.state, E3_BFD_UP);
+
+	/* While Up, a forged AdminDown or Down with Your Discriminator 0, or
+	 * naming us but from another My Discriminator, changes nothing. */
+	uint32_t peer = s.remote_disc;
+
+	p = pkt(E3_BFD_ADMIN_DOWN, 0x5eed, 0);
+	CHECK_EQ(e3_bfd_rx(&s, &p, 6), -E3_BFD_BAD_YOUR_DISC);
+	p = pkt(E3_BFD_DOWN, 0x5eed, 0);
+	CHECK_EQ(e3_bfd_rx(&s, &p, 7), -E3_BFD_BAD_YOUR_DISC);
+	p = pkt(E3_BFD_ADMIN_DOWN, peer + 1, s.local_disc);
+	CHECK_EQ(e3_bfd_rx(&s, &p, 8), -E3_BFD_BAD_YOUR_DISC);
+	CHECK_EQ(s.state, E3_BFD_UP);
+	CHECK_EQ(s.remote_disc, peer);
+	/* The peer itself still can. */
+	p = pkt(E3_BFD_ADMIN_DOWN, peer, s.local_disc);
+	CHECK_EQ(e3_bfd_rx(&s, &p, 9), E3_BFD_EV_DOWN);
+	/* Once Down, Your Discriminator 0 brings it up again (6.8.6). */
+	p = pkt(E3_BFD_DOWN, 0x5eed, 0);
+	CHECK_EQ(e3_bfd_rx(&s, &p, 10), E3_BFD_EV_NONE);
+	CHECK_EQ(s.state, E3_BFD_INIT);
 }
 
 /* 6.8.2-6.8.4: what each side sends at, and when it declares the other dead. */

@@ -7,7 +7,7 @@ over an LSP, RFC 6428 CC) at their ends and in transit; and malformed OAM
 counted by reason."""
 import pytest
 
-from pkt_bfd import DOWN, INIT, UP, BfdPeer, bfd_packet, gach_frame, parse_bfd
+from pkt_bfd import ADMIN_DOWN, DOWN, INIT, UP, BfdPeer, bfd_packet, gach_frame, parse_bfd
 from pkt_frames import assert_fabric, customer_frame, token, tshark_frames, untag
 from pkt_net import assert_delivered, nsexec, wait_for
 from pkt_switch import MAC, PEER_MAC
@@ -87,6 +87,29 @@ def test_three_way_handshake_and_timeout(sw, peer):
     b = bfd(sw)
     assert b["diag"] == "control_detection_time_expired"
     assert not b["usable"] and b["downs"] == 1 and b["remote_disc"] == 0
+
+
+def test_forged_admin_down_cannot_take_an_up_session_down(sw, wire, peer):
+    """A link neighbour's forged AdminDown or Down (RFC 5880 6.8.6): with
+    Your Discriminator 0 and a random My Discriminator, or naming the
+    switch's discriminator from another My Discriminator, it is dropped and
+    counted; the session stays Up. The neighbour itself still takes it down."""
+    session(sw, multiplier=3)
+    p = peer()
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up")
+    ours = bfd(sw)["local_disc"]
+    forged = [bfd_packet(ADMIN_DOWN, 0x0badc0de, 0, diag=7), bfd_packet(DOWN, 0x0badc0de, 0, diag=3),
+              bfd_packet(ADMIN_DOWN, 0x0badc0de, ours, diag=7)]
+    before = bfd(sw)
+    wire.exchange([("f1p", gach_frame(MAC["f1"], PEER_MAC["f1"], f)) for f in forged], expect=0, quiet=0.2)
+    sw.wait_drops("f1", {"bfd_bad_discriminator": len(forged)})
+    b = bfd(sw)
+    assert b["state"] == "up" and b["remote_disc"] == p.my_disc and b["downs"] == before["downs"]
+    p.sending = False
+    wire.exchange([("f1p", gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(ADMIN_DOWN, p.my_disc, ours, diag=7)))],
+                  expect=0, quiet=0.2)
+    wait_for(lambda: bfd(sw)["state"] == "down", what="session down on the neighbour's AdminDown")
+    assert bfd(sw)["diag"] == "neighbor_signaled_down"
 
 
 def protected_eline(sw, watch):

@@ -131,6 +131,11 @@ int e3_bfd_rx(struct e3_bfd *s, const struct e3_bfd_pkt *p, uint64_t now_us)
 {
 	if (p->your_disc != 0 && p->your_disc != s->local_disc)
 		return -E3_BFD_BAD_YOUR_DISC;
+	/* 6.8.6 selects a session by other means (Your Discriminator 0) only
+	 * to bring it up. Once Up, a packet must name both ends' discriminators
+	 * as learned, or anyone on the link could take the session down. */
+	if (s->state == E3_BFD_UP && (p->your_disc == 0 || p->my_disc != s->remote_disc))
+		return -E3_BFD_BAD_YOUR_DISC;
 	s->remote_disc = p->my_disc;
 	s->remote_state = p->state;
 	s->remote_detect_mult = p->detect_mult;

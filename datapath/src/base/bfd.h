@@ -81,7 +81,9 @@ void e3_bfd_init(struct e3_bfd *s, uint32_t local_disc, uint32_t tx_us, uint32_t
 void e3_bfd_configure(struct e3_bfd *s, uint32_t tx_us, uint32_t rx_us, uint8_t detect_mult,
 		       uint64_t now_us);
 /* A received packet that e3_bfd_decode accepted. Returns the event, or
- * -E3_BFD_BAD_YOUR_DISC when it is not this session's. */
+ * -E3_BFD_BAD_YOUR_DISC when it is not this session's: its Your
+ * Discriminator is another's, or, while Up, it is zero or its My
+ * Discriminator is not the one learned. */
 int e3_bfd_rx(struct e3_bfd *s, const struct e3_bfd_pkt *p, uint64_t now_us);
 /* Detection time expired? Then Down (diag 1). */
 enum e3_bfd_event e3_bfd_check(struct e3_bfd *s, uint64_t now_us);
