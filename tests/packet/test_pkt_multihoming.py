@@ -246,6 +246,26 @@ def test_bad_segment_labels_are_dropped(sw, wire, below, why):
     sw.wait_drops("f1", {"label_stacked": 1})
 
 
+def test_segment_label_from_a_port_off_the_sites_paths_is_dropped(sw, wire):
+    """The segment label takes frames only from its own ports (those of the
+    site's leaves' paths), whatever the label above it takes: a neighbour
+    elsewhere cannot have a frame learned as the site's."""
+    segment_setup(sw)
+    sw.rpc("label_add", label=SEG_LABEL, type="elan", service=SVC, source=SEG_SOURCE, in_ports=["f1"])
+    tok = token()
+    frame, _ = site_frame("f2", ELAN_IN[2], M, BCAST, tok)
+    got = wire.exchange([("f2p", frame)], expect=0, match=tok, quiet=0.3)
+    assert_delivered(got, {})
+    sw.wait_drops("f2", {"label_wrong_port": 1})
+    assert M not in sw.macs(SVC)
+    # From its own port it is taken.
+    tok = token()
+    frame, _ = site_frame("f1", ELAN_IN[1], M, BCAST, tok)
+    got = wire.exchange([("f1p", frame)], expect=2, match=tok)
+    assert_delivered(got, {"c1p": 1, "c3p": 1})
+    wait_for(lambda: sw.macs(SVC).get(M, {}).get("circuit") == CIRCUIT["c2"], what="M learned on c2")
+
+
 def test_three_labels_are_dropped(sw, wire):
     segment_setup(sw)
     tok = token()

@@ -358,6 +358,7 @@ func (b *builder) elan() error {
 			}
 		}
 	}
+	b.segmentInPorts(reach)
 	for _, m := range reach {
 		sv := svc[m]
 		sort.Slice(sv.Remotes, func(i, j int) bool { return sv.Remotes[i].Source < sv.Remotes[j].Source })

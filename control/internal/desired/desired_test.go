@@ -294,6 +294,9 @@ func (f *fabric) checkAllLabelsUsed() {
 			if !f.used[n][e.Label] {
 				f.t.Errorf("node %s: label %d (%s) reached by no simulated frame", n, e.Label, e.Type)
 			}
+			if len(e.InPorts) == 0 {
+				f.t.Errorf("node %s: label %d (%s) takes frames from any port", n, e.Label, e.Type)
+			}
 			for _, p := range e.InPorts {
 				if !f.arrived[n][fmt.Sprint(e.Label, p)] {
 					f.t.Errorf("node %s: label %d takes frames from %s, where none arrives", n, e.Label, p)

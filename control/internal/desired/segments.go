@@ -140,6 +140,47 @@ func (b *builder) siteEntries(reach []string, svc map[string]*dpconfig.Service) 
 	return nil
 }
 
+// segmentInPorts gives each member's segment labels the ports a frame
+// carrying one can arrive on: those of the service's labels (known unicast
+// and flood) for a source that is one of the site's leaves, which the
+// segment label sits below. The datapath checks the stacked label's ports
+// too, so a neighbour off those paths cannot have a frame learned against
+// the site.
+func (b *builder) segmentInPorts(reach []string) {
+	r := &b.rec.Route
+	for _, seg := range b.rec.Spec.Segments() {
+		sr := r.Sites[seg]
+		if sr == nil {
+			continue
+		}
+		sources := make([]uint16, 0, len(sr.Leaves))
+		for _, leaf := range sr.Leaves {
+			sources = append(sources, r.Sources[leaf])
+		}
+		for _, m := range reach {
+			labels := b.frag(m).Labels
+			var ports []string
+			for _, e := range labels {
+				if e.Service == nil || *e.Service != b.rec.ID || e.Source == nil || !slices.Contains(sources, *e.Source) {
+					continue
+				}
+				for _, p := range e.InPorts {
+					if !slices.Contains(ports, p) {
+						ports = append(ports, p)
+					}
+				}
+			}
+			slices.Sort(ports)
+			for i := range labels {
+				if labels[i].Type == dpconfig.LabelELAN && labels[i].Source != nil && *labels[i].Source == sr.Source &&
+					labels[i].Service != nil && *labels[i].Service == b.rec.ID {
+					labels[i].InPorts = ports
+				}
+			}
+		}
+	}
+}
+
 // redirects gives each reachable leaf of the segment a way to the site
 // while its own link to it is down, without the controller: its circuit's
 // redirect NHLFE, into the known-unicast path (and backup) toward another

@@ -63,6 +63,24 @@ func TestSites(t *testing.T) {
 					t.Fatalf("%s: segment labels %+v", n, seg)
 				}
 				label = seg[0].Label
+				// It takes frames only from the ports that the labels it
+				// sits below (the site's leaves' sources) take them from.
+				var below []string
+				for _, l := range f.cfg[n].Labels {
+					for _, leaf := range tc.leaves {
+						if l.Source != nil && *l.Source == rec.Route.Sources[leaf] && leaf != n {
+							below = append(below, l.InPorts...)
+						}
+					}
+				}
+				if len(seg[0].InPorts) == 0 && len(below) > 0 {
+					t.Errorf("%s: segment label takes frames from any port", n)
+				}
+				for _, p := range seg[0].InPorts {
+					if !slices.Contains(below, p) {
+						t.Errorf("%s: segment label takes frames from %s, where no site leaf's label does", n, p)
+					}
+				}
 				c := f.cfg[n].Circuits[0]
 				if n == "leaf3" {
 					if c.NonDF || c.Peers != nil || c.SegmentLabel != 0 || c.SegmentSource != 0 {

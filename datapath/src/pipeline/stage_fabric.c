@@ -179,6 +179,11 @@ static bool segment_source(struct e3_burst *b, unsigned i, uint32_t svc)
 		e3_drop(b, i, E3_DROP_LABEL_STACKED);
 		return false;
 	}
+	/* Its own ports too: the label above may take more of them. */
+	if (unlikely(!e3_label_port_ok(e.in_ports, b->rx->port_id))) {
+		e3_drop(b, i, E3_DROP_LABEL_WRONG_PORT);
+		return false;
+	}
 	mt->source = e3_label_elan_source(e.index);
 	return true;
 }
