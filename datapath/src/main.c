@@ -11,6 +11,9 @@
  *   --mbuf-data N          bytes of frame an mbuf holds (default 2048): MTUs up to
  *                          N - 14 (fabric) or N - 22 (customer); jumbo frames need more
  *   --config FILE          config_dump document to load at start
+ *   --port-dir DIR         where ports' sockets (memif, vhost-user) may be
+ *                          (default: the RPC socket's directory)
+ *   --pcap-dir DIR         allow net_pcap ports, their files under DIR (tests)
  * The main lcore serves control; every other lcore is a worker.
  */
 #include <errno.h>
@@ -42,7 +45,8 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
-		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--mbuf-data N] [--config FILE]\n",
+		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--mbuf-data N] [--config FILE]\n"
+		"       [--port-dir DIR] [--pcap-dir DIR]\n",
 		prog);
 }
 
@@ -71,10 +75,12 @@ int main(int argc, char **argv)
 		{ "mbufs", required_argument, NULL, 'b' },
 		{ "mbuf-data", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "port-dir", required_argument, NULL, 'P' },
+		{ "pcap-dir", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *name = "e3", *sock = NULL, *config = NULL;
+	const char *name = "e3", *sock = NULL, *config = NULL, *port_dir = NULL, *pcap_dir = NULL;
 	uint32_t mode = 0660, idle_s = 60;
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
 	char err[E3_ERRLEN] = "";
@@ -130,6 +136,14 @@ int main(int argc, char **argv)
 		case 'c':
 			config = optarg;
 			break;
+		case 'P':
+			port_dir = optarg;
+			bad = optarg[0] != '/';
+			break;
+		case 'C':
+			pcap_dir = optarg;
+			bad = optarg[0] != '/';
+			break;
 		case 'h':
 			usage(argv[0]);
 			return 0;
@@ -153,6 +167,15 @@ int main(int argc, char **argv)
 		mkdir("/run/e3", 0755);
 		sock = sockbuf;
 	}
+	char dirbuf[256];
+
+	if (port_dir == NULL) {
+		const char *slash = strrchr(sock, '/');
+
+		snprintf(dirbuf, sizeof(dirbuf), "%.*s", slash ? (int)(slash - sock) : 1, slash ? sock : ".");
+		port_dir = dirbuf;
+	}
+	e3_ctl_set_port_dirs(port_dir, pcap_dir);
 	if (rte_lcore_count() < 2)
 		fprintf(stderr, "e3-vswitchd: warning: no worker lcore (give -l with 2+ lcores); nothing will be forwarded\n");
 	if (e3_dp_init(&o, err) != 0) {

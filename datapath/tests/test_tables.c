@@ -639,6 +639,49 @@ static struct e3_port_conf pc(const char *name, const char *devargs, enum e3_por
 	return c;
 }
 
+/* Port devargs: an allow-list of drivers and keys; files only under the
+ * port (or pcap) directory. */
+static void test_devargs_allow_list(void)
+{
+	static const struct {
+		const char *devargs;
+		const char *err;        /* NULL: allowed; else a part of the message */
+	} t[] = {
+		{ "net_af_packet_c1,iface=c1", NULL },
+		{ "net_af_packet_c1,iface=c1,qpairs=2,framesz=2048", NULL },
+		{ "0000:3b:00.0", NULL },
+		{ "3b:00.1", NULL },
+		{ "net_memif0,role=server,socket=/run/e3/lab/m0.sock,socket-abstract=no", NULL },
+		{ "net_memif0,role=server,socket=/run/e3/lab/m0.sock", "socket-abstract=no" },
+		{ "net_memif0,socket=/tmp/m0.sock,socket-abstract=no", "key socket" },
+		{ "net_vhost0,iface=/run/e3/lab/vm.sock,queues=2", NULL },
+		{ "net_vhost0,iface=/run/e3/lab/../../../etc/x", "key iface" },
+		{ "net_vhost0,iface=/run/e3/labx/vm.sock", "key iface" },
+		{ "net_vhost0,iface=/run/e3/lab/", "key iface" },
+		{ "net_null0,no-rx=1", NULL },
+		{ "net_af_packet_c1,iface=c1,evil=1", "key evil" },
+		{ "net_pcap_x,tx_pcap=/tmp/pcaps/out.pcap", NULL },
+		{ "net_pcap_x,tx_pcap=/any/path", "key tx_pcap" },
+		{ "eth_pcap0,tx_pcap=/tmp/pcaps/out.pcap", "not allowed" },
+		{ "net_bonding0,slave=x", "not allowed" },
+		{ "0000:3b:00.0,evil=1", "not allowed" },
+	};
+	char e[E3_ERRLEN];
+
+	e3_ctl_set_port_dirs("/run/e3/lab", "/tmp/pcaps/");
+	for (unsigned i = 0; i < RTE_DIM(t); i++) {
+		e[0] = 0;
+		int rc = e3_ctl_devargs_check(t[i].devargs, e);
+
+		if ((rc == 0) != (t[i].err == NULL) || (t[i].err && strstr(e, t[i].err) == NULL))
+			fprintf(stderr, "  %s: rc %d, %s\n", t[i].devargs, rc, e);
+		CHECK_EQ(rc, t[i].err ? -E3_EINVAL : 0);
+		CHECK(t[i].err == NULL || strstr(e, t[i].err) != NULL);
+	}
+	e3_ctl_set_port_dirs("/run/e3/lab", NULL);
+	CHECK_EQ(e3_ctl_devargs_check("net_pcap_x,tx_pcap=/tmp/pcaps/out.pcap", e), -E3_EINVAL);
+}
+
 static void test_ctl_ports(void)
 {
 	struct e3_port_conf c = pc("", "net_ring0", E3_PORT_CUSTOMER);
@@ -647,8 +690,11 @@ static void test_ctl_ports(void)
 	c = pc("c0", "net_ring0", 7);
 	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
 	c = pc("c0", "net_nosuchdriver0", E3_PORT_CUSTOMER);
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EIO);
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
 	CHECK(strstr(err, "net_nosuchdriver0") != NULL);
+	c = pc("c0", "net_pcap0,tx_pcap=/etc/evil", E3_PORT_CUSTOMER);
+	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK(strstr(err, "--pcap-dir") != NULL);
 	c = pc("c0", "net_ring0", E3_PORT_CUSTOMER);
 	c.rx_queues = E3_MAX_QUEUES + 1;
 	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
@@ -881,6 +927,7 @@ int main(void)
 		{ "mac_table_capacity", test_mac_capacity },
 		{ "mac_table_concurrent", test_mac_concurrent },
 		{ "ctl_settings", test_ctl_settings },
+		{ "devargs_allow_list", test_devargs_allow_list },
 		{ "ctl_ports", test_ctl_ports },
 		{ "ctl_objects", test_ctl_objects },
 	};

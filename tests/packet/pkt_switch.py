@@ -57,7 +57,7 @@ class Switch:
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, VSWITCHD,
              "--lcores", self.lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
-             "--", "--name", "pk", "--rpc-socket", self.sock, "--poll-mode", "adaptive",
+             "--", "--name", "pk", "--rpc-socket", self.sock, "--poll-mode", "adaptive", "--pcap-dir", "/tmp",
              "--mac-table-size", "65536"],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()

@@ -15,6 +15,7 @@ import pytest
 from pkt_frames import (assert_customer, assert_fabric, customer_frame, fabric_frame, mac_bytes,
                         mpls_entry, token, untag, write_pcap)
 from pkt_net import assert_delivered, wait_for
+from e3rpc import RpcError
 from pkt_switch import MAC, PEER_MAC
 
 HOST_A = "02:00:0a:00:00:01"
@@ -146,6 +147,26 @@ SHORT = {
                mac_bytes(PCAP_MAC) + mac_bytes(HOST_A) + b"\x88\x47\x00\x0c",      # cut in the label
                mac_bytes(PCAP_MAC) + mac_bytes(HOST_A) + b"\x88\x47" + mpls_entry(LABEL_IN)[:3]],
 }
+
+
+@pytest.mark.parametrize("devargs, key", [
+    ("net_pcap_px,tx_pcap=/var/tmp/e3-evil-{pid}.pcap", "tx_pcap"),
+    ("net_memif9,role=server,socket=/var/tmp/e3-evil-{pid}.sock,socket-abstract=no", "socket"),
+    ("net_vhost9,iface=/tmp/../var/tmp/e3-evil-{pid}.sock", "iface"),
+    ("net_af_packet_px,iface=c1,evil=1", "evil"),
+    ("net_memif9,role=server,socket=/tmp/e3-evil-{pid}.sock", "socket-abstract=no"),
+    ("net_bonding9,slave=c1", "net_bonding9"),
+])
+def test_port_devargs_outside_the_allow_list_are_refused(sw, devargs, key):
+    """A port's devargs reach rte_dev_probe as root: only allowed drivers and
+    keys, and files only under the switch's directories. Refused with a
+    message naming the key; no file is made, no port added."""
+    devargs = devargs.format(pid=os.getpid())
+    with pytest.raises(RpcError) as e:
+        sw.rpc("port_add", name="px", devargs=devargs, kind="customer")
+    assert key in str(e.value), e.value
+    assert not any(os.path.exists(f"/var/tmp/e3-evil-{os.getpid()}.{x}") for x in ("pcap", "sock"))
+    assert all(p["name"] != "px" for p in sw.rpc("port_list"))
 
 
 @pytest.mark.parametrize("kind", list(SHORT))

@@ -268,6 +268,9 @@ func (t *Topology) Normalize(prev *Topology) error {
 		if !nameRE.MatchString(e.Port) {
 			return fmt.Errorf("topology: port name %q on %s: want [a-z0-9-], 1..15 characters", e.Port, e.Node)
 		}
+		if err := CheckDevargs(e.Devargs); err != nil {
+			return fmt.Errorf("topology: %s port %s:%s: %w", kind, e.Node, e.Port, err)
+		}
 		k := [2]string{e.Node, e.Port}
 		if old, ok := ports[k]; ok {
 			return fmt.Errorf("topology: port %s:%s used twice (as %s and %s)", e.Node, e.Port, old, kind)
@@ -310,7 +313,7 @@ func (t *Topology) Normalize(prev *Topology) error {
 		}
 	}
 	for _, cp := range t.CustomerPorts {
-		if err := usePort(Endpoint{Node: cp.Node, Port: cp.Port}, "customer"); err != nil {
+		if err := usePort(Endpoint{Node: cp.Node, Port: cp.Port, Devargs: cp.Devargs}, "customer"); err != nil {
 			return err
 		}
 	}

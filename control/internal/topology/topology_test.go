@@ -52,6 +52,10 @@ func TestParseRefuses(t *testing.T) {
 		{"port twice", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p}, b: {node: b, port: p}}]\nhosts: [{name: h, node: a, port: p}]", "used twice"},
 		{"negative cost", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p}, b: {node: b, port: p}, cost: -1}]", "cost"},
 		{"not yaml", "nodes: [", "topology"},
+		{"pcap devargs", "nodes: [{name: a}]\nhosts: [{name: h, node: a, port: p, devargs: 'net_pcap_x,tx_pcap=/any/path'}]", "device net_pcap_x is not allowed"},
+		{"unknown devargs key", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p, devargs: 'net_af_packet_p,iface=p,evil=1'}, b: {node: b, port: p}}]", "key evil"},
+		{"memif path", "nodes: [{name: a}]\ncustomer_ports: [{node: a, port: p, devargs: 'net_memif0,socket=/run/e3/../etc/x,socket-abstract=no'}]", "key socket"},
+		{"abstract memif", "nodes: [{name: a}]\ncustomer_ports: [{node: a, port: p, devargs: 'net_memif0,socket=/run/e3/a/m.sock'}]", "socket-abstract=no"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

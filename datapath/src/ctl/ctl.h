@@ -51,6 +51,12 @@ const char *e3_ctl_boot_id(void);
 
 /* ---- ports ---------------------------------------------------------------- */
 int e3_ctl_port_add(const struct e3_port_conf *c, char *err);
+/* The directories a port's files may be in (devargs.c): sockets under
+ * ports; net_pcap's files under pcaps, and net_pcap refused without it. */
+void e3_ctl_set_port_dirs(const char *ports, const char *pcaps);
+/* Is devargs an allowed device with allowed keys? 0, or -E3_EINVAL with
+ * a message naming the device or the key. */
+int e3_ctl_devargs_check(const char *devargs, char *err);
 int e3_ctl_port_del(const char *name, char *err);            /* EBUSY if a nexthop or circuit uses it */
 int e3_ctl_port_get(const char *name, struct e3_port_info *out, char *err);
 /* Iterate: calls fn for each port; same pattern for every *_walk below. */

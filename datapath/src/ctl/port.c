@@ -42,6 +42,8 @@ int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
 		return E3_ERR(err, E3_EINVAL, "name: must be 1..31 characters");
 	if (!e3_ctl_str_ok(c.devargs, sizeof(c.devargs)))
 		return E3_ERR(err, E3_EINVAL, "devargs: must be 1..255 characters");
+	if (e3_ctl_devargs_check(c.devargs, err) != 0)
+		return -E3_EINVAL;
 	if (c.kind != E3_PORT_CUSTOMER && c.kind != E3_PORT_FABRIC)
 		return E3_ERR(err, E3_EINVAL, "kind: must be customer or fabric");
 	if (c.mtu != 0 && (c.mtu < 68 || c.mtu > 9600))
