@@ -51,6 +51,8 @@ func run() error {
 		tlsKey     = flag.String("tls-key", "", "API private key, PEM (default: <data-dir>/api.key)")
 		plainHTTP  = flag.Bool("insecure-http", false, "serve the API without TLS (only behind a TLS-terminating proxy)")
 		maxConns   = flag.Int("max-conns", 1024, "most open API connections; idle ones are closed to make room")
+		maxBusy    = flag.Int("max-busy-per-client", api.DefaultMaxBusyPerClient, "most API requests in progress per client address")
+		maxStreams = flag.Int("max-streams-per-token", api.DefaultMaxStreamsPerToken, "most GET /v1/stream per token")
 		topoFile   = flag.String("topology", "", "topology file to import when this replica leads (idempotent)")
 		linkCost   = flag.String("link-cost", controller.CostHops, "path cost: hops (declared link costs) or load (declared cost x utilisation)")
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
@@ -123,12 +125,16 @@ func run() error {
 	}
 	reg := metrics.NewRegistry(etcdLatency)
 	reg.MustRegister(c.Collectors()...)
-	handler := api.New(c, api.Config{Tokens: tokens, Guard: guard, Credentials: issue, Metrics: metrics.Handler(reg)}, log)
+	handler := api.New(c, api.Config{Tokens: tokens, Guard: guard, Credentials: issue, Metrics: metrics.Handler(reg),
+		MaxBusyPerClient: *maxBusy, MaxStreamsPerToken: *maxStreams}, log)
 	reg.MustRegister(handler.Collectors()...)
 	srv := &http.Server{Handler: handler,
 		ConnState:         guard.ConnState,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute,
 		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10,
+		// One HTTP/2 connection carries at most this many requests at once:
+		// --max-conns then bounds work, not only sockets.
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 16},
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 2)
 	go func() {

@@ -15,8 +15,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -34,11 +37,9 @@ import (
 var OpenAPI []byte
 
 // maxBody bounds a request body (a topology file is the largest), but for
-// a fabric snapshot's restore, which holds every service's allocations.
-const (
-	maxBody         = 8 << 20
-	maxSnapshotBody = 1 << 30
-)
+// a fabric snapshot's restore (maxSnapshotBody), which holds every
+// service's allocations.
+const maxBody = 8 << 20
 
 // Tokens are the bearer tokens of the two roles.
 type Tokens struct {
@@ -62,7 +63,20 @@ type Config struct {
 	Credentials func(ctx context.Context, node string) (etcdauth.Credentials, error)
 	// Metrics serves GET /metrics to the read-only role (nil: not offered).
 	Metrics http.Handler
+	// Bounds on what one client can hold (0: the defaults below).
+	MaxBusyPerClient   int     // requests in progress per client address
+	MaxStreamsPerToken int     // GET /v1/stream per token
+	MinBodyRate        float64       // bytes/s a request body must arrive at, after BodyGrace
+	BodyGrace          time.Duration // before MinBodyRate applies
 }
+
+// Defaults of Config's bounds. A page follows one stream; automation a few.
+const (
+	DefaultMaxBusyPerClient   = 64
+	DefaultMaxStreamsPerToken = 32
+	DefaultMinBodyRate        = 64 << 10
+	DefaultBodyGrace          = 10 * time.Second
+)
 
 // Server serves the API for one controller replica.
 type Server struct {
@@ -70,13 +84,31 @@ type Server struct {
 	c   *controller.Controller
 	log *slog.Logger
 	mux *http.ServeMux
-	// Requests refused for their token (401, 403).
-	unauthorized, forbidden atomic.Uint64
+	hub *hub
+	// Requests refused for their token (401, 403), for a client's busy
+	// requests (429) and for a body that came too slowly (408).
+	unauthorized, forbidden, busyClient, slowBody atomic.Uint64
+	busyMu                                       sync.Mutex
+	busy                                         map[string]int // requests in progress by client address
 }
 
 // New returns the API handler.
 func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
-	s := &Server{Config: cfg, c: c, log: log, mux: http.NewServeMux()}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.MaxBusyPerClient, DefaultMaxBusyPerClient)
+	def(&cfg.MaxStreamsPerToken, DefaultMaxStreamsPerToken)
+	if cfg.MinBodyRate <= 0 {
+		cfg.MinBodyRate = DefaultMinBodyRate
+	}
+	if cfg.BodyGrace <= 0 {
+		cfg.BodyGrace = DefaultBodyGrace
+	}
+	s := &Server{Config: cfg, c: c, log: log, mux: http.NewServeMux(), busy: map[string]int{}}
+	s.hub = newHub(s, cfg.MaxStreamsPerToken)
 	s.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(OpenAPI)
@@ -100,7 +132,7 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	})
 	s.handle("PUT /v1/snapshot", roleAdmin, func(r *http.Request) (int, any, error) {
 		var snap model.FabricSnapshot
-		if err := decode(r, &snap); err != nil {
+		if err := decodeSnapshot(r, &snap); err != nil {
 			return 0, nil, err
 		}
 		if err := s.c.RestoreSnapshot(r.Context(), &snap); err != nil {
@@ -138,7 +170,8 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	})
 	s.mux.HandleFunc("GET /v1/stream", func(w http.ResponseWriter, r *http.Request) {
 		if s.authorized(w, r, roleRead) {
-			s.stream(w, r)
+			tok, _ := s.role(r)
+			s.stream(w, r, tok)
 		}
 	})
 	if cfg.Metrics != nil {
@@ -149,12 +182,63 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := s.allowed(r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
+				fmt.Sprintf("%s %s: this endpoint takes %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	return s
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves r, unless its client has MaxBusyPerClient requests in
+// progress already.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	client, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		client = r.RemoteAddr
+	}
+	s.busyMu.Lock()
+	n := s.busy[client]
+	if n < s.MaxBusyPerClient {
+		s.busy[client] = n + 1
+	}
+	s.busyMu.Unlock()
+	if n >= s.MaxBusyPerClient {
+		s.busyClient.Add(1)
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, "too_many_requests",
+			fmt.Sprintf("this client has %d requests in progress already", n))
+		return
+	}
+	defer func() {
+		s.busyMu.Lock()
+		if s.busy[client]--; s.busy[client] <= 0 {
+			delete(s.busy, client)
+		}
+		s.busyMu.Unlock()
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// allowed lists the methods r's path takes (none: no such path).
+func (s *Server) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pat := s.mux.Handler(r2); pat != "/" && pat != "" {
+			out = append(out, m)
+			if m == http.MethodGet {
+				out = append(out, http.MethodHead)
+			}
+		}
+	}
+	return out
+}
 
 // handler returns the status and body of a success, or an error.
 type handler func(r *http.Request) (int, any, error)
@@ -182,7 +266,7 @@ func (s *Server) handle(pattern string, need role, h handler) {
 		if pattern == "PUT /v1/snapshot" {
 			limit = maxSnapshotBody
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		r.Body = minRate(w, http.MaxBytesReader(w, r.Body, limit), s.MinBodyRate, s.BodyGrace, &s.slowBody)
 		status, body, err := h(r)
 		if err != nil {
 			st, code := errorStatus(err)
@@ -209,11 +293,14 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, need role) b
 	switch has, ok := s.role(r); {
 	case !ok:
 		s.unauthorized.Add(1)
+		// Answered at once and closed: a body it announced is never waited for.
+		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
 		writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
 		return false
 	case has < need:
 		s.forbidden.Add(1)
+		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
 		return false
 	}
@@ -224,15 +311,22 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, need role) b
 func (s *Server) Collectors() []prometheus.Collector {
 	refused := func(reason string, n *atomic.Uint64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "e3_controller_api_refused_total",
-			Help:        "API requests refused for their token: unauthorized (401) or forbidden (403).",
+			Help: "API requests refused: unauthorized (401), forbidden (403), busy_client (429: the client's " +
+				"requests in progress at their cap), too_many_streams (429: the token's streams at their cap), " +
+				"slow_body (408: a body under the minimum rate).",
 			ConstLabels: prometheus.Labels{"reason": reason}}, func() float64 { return float64(n.Load()) })
 	}
-	return []prometheus.Collector{refused("unauthorized", &s.unauthorized), refused("forbidden", &s.forbidden)}
+	return []prometheus.Collector{refused("unauthorized", &s.unauthorized), refused("forbidden", &s.forbidden),
+		refused("busy_client", &s.busyClient), refused("too_many_streams", &s.hub.refused),
+		refused("slow_body", &s.slowBody)}
 }
 
 // role is what the request's bearer token allows, if it is one of ours.
 func (s *Server) role(r *http.Request) (role, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	// The scheme is case-insensitive (RFC 9110 section 11.1).
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	ok = ok && strings.EqualFold(scheme, "Bearer")
+	tok = strings.TrimLeft(tok, " ")
 	match := func(want string) bool {
 		return ok && want != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
 	}
@@ -290,6 +384,10 @@ func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var he *httpError
+		if errors.As(err, &he) {
+			return he
+		}
 		if errors.Is(err, io.EOF) {
 			return badRequest("request body is empty: want a JSON object")
 		}

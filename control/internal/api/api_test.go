@@ -24,6 +24,12 @@ const token, readToken = "t0k", "r34d"
 
 func setup(t *testing.T) (*httptest.Server, *clientv3.Client) {
 	t.Helper()
+	return setupWith(t, Config{})
+}
+
+// setupWith serves the API with cfg's bounds and the test's tokens.
+func setupWith(t *testing.T, cfg Config) (*httptest.Server, *clientv3.Client) {
+	t.Helper()
 	cli := storetest.Start(t, 23796)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c := controller.New(controller.Options{Etcd: cli, IgnoreStatus: true, Log: log})
@@ -36,7 +42,8 @@ func setup(t *testing.T) (*httptest.Server, *clientv3.Client) {
 	if err := c.WaitLeader(wctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(c, Config{Tokens: Tokens{Admin: token, Read: readToken}}, log))
+	cfg.Tokens = Tokens{Admin: token, Read: readToken}
+	srv := httptest.NewServer(New(c, cfg, log))
 	t.Cleanup(srv.Close)
 	topo, err := os.ReadFile("../testdata/fabric.yaml")
 	if err != nil {
@@ -117,6 +124,11 @@ func TestRefusedRequestsChangeNothing(t *testing.T) {
 		{"bad topology", "PUT", "/v1/topology", token, "nodes: [{name: Leaf_1}]", 400, "invalid", "node name"},
 		{"topology drops a used port", "PUT", "/v1/topology", token, "nodes: [{name: leaf1}]", 409, "conflict", "leaf1:cust1"},
 		{"unknown endpoint", "GET", "/v1/nope", "", "", 404, "not_found", "no such endpoint"},
+		{"undeclared method", "TRACE", "/v1/status", token, "", 405, "method_not_allowed", "takes GET, HEAD"},
+		{"undeclared method on a service", "PUT", "/v1/services/red", token, "{}", 405, "method_not_allowed", "GET, HEAD, PATCH, DELETE"},
+		{"pcap port in a topology", "PUT", "/v1/topology", token, "nodes: [{name: leaf1}]\ncustomer_ports: [{node: leaf1, port: cust1, devargs: 'net_pcap_x,tx_pcap=/any/path'}]", 400, "invalid", "not allowed"},
+		{"snapshot with an unknown field", "PUT", "/v1/snapshot", token, `{"version":1,"services":[{"evil":1}]}`, 400, "invalid", "unknown field"},
+		{"snapshot cut short", "PUT", "/v1/snapshot", token, `{"version":1,"services":[`, 400, "invalid", "cut short"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
