@@ -28,6 +28,33 @@ def scrape(url, token=None, context=None):
     return out
 
 
+def test_agent_metrics_need_the_token_and_bound_connections(services):
+    """An agent's /metrics reads every datapath counter through a root
+    process: it asks for the read-only token, and a flood of idle
+    connections neither holds descriptors without bound nor keeps a
+    scraper out."""
+    import os
+    import socket
+    cp = services
+    url = cp.metrics_url("leaf1")
+    for token in (None, "nope", cp.token + "x"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            scrape(url, token=token)
+        assert e.value.code == 401
+    host, port = cp.metrics["leaf1"].split(":")
+    pid = cp.agents["leaf1"].pid()
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(1000)]
+    try:
+        m = scrape(url, token=cp.read_token)
+        assert series(m, "e3_port_rx_packets_total")
+        # The guard's 16 connections, not a thousand (a few for the scrape's own).
+        assert len(os.listdir(f"/proc/{pid}/fd")) < fds + 40
+    finally:
+        for s in idle:
+            s.close()
+
+
 def series(m, name, **labels):
     """The values of the series of `name` whose labels include `labels`."""
     want = set(labels.items())
@@ -51,7 +78,7 @@ def test_agent_metrics_are_the_datapath_counters(services, lab):
     dp = lab.client("leaf1")
     before = {"ports": dp.call("port_list"), "services": dp.call("service_list"),
               "circuits": dp.call("circuit_list"), "runtime": dp.call("runtime_get")}
-    m = scrape(cp.metrics_url("leaf1"))
+    m = scrape(cp.metrics_url("leaf1"), token=cp.read_token)
     after = {"ports": dp.call("port_list"), "services": dp.call("service_list"),
              "circuits": dp.call("circuit_list"), "runtime": dp.call("runtime_get")}
 
@@ -82,7 +109,7 @@ def test_agent_metrics_are_the_datapath_counters(services, lab):
     # not change around the scrape), with its packets.
     sessions = dp.call("bfd_list")
     assert any(s["state"] == "up" for s in sessions)
-    m2 = scrape(cp.metrics_url("leaf1"))
+    m2 = scrape(cp.metrics_url("leaf1"), token=cp.read_token)
     for s, s2 in zip(sessions, dp.call("bfd_list")):
         sid = str(s["id"])
         if s["state"] == s2["state"]:
@@ -150,7 +177,7 @@ def test_examples_name_only_metrics_that_exist(services, lab):
     import yaml
     cp = services
     names = {k[0] for k in scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())}
-    names |= {k[0] for k in scrape(cp.metrics_url("leaf1"))}
+    names |= {k[0] for k in scrape(cp.metrics_url("leaf1"), token=cp.read_token)}
     names |= {n.removesuffix("_bucket") for n in names}
     dash = json.loads((REPO / "examples" / "grafana-dashboard.json").read_text())
     used = {m for p in dash["panels"] for t in p["targets"] for m in re.findall(r"\be3_[a-z0-9_]+", t["expr"])}
@@ -162,6 +189,9 @@ def test_examples_name_only_metrics_that_exist(services, lab):
     assert jobs["e3-controller"]["static_configs"][0]["targets"] == [f"127.0.0.1:{API_PORT}"]
     assert jobs["e3-agent"]["static_configs"][0]["targets"] == [
         f"127.0.0.1:{METRICS_PORT + i}" for i in range(len(lab.topo.nodes))]
+    # Agents ask for the same read-only token as the controller.
+    assert (jobs["e3-agent"]["authorization"]["credentials_file"]
+            == jobs["e3-controller"]["authorization"]["credentials_file"])
 
 
 def test_operations_doc_lists_every_metric(services):
@@ -171,7 +201,7 @@ def test_operations_doc_lists_every_metric(services):
     cp = services
     exported = set()
     for m in (scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context()),
-              scrape(cp.metrics_url("leaf1"))):
+              scrape(cp.metrics_url("leaf1"), token=cp.read_token)):
         for name, _ in m:
             if name.startswith("e3_"):
                 exported.add(re.sub(r"_(bucket|sum|count)$", "", name) if "_seconds" in name else name)

@@ -288,7 +288,8 @@ class ControlPlane:
         self.agents = {n.name: Proc(f"e3-agent-{n.name}", self.state_dir, [
             str(binary("e3-agent")), "--node", n.name, "--etcd-credentials", str(self.credentials_file(n.name)),
             "--dp-socket", lab.node_socket(n.name),
-            *(["--metrics-listen", self.metrics[n.name]] if n.name in self.metrics else [])],
+            *(["--metrics-listen", self.metrics[n.name], "--metrics-token-file", str(self.data_dir / "token.read")]
+              if n.name in self.metrics else [])],
             marker=lab.node_socket(n.name))
             for n in lab.topo.nodes}
         self.safety_net = safety_net

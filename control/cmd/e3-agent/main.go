@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/dpmetrics"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
 )
 
@@ -36,7 +38,7 @@ func run() error {
 	var (
 		node      = flag.String("node", "", "this node's name (keys /e3/v1/desired/NAME, /e3/v1/status/NAME)")
 		endpoints = flag.String("etcd-endpoints", "http://127.0.0.1:2379", "etcd endpoints, comma-separated (an etcd without authentication)")
-		credsFile = flag.String("etcd-credentials", "", "this node's etcd credentials file, from e3ctl node credentials NODE (endpoints, user, password, CA)")
+		credsFile = flag.String("etcd-credentials", "", "this node's etcd credentials file, from e3ctl node credentials NODE (endpoints, user, CA, certificate, key)")
 		socket    = flag.String("dp-socket", "", "e3-vswitchd control socket (default /run/e3/NODE.sock)")
 		statusInt = flag.Duration("status-interval", 2*time.Second, "write the status at least this often")
 		pollInt   = flag.Duration("poll-interval", 100*time.Millisecond, "poll the datapath's ports and BFD sessions this often")
@@ -44,7 +46,8 @@ func run() error {
 		fullInt   = flag.Duration("full-pass-interval", 5*time.Minute, "dump and diff the whole datapath this often (anti-entropy; also on SIGHUP)")
 		rpcTO     = flag.Duration("dp-timeout", dprpc.DefaultTimeout, "timeout of one datapath call")
 		debug     = flag.Bool("debug", false, "log every planned datapath call")
-		metricsAt = flag.String("metrics-listen", "", "serve the datapath's counters at http://ADDR/metrics (e.g. 127.0.0.1:9301; empty: off)")
+		metricsAt = flag.String("metrics-listen", "", "serve the datapath's counters at http://ADDR/metrics (e.g. 127.0.0.1:9301), or on a Unix socket only root reaches (unix:PATH); empty: off")
+		metricsTk = flag.String("metrics-token-file", "", "file holding the bearer token /metrics asks for (the controller's read-only token); needed on TCP")
 		perLabel  = flag.Bool("metrics-labels", false, "also export a series per label entry (large fabrics have 10^5 of them)")
 	)
 	flag.Parse()
@@ -106,7 +109,7 @@ func run() error {
 		}
 	}()
 	if *metricsAt != "" {
-		if err := serveMetrics(ctx, *metricsAt, *node, *socket, *rpcTO, *perLabel, log); err != nil {
+		if err := serveMetrics(ctx, *metricsAt, *metricsTk, *node, *socket, *rpcTO, *perLabel, log); err != nil {
 			return err
 		}
 	}
@@ -116,30 +119,76 @@ func run() error {
 	return err
 }
 
+// Bounds of the metrics listener: a scraper needs one connection, so a
+// handful is plenty, and a connection past them takes an idle one's place.
+const (
+	metricsMaxConns = 16
+	metricsIdle     = 30 * time.Second
+)
+
 // serveMetrics serves /metrics on addr until ctx ends: the datapath's
 // counters, read through a connection of their own so that a scrape never
-// waits behind the reconcile's calls.
-func serveMetrics(ctx context.Context, addr, node, socket string, timeout time.Duration, perLabel bool, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
+// waits behind the reconcile's calls. On TCP every request needs the bearer
+// token in tokenFile; a Unix socket is made mode 0600, for root alone.
+func serveMetrics(ctx context.Context, addr, tokenFile, node, socket string, timeout time.Duration, perLabel bool, log *slog.Logger) error {
+	network := "tcp"
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", path
+		os.Remove(path)
+	}
+	var token string
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return fmt.Errorf("metrics: token file %s is empty", tokenFile)
+		}
+	} else if network == "tcp" {
+		return errors.New("metrics: --metrics-listen on TCP needs --metrics-token-file (or listen on unix:PATH)")
+	}
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
+	if network == "unix" {
+		if err := os.Chmod(addr, 0o600); err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
 	dp := dprpc.New(socket, timeout)
 	reg := metrics.NewRegistry(dpmetrics.New(node, dp, perLabel, timeout, log))
+	scrape := metrics.Handler(reg)
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Handler(reg))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if token != "" {
+			if tok, ok := httpguard.BearerToken(r); !ok || !httpguard.Equal(tok, token) {
+				w.Header().Set("Connection", "close")
+				w.Header().Set("WWW-Authenticate", `Bearer realm="e3-agent"`)
+				http.Error(w, "this endpoint needs Authorization: Bearer <the controller's read-only token>", http.StatusUnauthorized)
+				return
+			}
+		}
+		scrape.ServeHTTP(w, r)
+	})
+	guard := httpguard.NewConnGuard(metricsMaxConns)
+	srv := &http.Server{Handler: mux, ConnState: guard.ConnState,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+		IdleTimeout: metricsIdle, MaxHeaderBytes: 16 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go func() {
 		<-ctx.Done()
 		srv.Close()
 		dp.Close()
 	}()
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(guard.Listener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server", "err", err)
 		}
 	}()
-	log.Info("metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	log.Info("metrics", "listen", network+":"+addr, "token", token != "")
 	return nil
 }
 

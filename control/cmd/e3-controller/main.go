@@ -19,6 +19,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/api"
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
 )
 
@@ -119,7 +120,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("api: %w", err)
 	}
-	guard := api.NewConnGuard(*maxConns)
+	guard := httpguard.NewConnGuard(*maxConns)
 	issue := func(ctx context.Context, node string) (etcdauth.Credentials, error) {
 		return issueNode(ctx, parties, node)
 	}

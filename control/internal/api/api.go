@@ -7,7 +7,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -26,6 +25,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
@@ -58,7 +58,7 @@ const (
 // Config is what the API needs besides the controller.
 type Config struct {
 	Tokens Tokens
-	Guard  *ConnGuard // the connection guard whose counters status shows; nil: none
+	Guard  *httpguard.ConnGuard // the connection guard whose counters status shows; nil: none
 	// Credentials issues a node's etcd credentials (nil: not offered).
 	Credentials func(ctx context.Context, node string) (etcdauth.Credentials, error)
 	// Metrics serves GET /metrics to the read-only role (nil: not offered).
@@ -323,13 +323,8 @@ func (s *Server) Collectors() []prometheus.Collector {
 
 // role is what the request's bearer token allows, if it is one of ours.
 func (s *Server) role(r *http.Request) (role, bool) {
-	// The scheme is case-insensitive (RFC 9110 section 11.1).
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	ok = ok && strings.EqualFold(scheme, "Bearer")
-	tok = strings.TrimLeft(tok, " ")
-	match := func(want string) bool {
-		return ok && want != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
-	}
+	tok, ok := httpguard.BearerToken(r)
+	match := func(want string) bool { return ok && httpguard.Equal(tok, want) }
 	switch {
 	case match(s.Tokens.Admin):
 		return roleAdmin, true
