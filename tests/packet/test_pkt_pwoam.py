@@ -143,6 +143,40 @@ def test_bad_oam_is_counted_and_never_delivered(sw, wire, what, frame):
     sw.wait_drops("f1", {"pw_oam_bad": 1})
 
 
+def test_echo_flood_is_rate_limited_per_port(sw, wire):
+    """A neighbour's flood of MPLS echo requests: past the port's punt rate
+    each is dropped and counted, neither logged nor answered; what got in
+    was answered, and a later request is answered again."""
+    eline(sw)
+    h, n = 0x0E3A00F1, 1000
+    sends = [("f1p", oam_frame("f1", LABEL_IN, echo(1, h, seq, LABEL_IN))) for seq in range(n)]
+    got = wire.exchange(sends, quiet=1.0, match=struct.pack("!I", h))
+    answered = len(got["f1p"])
+    wait_for(lambda: sw.port_drops("f1").get("pw_oam_rate_limited", 0) + answered == n,
+             what="every request answered or counted")
+    limited = sw.port_drops("f1")["pw_oam_rate_limited"]
+    assert limited > 0 and answered > 0, (limited, answered)
+    assert len(log(sw, h)) == answered
+    no_customer_frames(got)
+    time.sleep(0.2)   # the bucket refills (10 a tenth of a second)
+    h2 = h + 1
+    got = wire.exchange([("f1p", oam_frame("f1", LABEL_IN, echo(1, h2, 1, LABEL_IN)))], expect=1,
+                        match=struct.pack("!I", h2))
+    assert_delivered(got, {"f1p": 1})
+
+
+def test_replies_to_handles_not_ours_are_dropped(sw, wire):
+    """A forged reply (a handle this node never sent) is dropped and
+    counted, never logged; a flood of them leaves our own ping's reply
+    alone."""
+    eline(sw)
+    h = 0x0E3A00F7
+    sends = [("f1p", oam_frame("f1", LABEL_IN, echo(2, h, seq, LABEL_IN))) for seq in range(200)]
+    wire.exchange(sends, quiet=0.3)
+    sw.wait_drops("f1", {"pw_oam_unsolicited": 200})
+    assert log(sw, h) == []
+
+
 def test_refusals(sw):
     eline(sw)
     for params, code in (({"service": 77, "handle": 1}, -32000),

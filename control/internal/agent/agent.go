@@ -49,6 +49,9 @@ type Config struct {
 	DP   *dprpc.Client
 
 	StatusInterval time.Duration // status written at least this often; default 2s
+	// StatusMinInterval spaces the status writes: changes that come
+	// faster are coalesced into one write. Default 250ms (4 a second).
+	StatusMinInterval time.Duration
 	PollInterval   time.Duration // datapath polled (ports, BFD) this often; default 100ms
 	LeaseTTL       time.Duration // status lease; default 5s
 	ResyncInterval time.Duration // re-read of the desired keys; default 30s
@@ -108,6 +111,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	def(&cfg.StatusInterval, 2*time.Second)
+	def(&cfg.StatusMinInterval, 250*time.Millisecond)
 	def(&cfg.PollInterval, 100*time.Millisecond)
 	def(&cfg.LeaseTTL, 5*time.Second)
 	def(&cfg.ResyncInterval, 30*time.Second)
@@ -506,7 +510,7 @@ func (a *Agent) pollLoop(ctx context.Context) {
 }
 
 // statusLoop writes the status when it changed (a poke on statusNow) and
-// every StatusInterval, under a lease; on stop it revokes the lease so the
+// every StatusInterval, never twice within StatusMinInterval, under a lease; on stop it revokes the lease so the
 // status disappears at once.
 func (a *Agent) statusLoop(ctx context.Context) {
 	w := &statusWriter{a: a}
@@ -514,6 +518,7 @@ func (a *Agent) statusLoop(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.StatusInterval)
 	defer tick.Stop()
 	for {
+		next := time.Now().Add(a.cfg.StatusMinInterval)
 		if err := w.put(ctx, a.status()); err != nil {
 			if ctx.Err() != nil {
 				return
@@ -533,6 +538,13 @@ func (a *Agent) statusLoop(ctx context.Context) {
 			// at once under a new one.
 			a.log.Warn("status lease lost; taking a new one")
 			w.drop()
+		}
+		// At most one write per StatusMinInterval: a burst of changes
+		// (a flood of OAM events, flapping links) is one write.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
 // Pseudowire ping and trace (docs/operations.md). The controller asks the
@@ -82,9 +83,22 @@ func (c *Controller) probeRun(ctx context.Context, from string, req nodestate.OA
 	if err != nil {
 		return nil, errorf(KindInternal, "etcd lease: %v", err)
 	}
-	defer etcd.Revoke(context.WithoutCancel(ctx), lease.ID) // the key goes with it
+	defer etcd.Revoke(context.WithoutCancel(ctx), lease.ID) // the keys go with it
+	// The origin gets the probes; every other node the handle alone, so
+	// that its agent reports the events of this handle and no other's.
+	var topo topology.Topology
+	if _, err := store.GetJSON(ctx, etcd, store.TopologyKey, &topo); err != nil {
+		return nil, errorf(KindInternal, "%v", err)
+	}
 	b, _ := json.Marshal(req)
-	if _, err := etcd.Put(ctx, nodestate.OAMKey(from, req.Handle), string(b), clientv3.WithLease(lease.ID)); err != nil {
+	watch, _ := json.Marshal(nodestate.OAMRequest{Handle: req.Handle, Service: req.Service})
+	ops := []clientv3.Op{clientv3.OpPut(nodestate.OAMKey(from, req.Handle), string(b), clientv3.WithLease(lease.ID))}
+	for _, n := range topo.Nodes {
+		if n.Name != from {
+			ops = append(ops, clientv3.OpPut(nodestate.OAMKey(n.Name, req.Handle), string(watch), clientv3.WithLease(lease.ID)))
+		}
+	}
+	if _, err := etcd.Txn(ctx).Then(ops...).Commit(); err != nil {
 		return nil, errorf(KindInternal, "etcd: %v", err)
 	}
 	deadline := time.Now().Add(oamWait)

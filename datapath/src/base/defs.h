@@ -80,7 +80,9 @@ enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 	X(BFD_MALFORMED, "bfd_malformed", "BFD packet failing RFC 5880 6.8.6 (length, version, ...)") \
 	X(BFD_BAD_DISCRIMINATOR, "bfd_bad_discriminator", "Your Discriminator not the session's") \
 	X(OAM_NO_SESSION, "oam_no_session", "BFD on a port or path label with no session") \
-	X(PW_OAM_BAD, "pw_oam_bad", "a PW associated channel frame that is not an MPLS echo this node takes: malformed, another channel, or on a flood tree or a site's circuit label")
+	X(PW_OAM_BAD, "pw_oam_bad", "a PW associated channel frame that is not an MPLS echo this node takes: malformed, another channel, or on a flood tree or a site's circuit label") \
+	X(PW_OAM_RATE, "pw_oam_rate_limited", "an MPLS echo request over the port's punt rate (E3_PWOAM_PPS a second per worker): never logged nor answered") \
+	X(PW_OAM_UNSOLICITED, "pw_oam_unsolicited", "an MPLS echo reply to a handle this node did not send")
 
 enum e3_drop {
 #define E3_DROP_ENUM(e, name, meaning) E3_DROP_##e,

@@ -107,6 +107,7 @@ int e3_ctl_pw_ping(const struct e3_pw_ping *p, char *err)
 
 	if (m == NULL)
 		return E3_ERR(err, E3_ENOSPC, "no mbuf");
+	e3_pwoam_sent(p->handle);   /* before it leaves: its reply is ours */
 	if (e3_inject(nh->port, &m, 1) != 1)
 		return E3_ERR(err, E3_ENOSPC, "the worker's inject queue is full");
 	keep(&(struct e3_pwoam_event){ .time_ns = now, .handle = p->handle, .seq = p->seq,

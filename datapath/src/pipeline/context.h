@@ -44,6 +44,7 @@ struct e3_worker {
 	struct e3_txbuf tx[RTE_MAX_ETHPORTS] __rte_cache_aligned;
 	struct e3_wstats st;
 	struct e3_token_bucket *storm;     /* [E3_MAX_CIRCUITS * E3_STORM_MAX]: storm control */
+	struct e3_token_bucket pwoam[RTE_MAX_ETHPORTS]; /* MPLS echo punted, by receiving port */
 	struct e3_runtime rt;
 } __rte_cache_aligned;
 

@@ -20,6 +20,8 @@ const char *const e3_pwoam_kind_names[E3_PWOAM_KINDS] = {
 };
 
 static struct rte_ring *queue;
+static uint32_t sent[E3_PWOAM_HANDLES];   /* 0: none (a handle is never 0) */
+static unsigned sent_next;
 
 int e3_pwoam_init(void)
 {
@@ -31,6 +33,22 @@ int e3_pwoam_init(void)
 void e3_pwoam_log(const struct e3_pwoam_event *ev)
 {
 	rte_ring_mp_enqueue_elem(queue, (void *)ev, sizeof(*ev));
+}
+
+void e3_pwoam_sent(uint32_t handle)
+{
+	for (unsigned k = 0; k < E3_PWOAM_HANDLES; k++)
+		if (__atomic_load_n(&sent[k], __ATOMIC_RELAXED) == handle)
+			return;
+	__atomic_store_n(&sent[sent_next++ % E3_PWOAM_HANDLES], handle, __ATOMIC_RELEASE);
+}
+
+bool e3_pwoam_ours(uint32_t handle)
+{
+	for (unsigned k = 0; k < E3_PWOAM_HANDLES; k++)
+		if (handle != 0 && __atomic_load_n(&sent[k], __ATOMIC_ACQUIRE) == handle)
+			return true;
+	return false;
 }
 
 unsigned e3_pwoam_take(struct e3_pwoam_event *out, unsigned n)

@@ -28,6 +28,10 @@
 #define E3_ACH_PW_FIRST     0x10     /* nibble 1, version 0 */
 #define E3_ACH_ONDEMAND_CV  0x0025   /* RFC 6426 */
 #define E3_ACH_LEN          4
+/* MPLS echo frames a worker takes from one port a second (a burst of a
+ * tenth of it): a ping or a trace sends a few, a neighbour's flood no more
+ * than this becomes events and replies. */
+#define E3_PWOAM_PPS        100
 
 #define E3_ECHO_VERSION     1
 #define E3_ECHO_REQUEST     1
@@ -91,5 +95,11 @@ int e3_pwoam_init(void);
 void e3_pwoam_log(const struct e3_pwoam_event *ev);
 /* Main lcore: take up to n queued events. */
 unsigned e3_pwoam_take(struct e3_pwoam_event *out, unsigned n);
+/* Main lcore: this node sent a request with handle (pw_ping). Workers:
+ * was handle one of the last E3_PWOAM_HANDLES sent? Only a reply to one is
+ * logged, and never rate-limited: a flood cannot crowd out our own ping. */
+#define E3_PWOAM_HANDLES 16
+void e3_pwoam_sent(uint32_t handle);
+bool e3_pwoam_ours(uint32_t handle);
 
 #endif

@@ -39,6 +39,18 @@ static __rte_always_inline void pw_oam_one(struct e3_burst *b, unsigned i, const
 		e3_drop(b, i, E3_DROP_PW_OAM_BAD);
 		return;
 	}
+	/* A reply is ours or nobody's. Every request becomes an event the
+	 * agent reports, and a reply: what a neighbour can make us do is
+	 * bounded per port. */
+	if (e->type == E3_ECHO_REPLY && mt->svc != NULL) {
+		if (!e3_pwoam_ours(rte_be_to_cpu_32(e->handle))) {
+			e3_drop(b, i, E3_DROP_PW_OAM_UNSOLICITED);
+			return;
+		}
+	} else if (!e3_tb_take(&b->w->pwoam[b->rx->port_id], E3_PWOAM_PPS, rte_rdtsc(), rte_get_tsc_hz())) {
+		e3_drop(b, i, E3_DROP_PW_OAM_RATE);
+		return;
+	}
 	uint64_t now = e3_wall_ns();
 	struct e3_pwoam_event ev = {
 		.time_ns = now, .handle = rte_be_to_cpu_32(e->handle), .seq = rte_be_to_cpu_32(e->seq),
