@@ -384,13 +384,14 @@ class ControlPlane:
 
     # ---- API --------------------------------------------------------------------
     def env(self, token: str | None = None) -> dict:
-        """Environment for e3ctl: E3_SERVER and E3_TOKEN (token=None: ours)."""
-        env = {k: v for k, v in os.environ.items() if k not in ("E3_SERVER", "E3_TOKEN", "E3_CA")}
+        """Environment for e3ctl: E3_SERVER, E3_CA, and E3_TOKEN_FILE (token=None: ours) or E3_TOKEN."""
+        env = {k: v for k, v in os.environ.items() if k not in ("E3_SERVER", "E3_TOKEN", "E3_TOKEN_FILE", "E3_CA")}
         env["E3_SERVER"] = self.server
         env["E3_CA"] = str(self.ca_file)
-        tok = self.token if token is None else token
-        if tok:
-            env["E3_TOKEN"] = tok
+        if token is None:
+            env["E3_TOKEN_FILE"] = str(self.token_file)   # as an operator would: never on the command line
+        elif token:
+            env["E3_TOKEN"] = token
         return env
 
     def e3ctl(self, *args, check: bool = True, token: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess:

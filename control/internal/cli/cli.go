@@ -21,7 +21,7 @@ import (
 )
 
 // Usage is e3ctl's help.
-const Usage = `usage: e3ctl [--server URL] [--token TOKEN] [--ca FILE | --fingerprint SHA256] [--json] COMMAND
+const Usage = `usage: e3ctl [--server URL] [--token-file FILE] [--ca FILE | --fingerprint SHA256] [--json] COMMAND
 
   status                                   fabric summary
   node list                                nodes (forwarding, per OAM), agents, label use
@@ -49,8 +49,10 @@ one circuit on each of the segment's ports. --ecmp spreads the service's
 flows over its equal-cost paths (each flow on one), rather than keeping the
 backup idle. --storm limits, in frames per second, what an E-LAN floods from
 each of its circuits (a circuit's own limits: the API or the topology file).
---server defaults to $E3_SERVER or https://127.0.0.1:8080; --token to $E3_TOKEN
-(the admin token, or the read-only one for reads). The controller's TLS
+--server defaults to $E3_SERVER or https://127.0.0.1:8080. The token (the
+admin one, or the read-only one for reads) is read from --token-file
+($E3_TOKEN_FILE, e.g. the controller's <data-dir>/token) or taken from
+$E3_TOKEN; never from the command line, where other users would see it. The controller's TLS
 certificate is checked against --ca ($E3_CA, e.g. the controller's
 <data-dir>/api.crt) or pinned by its SHA-256 --fingerprint ($E3_FINGERPRINT);
 with neither, against the system's CAs.
@@ -59,6 +61,7 @@ with neither, against the system's CAs.
 // opts are the parsed command line.
 type opts struct {
 	server, token string
+	tokenFile     string
 	ca, pin       string
 	json          bool
 	circuits      []string
@@ -72,7 +75,8 @@ type opts struct {
 }
 
 func parse(args []string, getenv func(string) string) (*opts, error) {
-	o := &opts{server: getenv("E3_SERVER"), token: getenv("E3_TOKEN"), ca: getenv("E3_CA"), pin: getenv("E3_FINGERPRINT")}
+	o := &opts{server: getenv("E3_SERVER"), token: getenv("E3_TOKEN"), tokenFile: getenv("E3_TOKEN_FILE"),
+		ca: getenv("E3_CA"), pin: getenv("E3_FINGERPRINT")}
 	if o.server == "" {
 		o.server = "https://127.0.0.1:8080"
 	}
@@ -94,7 +98,9 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 		case "--server":
 			o.server, err = value()
 		case "--token":
-			o.token, err = value()
+			return nil, usageError("--token would show the token to every user (ps): use --token-file FILE or $E3_TOKEN")
+		case "--token-file":
+			o.tokenFile, err = value()
 		case "--ca":
 			o.ca, err = value()
 		case "--fingerprint":
@@ -161,6 +167,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = fmt.Errorf("no command")
 	}
 	var c *apiclient.Client
+	if err == nil && o.tokenFile != "" {
+		var b []byte
+		if b, err = os.ReadFile(o.tokenFile); err == nil {
+			o.token = strings.TrimSpace(string(b))
+		}
+	}
 	if err == nil {
 		c, err = apiclient.NewTLS(o.server, o.token, o.ca, o.pin)
 	}
