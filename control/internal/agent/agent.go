@@ -89,6 +89,7 @@ type Agent struct {
 	reconErr error           // error of the last reconcile
 	dpErr    error           // error of the last datapath poll
 	bootID   string
+	macTable int64
 	ports    []nodestate.PortStatus
 	rates    portRates // the ports' counters a second ago, for their rates
 	bfd      []nodestate.BFDStatus
@@ -588,6 +589,7 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 		}
 		a.bootID = info.BootID
 	}
+	a.macTable = info.Limits["macs"]
 	a.ports = make([]nodestate.PortStatus, 0, len(ports))
 	now := time.Now()
 	for _, p := range ports {
@@ -605,7 +607,7 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 func (a *Agent) status() nodestate.NodeStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied,
+	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied, MACTable: a.macTable,
 		Ports: append([]nodestate.PortStatus{}, a.ports...), BFD: append([]nodestate.BFDStatus(nil), a.bfd...),
 		OAM:     append([]nodestate.OAMEvent(nil), a.oam.events...),
 		Updated: time.Now().UTC().Truncate(time.Millisecond)}

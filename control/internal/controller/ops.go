@@ -128,6 +128,9 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 	if len(valid) == 0 {
 		return c.commit(ctx, st, ch)
 	}
+	if err := admitMACs(st, valid, nil); err != nil {
+		return err
+	}
 	// New services carry no load yet: one pair of graphs serves the
 	// batch, their shortest-path trees are shared, and each route depends
 	// on its spec alone, so the routes are computed side by side.
@@ -197,6 +200,9 @@ func (c *Controller) updateService(ctx context.Context, st *state, name string, 
 		model.SortCircuits(spec.Circuits)
 	}
 	if err := validate(st, &spec); err != nil {
+		return err
+	}
+	if err := admitMACs(st, []model.ServiceSpec{spec}, map[string]bool{name: true}); err != nil {
 		return err
 	}
 	ch := newChange()

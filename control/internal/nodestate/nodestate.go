@@ -112,6 +112,9 @@ type NodeStatus struct {
 	BFD               []BFDStatus  `json:"bfd,omitempty"`
 	Error             string       `json:"error"`
 	Updated           time.Time    `json:"updated"` // RFC 3339
+	// MACTable is the datapath's MAC table capacity (0: not known yet):
+	// the controller admits E-LANs' MAC limits against it.
+	MACTable int64 `json:"mac_table,omitempty"`
 	// OAM is what the datapath's pseudowire OAM log saw in the last
 	// OAMKeep (pw_oam_log): the controller's ping and trace read it.
 	OAM []OAMEvent `json:"oam,omitempty"`

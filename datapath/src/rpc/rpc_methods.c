@@ -14,6 +14,7 @@
 
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
+#include "tables/mac_table.h"
 
 static const struct e3_obj_type no_params = { .what = "params" };
 
@@ -58,12 +59,12 @@ static int m_system_info(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	json_t *limits = json_pack(
-		"{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "ports", E3_MAX_PORTS,
+		"{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "ports", E3_MAX_PORTS,
 		"workers", E3_MAX_WORKERS, "rx_queues", E3_MAX_QUEUES, "nexthops",
 		E3_MAX_NEXTHOPS, "nhlfes", (int)E3_MAX_NHLFES, "services", E3_MAX_SERVICES,
 		"circuits", E3_MAX_CIRCUITS, "remotes", E3_MAX_REMOTES, "branches",
 		E3_MAX_BRANCHES, "label_min", E3_LABEL_MIN, "label_max",
-		(int)E3_LABEL_SPACE - 1);
+		(int)E3_LABEL_SPACE - 1, "macs", (json_int_t)e3_mac_capacity());
 	const struct e3_rpc_counters *rc = e3_rpc_counters();
 	json_t *rpc = json_pack("{s:I, s:I, s:I, s:I}", "connections", (json_int_t)rc->connections,
 				"refused_full", (json_int_t)rc->refused_full, "refused_per_user",
