@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -127,6 +128,15 @@ func run() error {
 	}
 	fmt.Printf("total: %.1fs (%.2f ms/service), slowest transaction %.2fs\n", total.Seconds(), float64(total.Milliseconds())/float64(len(specs)), slowest.Seconds())
 	fmt.Printf("etcd db size: %.1f MiB (in use %.1f MiB), revision %d\n", float64(st.DbSize)/(1<<20), float64(st.DbSizeInUse)/(1<<20), st.Header.Revision)
+	saved, err := c.SaveSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	doc, err := json.Marshal(saved)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fabric snapshot (PUT /v1/snapshot): %.1f MiB, %.0f bytes/service\n", float64(len(doc))/(1<<20), float64(len(doc))/float64(len(specs)))
 	snap, err := c.Snapshot(ctx)
 	if err != nil {
 		return err

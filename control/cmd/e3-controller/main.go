@@ -135,7 +135,7 @@ func run() error {
 		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10,
 		// One HTTP/2 connection carries at most this many requests at once:
 		// --max-conns then bounds work, not only sockets.
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 16},
+		HTTP2:    &http.HTTP2Config{MaxConcurrentStreams: 16},
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 2)
 	go func() {
