@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(
   build-essential pkg-config meson ninja-build
-  dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libbsd-dev
+  dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libbsd-dev libmd-dev
   iproute2 ethtool iputils-ping iperf3 tshark tcpdump procps psmisc
   python3-scapy python3-pytest python3-yaml python3-prometheus-client python3-selenium
   etcd-server etcd-client chromium chromium-driver

@@ -8,6 +8,8 @@
  */
 #include <string.h>
 
+#include <rte_byteorder.h>
+
 #include "base/bfd.h"
 #include "unit.h"
 
@@ -103,7 +105,7 @@ static void test_state_table(void)
 /* The checks of 6.8.6 that need no session, each on its own. */
 static void test_decode(void)
 {
-	uint8_t b[E3_BFD_LEN + 4];
+	uint8_t b[E3_BFD_MAX_LEN];
 	struct e3_bfd s;
 	struct e3_bfd_pkt p;
 
@@ -219,7 +221,7 @@ static void test_timers(void)
 	/* Jitter (6.8.7): 75-100% of the interval, never more. */
 	session_in(&s, E3_BFD_UP);
 	uint64_t now = 1000 * MS;
-	uint8_t b[E3_BFD_LEN];
+	uint8_t b[E3_BFD_MAX_LEN];
 
 	for (int i = 0; i < 200; i++) {
 		s.next_tx_us = now;
@@ -243,7 +245,7 @@ static void test_poll_final(void)
 {
 	struct e3_bfd s;
 	struct e3_bfd_pkt p;
-	uint8_t b[E3_BFD_LEN];
+	uint8_t b[E3_BFD_MAX_LEN];
 
 	session_in(&s, E3_BFD_UP);
 	CHECK(s.poll);                       /* going Up changed the intervals */
@@ -280,7 +282,7 @@ static void test_poll_final(void)
 static void test_pair(void)
 {
 	struct e3_bfd a, z;
-	uint8_t b[E3_BFD_LEN];
+	uint8_t b[E3_BFD_MAX_LEN];
 	struct e3_bfd_pkt p;
 	uint64_t now = 0, a_silent_from = UINT64_MAX, down_at = 0;
 
@@ -315,6 +317,78 @@ static void test_pair(void)
 	CHECK_EQ(z.diag, E3_BFD_DIAG_TIME_EXPIRED);
 }
 
+/* 6.7.4 Keyed SHA1: two ends with one key come up; a wrong key or id, a
+ * changed byte, a replayed sequence number, a packet without the A bit
+ * (or with it, to a session without a key) are refused and change nothing. */
+static void test_auth(void)
+{
+	static const uint8_t key[] = { 0xe3, 0xfa, 0xb1, 0x1c, 0x00, 0x42 };
+	struct e3_bfd a, z, plain;
+	uint8_t b[E3_BFD_MAX_LEN], old[E3_BFD_MAX_LEN];
+	struct e3_bfd_pkt p;
+
+	e3_bfd_init(&a, 11, 10000, 10000, 3, 0);
+	e3_bfd_init(&z, 22, 10000, 10000, 3, 0);
+	e3_bfd_init(&plain, 33, 10000, 10000, 3, 0);
+	e3_bfd_set_auth(&a, 7, key, sizeof(key));
+	e3_bfd_set_auth(&z, 7, key, sizeof(key));
+	CHECK_EQ(e3_bfd_tx(&a, 0, b), E3_BFD_MAX_LEN);
+	CHECK(b[1] & E3_BFD_F_AUTH);
+	CHECK_EQ(b[3], E3_BFD_MAX_LEN);
+	CHECK_EQ(b[24], E3_BFD_AUTH_SHA1);
+	CHECK_EQ(b[25], E3_BFD_SHA1_LEN);
+	CHECK_EQ(b[26], 7);
+	CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&z, &p, 1), E3_BFD_EV_NONE);          /* -> Init */
+	CHECK_EQ(z.state, E3_BFD_INIT);
+	/* To a session without a key: refused. */
+	CHECK_EQ(e3_bfd_rx(&plain, &p, 1), -E3_BFD_BAD_AUTH);
+	CHECK_EQ(plain.remote_disc, 0);
+	/* z answers; a comes up. */
+	e3_bfd_tx(&z, 2, b);
+	CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&a, &p, 2), E3_BFD_EV_UP);
+	/* A changed byte, another key id, another key: refused. */
+	e3_bfd_tx(&a, 3, b);
+	b[2] ^= 1;
+	CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&z, &p, 3), -E3_BFD_BAD_AUTH);
+	struct e3_bfd other = a;
+	uint8_t wrong[sizeof(key)];
+
+	memcpy(wrong, key, sizeof(key));
+	wrong[0] ^= 0x80;
+	e3_bfd_set_auth(&other, 7, wrong, sizeof(wrong));
+	e3_bfd_tx(&other, 3, b);
+	CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&z, &p, 3), -E3_BFD_BAD_AUTH);
+	e3_bfd_set_auth(&other, 8, key, sizeof(key));
+	e3_bfd_tx(&other, 3, b);
+	CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&z, &p, 3), -E3_BFD_BAD_AUTH);
+	CHECK_EQ(z.state, E3_BFD_INIT);
+	/* a's next packets are taken; then its first one, replayed, is not
+	 * (its sequence number is behind the window). */
+	for (int k = 0; k < 20; k++) {
+		e3_bfd_tx(&a, 4 + k, b);
+		if (k == 0)
+			memcpy(old, b, sizeof(b));
+		CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+		CHECK(e3_bfd_rx(&z, &p, 4 + k) >= 0);
+	}
+	CHECK_EQ(z.state, E3_BFD_UP);
+	CHECK_EQ(e3_bfd_decode(old, sizeof(old), &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&z, &p, 30), -E3_BFD_BAD_AUTH);
+	/* A packet without authentication, to z: refused, even naming both. */
+	e3_bfd_tx(&plain, 31, b);
+	b[1] = (uint8_t)(E3_BFD_ADMIN_DOWN << 6);
+	memcpy(b + 4, &(uint32_t){ rte_cpu_to_be_32(a.local_disc) }, 4);
+	memcpy(b + 8, &(uint32_t){ rte_cpu_to_be_32(z.local_disc) }, 4);
+	CHECK_EQ(e3_bfd_decode(b, E3_BFD_LEN, &p), E3_BFD_OK);
+	CHECK_EQ(e3_bfd_rx(&z, &p, 31), -E3_BFD_BAD_AUTH);
+	CHECK_EQ(z.state, E3_BFD_UP);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -323,6 +397,7 @@ int main(void)
 		{ "bfd_timers", test_timers },
 		{ "bfd_poll_final", test_poll_final },
 		{ "bfd_pair", test_pair },
+		{ "bfd_auth", test_auth },
 	};
 
 	return unit_run(tests, sizeof(tests) / sizeof(tests[0]));

@@ -6,6 +6,7 @@ The neighbour advertises slow timers (300 ms, multiplier 3) so that a busy
 test machine never makes it miss a beat: the switch's detection time is
 then 900 ms, and the switch sends to it at 300 ms."""
 import errno
+import hashlib
 import select
 import socket
 import struct
@@ -25,6 +26,20 @@ def bfd_packet(state, my_disc, your_disc, *, diag=0, flags=0, mult=3, tx_us=3000
                rx_us=300000, version=1, length=24):
     return struct.pack("!BBBBIIIII", version << 5 | diag, state << 6 | flags, mult, length,
                        my_disc, your_disc, tx_us, rx_us, 0)
+
+
+def sha1_auth(packet24, key, key_id, seq):
+    """packet24 (a 24-byte BFD packet, A bit and length 52 set) with its
+    Keyed SHA1 section (RFC 5880 4.4 and 6.7.4): the digest is SHA1 of the
+    whole packet with the key, zero-padded to 20 bytes, in its place."""
+    head = packet24 + struct.pack("!BBBBI", 4, 28, key_id, 0, seq)
+    digest = hashlib.sha1(head + key.ljust(20, b"\0")).digest()
+    return head + digest
+
+
+def sha1_ok(packet52, key):
+    """Does a received Keyed SHA1 packet's digest match key?"""
+    return hashlib.sha1(packet52[:32] + key.ljust(20, b"\0")).digest() == packet52[32:52]
 
 
 def gach_frame(dst, src, payload, *, ach=ACH_BFD, label=GAL, s=1, path=None, ttl=64):
@@ -50,20 +65,22 @@ def parse_bfd(frame):
     if len(frame) < off + 32 or struct.unpack("!I", frame[off:off + 4])[0] >> 12 != GAL \
             or not frame[off + 2] & 1 or frame[off + 4:off + 8] != ACH_BFD:
         return None
-    b0, b1, mult, _len, my, your, tx, rx, _echo = struct.unpack("!BBBBIIIII", frame[off + 8:off + 32])
+    b0, b1, mult, length, my, your, tx, rx, _echo = struct.unpack("!BBBBIIIII", frame[off + 8:off + 32])
     out.update({"state": b1 >> 6, "flags": b1 & 0x3f, "my_disc": my, "your_disc": your,
-                "tx_us": tx, "rx_us": rx, "mult": mult, "diag": b0 & 0x1f})
+                "tx_us": tx, "rx_us": rx, "mult": mult, "diag": b0 & 0x1f, "raw": frame[off + 8:off + 8 + length]})
     return out
 
 
 class BfdPeer:
     """The neighbour on the test side of one fabric port."""
 
-    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001, path=None):
+    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001, path=None, key=None, key_id=1):
         """path: (label we send on, label the switch sends on) for the far
-        end of a path check; None for a link session's neighbour."""
+        end of a path check; None for a link session's neighbour. key:
+        Keyed SHA1 authentication with that key (bytes) and key_id."""
         self.my_mac, self.switch_mac, self.my_disc = my_mac, switch_mac, my_disc
         self.path = path
+        self.key, self.key_id, self.seq = key, key_id, 1000
         self.state, self.your_disc = DOWN, 0
         self.received = []          # every BFD packet the switch sent us, parsed
         self.sending = True
@@ -81,7 +98,12 @@ class BfdPeer:
         self.sock.close()
 
     def _send(self):
-        pkt = bfd_packet(self.state, self.my_disc, self.your_disc)
+        if self.key is None:
+            pkt = bfd_packet(self.state, self.my_disc, self.your_disc)
+        else:
+            self.seq += 1
+            pkt = sha1_auth(bfd_packet(self.state, self.my_disc, self.your_disc, flags=0x04, length=52),
+                            self.key, self.key_id, self.seq)
         self.sock.send(gach_frame(self.switch_mac, self.my_mac, pkt,
                                   path=self.path[0] if self.path else None))
 

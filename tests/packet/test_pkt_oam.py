@@ -5,9 +5,11 @@ repair of a protected nhlfe onto its backup and back after the
 wait-to-restore time, with no control plane involved; path checks (BFD
 over an LSP, RFC 6428 CC) at their ends and in transit; and malformed OAM
 counted by reason."""
+import struct
+
 import pytest
 
-from pkt_bfd import ADMIN_DOWN, DOWN, INIT, UP, BfdPeer, bfd_packet, gach_frame, parse_bfd
+from pkt_bfd import ADMIN_DOWN, DOWN, INIT, UP, BfdPeer, bfd_packet, gach_frame, parse_bfd, sha1_auth, sha1_ok
 from pkt_frames import assert_fabric, customer_frame, token, tshark_frames, untag
 from pkt_net import assert_delivered, nsexec, wait_for
 from pkt_switch import MAC, PEER_MAC
@@ -30,8 +32,8 @@ def bfd(sw, sid=1):
 def peer(sw):
     peers = []
 
-    def make(port="f1", path=None):
-        p = BfdPeer(sw.ns, port + "p", PEER_MAC[port], MAC[port], path=path)
+    def make(port="f1", path=None, **kw):
+        p = BfdPeer(sw.ns, port + "p", PEER_MAC[port], MAC[port], path=path, **kw)
         peers.append(p)
         return p
     yield make
@@ -110,6 +112,48 @@ def test_forged_admin_down_cannot_take_an_up_session_down(sw, wire, peer):
                   expect=0, quiet=0.2)
     wait_for(lambda: bfd(sw)["state"] == "down", what="session down on the neighbour's AdminDown")
     assert bfd(sw)["diag"] == "neighbor_signaled_down"
+
+
+KEY = bytes.fromhex("e3fab1c0de00112233")
+
+
+def test_keyed_sha1_session(sw, wire, peer):
+    """RFC 5880 6.7.4 on a link session: with the neighbour's key the
+    session comes up; the switch's packets carry a Keyed SHA1 section whose
+    digest Python's hashlib confirms and tshark dissects; a packet without
+    authentication, with another key, or replayed, is dropped as
+    bfd_bad_auth and changes nothing."""
+    session(sw, multiplier=3, auth_key=KEY.hex(), auth_key_id=5)
+    p = peer(key=KEY, key_id=5)
+    wait_for(lambda: bfd(sw)["state"] == "up", what="session up with authentication")
+    wait_for(lambda: any(x["state"] == UP for x in p.received), what="the switch's Up packets")
+    ups = [x for x in p.received if x["state"] == UP]
+    assert all(x["flags"] & 0x04 and len(x["raw"]) == 52 for x in ups)
+    assert all(sha1_ok(x["raw"], KEY) for x in ups)
+    seqs = [struct.unpack("!I", x["raw"][28:32])[0] for x in ups]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), "sequence numbers increase"
+    out = gach_frame(PEER_MAC["f1"], MAC["f1"], ups[-1]["raw"])
+    (pkt,) = tshark_frames([out])
+    def field(tree, name):    # tshark nests the auth section in a subtree
+        for k, v in tree.items():
+            if k == name:
+                return v
+            if isinstance(v, dict) and (found := field(v, name)) is not None:
+                return found
+        return None
+    assert (field(pkt["bfd"], "bfd.auth.type"), field(pkt["bfd"], "bfd.auth.key"),
+            int(field(pkt["bfd"], "bfd.auth.seq_num"), 0)) == ("4", "5", seqs[-1]), pkt["bfd"]
+    ours = bfd(sw)["local_disc"]
+    forged = [bfd_packet(ADMIN_DOWN, p.my_disc, ours, diag=7),                          # no authentication
+              sha1_auth(bfd_packet(ADMIN_DOWN, p.my_disc, ours, flags=0x04, length=52),  # another key
+                        b"guess", 5, p.seq + 1),
+              sha1_auth(bfd_packet(ADMIN_DOWN, p.my_disc, ours, flags=0x04, length=52),  # a sequence number far behind
+                        KEY, 5, p.seq - 1000)]
+    before = bfd(sw)
+    wire.exchange([("f1p", gach_frame(MAC["f1"], PEER_MAC["f1"], f)) for f in forged], expect=0, quiet=0.2)
+    sw.wait_drops("f1", {"bfd_bad_auth": len(forged)})
+    b = bfd(sw)
+    assert b["state"] == "up" and b["downs"] == before["downs"]
 
 
 def protected_eline(sw, watch):

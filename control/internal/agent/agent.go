@@ -52,9 +52,9 @@ type Config struct {
 	// StatusMinInterval spaces the status writes: changes that come
 	// faster are coalesced into one write. Default 250ms (4 a second).
 	StatusMinInterval time.Duration
-	PollInterval   time.Duration // datapath polled (ports, BFD) this often; default 100ms
-	LeaseTTL       time.Duration // status lease; default 5s
-	ResyncInterval time.Duration // re-read of the desired keys; default 30s
+	PollInterval      time.Duration // datapath polled (ports, BFD) this often; default 100ms
+	LeaseTTL          time.Duration // status lease; default 5s
+	ResyncInterval    time.Duration // re-read of the desired keys; default 30s
 	// FullPassInterval is the anti-entropy pass: dump the datapath and diff
 	// it whole. It finds what changed behind the agent's back (e3-dpctl);
 	// everything else is incremental, so it need not be frequent, and on a

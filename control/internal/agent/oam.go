@@ -133,6 +133,7 @@ func (l *oamLog) adopt() {
 	l.pending = rest
 	l.events = l.keep(l.events, nodestate.OAMKeep, oamMaxEvents, true)
 }
+
 // pollOAM reads the datapath's new log entries and files them (take); it
 // reports whether anything changed.
 func (a *Agent) pollOAM(ctx context.Context, restarted bool) (bool, error) {

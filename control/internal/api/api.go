@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,8 +64,8 @@ type Config struct {
 	// Metrics serves GET /metrics to the read-only role (nil: not offered).
 	Metrics http.Handler
 	// Bounds on what one client can hold (0: the defaults below).
-	MaxBusyPerClient   int     // requests in progress per client address
-	MaxStreamsPerToken int     // GET /v1/stream per token
+	MaxBusyPerClient   int           // requests in progress per client address
+	MaxStreamsPerToken int           // GET /v1/stream per token
 	MinBodyRate        float64       // bytes/s a request body must arrive at, after BodyGrace
 	BodyGrace          time.Duration // before MinBodyRate applies
 }
@@ -88,8 +88,8 @@ type Server struct {
 	// Requests refused for their token (401, 403), for a client's busy
 	// requests (429) and for a body that came too slowly (408).
 	unauthorized, forbidden, busyClient, slowBody atomic.Uint64
-	busyMu                                       sync.Mutex
-	busy                                         map[string]int // requests in progress by client address
+	busyMu                                        sync.Mutex
+	busy                                          map[string]int // requests in progress by client address
 }
 
 // New returns the API handler.
@@ -128,6 +128,11 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	})
 	s.handle("GET /v1/snapshot", roleRead, func(r *http.Request) (int, any, error) {
 		snap, err := s.c.SaveSnapshot(r.Context())
+		if err == nil && snap.Topology != nil {
+			if tok, _ := s.role(r); tok < roleAdmin {
+				snap.Topology = snap.Topology.Redacted() // BFD keys are the admin's
+			}
+		}
 		return 200, snap, err
 	})
 	s.handle("PUT /v1/snapshot", roleAdmin, func(r *http.Request) (int, any, error) {
@@ -530,6 +535,9 @@ func (s *Server) getTopology(r *http.Request) (int, any, error) {
 	snap, err := s.c.Snapshot(r.Context())
 	if err != nil {
 		return 0, nil, err
+	}
+	if tok, _ := s.role(r); tok < roleAdmin {
+		return 200, snap.Topology.Redacted(), nil // BFD keys are the admin's
 	}
 	return 200, snap.Topology, nil
 }

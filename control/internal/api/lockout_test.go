@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,31 @@ func TestStreamAndClientCaps(t *testing.T) {
 	}
 	if !ok {
 		t.Fatal("a request after a stream ended: still refused")
+	}
+}
+
+// BFD keys in the topology are the admin's: the read-only token sees them
+// redacted, in the topology and in a snapshot.
+func TestBFDKeysAreTheAdmins(t *testing.T) {
+	srv, _ := setup(t)
+	topo, err := os.ReadFile("../testdata/fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed := strings.Replace(string(topo), "fabric:", "fabric:\n  bfd: {auth_key: e3e3e3e3, auth_key_id: 3}", 1)
+	if keyed == string(topo) {
+		keyed = string(topo) + "\nfabric:\n  bfd: {auth_key: e3e3e3e3, auth_key_id: 3}\n"
+	}
+	if code, body := call(t, srv, "PUT", "/v1/topology", token, keyed); code != 200 {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	for _, path := range []string{"/v1/topology", "/v1/snapshot"} {
+		_, admin := call(t, srv, "GET", path, token, "")
+		_, reader := call(t, srv, "GET", path, readToken, "")
+		if !strings.Contains(string(admin), "e3e3e3e3") || strings.Contains(string(reader), "e3e3e3e3") ||
+			!strings.Contains(string(reader), `"(set)"`) {
+			t.Errorf("%s: the admin sees the key: %v; the reader sees it: %v", path,
+				strings.Contains(string(admin), "e3e3e3e3"), strings.Contains(string(reader), "e3e3e3e3"))
+		}
 	}
 }

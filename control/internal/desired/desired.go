@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
@@ -448,8 +449,13 @@ func Base(t *topology.Topology, node string) *Fragment {
 		// Every adjacency runs BFD; its session id is the link id. Its
 		// state tells the controller which links are up (docs/ha.md).
 		b := t.LinkBFD(l)
-		f.BFD = append(f.BFD, dpconfig.BFD{ID: uint32(l.ID), Nexthop: uint32(l.ID),
-			TxMS: b.TxMS, RxMS: b.RxMS, Multiplier: b.Multiplier, WTRS: b.WTRS})
+		s := dpconfig.BFD{ID: uint32(l.ID), Nexthop: uint32(l.ID),
+			TxMS: b.TxMS, RxMS: b.RxMS, Multiplier: b.Multiplier, WTRS: b.WTRS, AuthKey: strings.ToLower(b.AuthKey)}
+		if b.AuthKey != "" {
+			id := uint8(b.AuthKeyID)
+			s.AuthKeyID = &id
+		}
+		f.BFD = append(f.BFD, s)
 	}
 	for _, cp := range t.CustomerPorts {
 		if cp.Node == node {

@@ -710,3 +710,18 @@ func TestCheckKey(t *testing.T) {
 		}
 	}
 }
+
+// Both ends of a link get its BFD key (lower-case hex) and key id.
+func TestLinkBFDKeys(t *testing.T) {
+	topo, _, err := topology.Parse([]byte("nodes: [{name: a}, {name: b}]\n" +
+		"links: [{a: {node: a, port: p}, b: {node: b, port: q}, bfd: {auth_key: E3E3, auth_key_id: 9}}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		bfd := Base(topo, n).BFD
+		if len(bfd) != 1 || bfd[0].AuthKey != "e3e3" || bfd[0].AuthKeyID == nil || *bfd[0].AuthKeyID != 9 {
+			t.Fatalf("%s: sessions %+v", n, bfd)
+		}
+	}
+}

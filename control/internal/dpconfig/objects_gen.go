@@ -145,11 +145,13 @@ func (x Nexthop) MarshalJSON() ([]byte, error) {
 type BFD struct {
 	ID         uint32 `json:"id"`
 	Nexthop    uint32 `json:"nexthop"`
-	Label      uint32 `json:"label,omitempty"`      // a path session: the first label of the path's LSP
-	TxMS       int    `json:"tx_ms,omitempty"`      // desired transmit interval
-	RxMS       int    `json:"rx_ms,omitempty"`      // required receive interval
-	Multiplier int    `json:"multiplier,omitempty"` // detect multiplier
-	WTRS       *int   `json:"wtr_s,omitempty"`      // wait-to-restore: up this long before the path is usable again
+	Label      uint32 `json:"label,omitempty"`       // a path session: the first label of the path's LSP
+	TxMS       int    `json:"tx_ms,omitempty"`       // desired transmit interval
+	RxMS       int    `json:"rx_ms,omitempty"`       // required receive interval
+	Multiplier int    `json:"multiplier,omitempty"`  // detect multiplier
+	WTRS       *int   `json:"wtr_s,omitempty"`       // wait-to-restore: up this long before the path is usable again
+	AuthKeyID  *uint8 `json:"auth_key_id,omitempty"` // Keyed SHA1 authentication (RFC 5880 6.7.4): the key's id
+	AuthKey    string `json:"auth_key,omitempty"`    // Keyed SHA1: the key, 1..20 bytes as hex; empty: no authentication
 }
 
 func (x *BFD) encode(e *encoder) {
@@ -177,6 +179,14 @@ func (x *BFD) encode(e *encoder) {
 	if x.WTRS != nil {
 		e.b = append(e.b, `,"wtr_s":`...)
 		e.b = strconv.AppendInt(e.b, int64(*x.WTRS), 10)
+	}
+	if x.AuthKeyID != nil {
+		e.b = append(e.b, `,"auth_key_id":`...)
+		e.b = strconv.AppendUint(e.b, uint64(*x.AuthKeyID), 10)
+	}
+	if x.AuthKey != "" {
+		e.b = append(e.b, `,"auth_key":`...)
+		e.str(x.AuthKey)
 	}
 	e.b = append(e.b, '}')
 }

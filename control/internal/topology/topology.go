@@ -73,15 +73,48 @@ type BFD struct {
 	RxMS       int  `json:"rx_ms,omitempty" yaml:"rx_ms"`
 	Multiplier int  `json:"multiplier,omitempty" yaml:"multiplier"`
 	WTRS       *int `json:"wtr_s,omitempty" yaml:"wtr_s"`
+	// Keyed SHA1 authentication of the link sessions (RFC 5880 6.7.4):
+	// the key, 1..20 bytes in hex, and its id. Both ends use the same.
+	AuthKey   string `json:"auth_key,omitempty" yaml:"auth_key"`
+	AuthKeyID int    `json:"auth_key_id,omitempty" yaml:"auth_key_id"`
 }
+
+var hexKeyRE = regexp.MustCompile(`^([0-9a-fA-F]{2}){1,20}$`)
 
 func (b BFD) validate(what string) error {
 	if b.TxMS < 0 || b.TxMS > 60000 || b.RxMS < 0 || b.RxMS > 60000 ||
 		b.Multiplier < 0 || b.Multiplier > 255 || (b.WTRS != nil && (*b.WTRS < 0 || *b.WTRS > 3600)) {
 		return fmt.Errorf("topology: %s bfd: tx_ms and rx_ms 1..60000, multiplier 1..255, wtr_s 0..3600", what)
 	}
+	if (b.AuthKey != "" && !hexKeyRE.MatchString(b.AuthKey)) || b.AuthKeyID < 0 || b.AuthKeyID > 255 {
+		return fmt.Errorf("topology: %s bfd: auth_key is 1..20 bytes in hex (2..40 digits), auth_key_id 0..255", what)
+	}
 	return nil
 }
+
+// Redacted is t with every BFD key replaced by "(set)": what a reader
+// without the admin token sees.
+func (t *Topology) Redacted() *Topology {
+	c := *t
+	redact := func(b *BFD) {
+		if b.AuthKey != "" {
+			b.AuthKey = RedactedKey
+		}
+	}
+	redact(&c.Fabric.BFD)
+	c.Links = append([]Link(nil), t.Links...)
+	for i := range c.Links {
+		if c.Links[i].BFD != nil {
+			b := *c.Links[i].BFD
+			redact(&b)
+			c.Links[i].BFD = &b
+		}
+	}
+	return &c
+}
+
+// RedactedKey stands for a BFD key in a redacted topology.
+const RedactedKey = "(set)"
 
 // LinkBFD returns the BFD timers of link l: the link's own where it sets
 // them, else the fabric's.
@@ -99,6 +132,9 @@ func (t *Topology) LinkBFD(l Link) BFD {
 		}
 		if o.WTRS != nil {
 			b.WTRS = o.WTRS
+		}
+		if o.AuthKey != "" {
+			b.AuthKey, b.AuthKeyID = o.AuthKey, o.AuthKeyID
 		}
 	}
 	return b

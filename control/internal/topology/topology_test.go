@@ -55,6 +55,8 @@ func TestParseRefuses(t *testing.T) {
 		{"pcap devargs", "nodes: [{name: a}]\nhosts: [{name: h, node: a, port: p, devargs: 'net_pcap_x,tx_pcap=/any/path'}]", "device net_pcap_x is not allowed"},
 		{"unknown devargs key", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p, devargs: 'net_af_packet_p,iface=p,evil=1'}, b: {node: b, port: p}}]", "key evil"},
 		{"memif path", "nodes: [{name: a}]\ncustomer_ports: [{node: a, port: p, devargs: 'net_memif0,socket=/run/e3/../etc/x,socket-abstract=no'}]", "key socket"},
+		{"bfd key not hex", "nodes: [{name: a}]\nfabric: {bfd: {auth_key: nothex, auth_key_id: 1}}", "auth_key"},
+		{"bfd key too long", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p}, b: {node: b, port: p}, bfd: {auth_key: '" + strings.Repeat("ab", 21) + "'}}]", "auth_key"},
 		{"abstract memif", "nodes: [{name: a}]\ncustomer_ports: [{node: a, port: p, devargs: 'net_memif0,socket=/run/e3/a/m.sock'}]", "socket-abstract=no"},
 	}
 	for _, tc := range tests {
@@ -63,6 +65,29 @@ func TestParseRefuses(t *testing.T) {
 				t.Fatalf("err %v, want ~%q", err, tc.msg)
 			}
 		})
+	}
+}
+
+// A link's BFD key overrides the fabric's; a reader without the admin
+// token sees neither.
+func TestBFDKeys(t *testing.T) {
+	topo, _, err := Parse([]byte("nodes: [{name: a}, {name: b}, {name: c}]\n" +
+		"fabric: {bfd: {auth_key: 0a0b0c, auth_key_id: 1}}\n" +
+		"links: [{a: {node: a, port: p}, b: {node: b, port: p}, bfd: {auth_key: E3E3E3E3, auth_key_id: 9}},\n" +
+		"        {a: {node: a, port: q}, b: {node: c, port: p}}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]BFD{}
+	for _, l := range topo.Links {
+		got[l.B.Node] = topo.LinkBFD(l)
+	}
+	if got["b"].AuthKey != "E3E3E3E3" || got["b"].AuthKeyID != 9 || got["c"].AuthKey != "0a0b0c" || got["c"].AuthKeyID != 1 {
+		t.Fatalf("link keys %+v", got)
+	}
+	r := topo.Redacted()
+	if r.Fabric.BFD.AuthKey != RedactedKey || r.Links[0].BFD.AuthKey != RedactedKey || topo.Links[0].BFD.AuthKey != "E3E3E3E3" {
+		t.Fatalf("redacted %+v %+v; the original must keep its keys", r.Fabric.BFD, r.Links[0].BFD)
 	}
 }
 

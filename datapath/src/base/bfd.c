@@ -3,6 +3,7 @@
  * bfd.c - RFC 5880 asynchronous mode (see bfd.h). Section numbers refer to
  * RFC 5880.
  */
+#include <sha1.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -50,9 +51,66 @@ enum e3_bfd_bad e3_bfd_decode(const uint8_t *p, unsigned len, struct e3_bfd_pkt 
 		return E3_BFD_BAD_MY_DISC;
 	if (o->your_disc == 0 && o->state != E3_BFD_DOWN && o->state != E3_BFD_ADMIN_DOWN)
 		return E3_BFD_BAD_YOUR_DISC;
-	if (o->flags & E3_BFD_F_AUTH)
-		return E3_BFD_BAD_AUTH;
+	o->auth_type = 0;
+	o->raw = p;
+	if (o->flags & E3_BFD_F_AUTH) {
+		/* Only Keyed SHA1 is known here: its section fills the packet. */
+		if (o->length != E3_BFD_MAX_LEN || p[E3_BFD_LEN] != E3_BFD_AUTH_SHA1 ||
+		    p[E3_BFD_LEN + 1] != E3_BFD_SHA1_LEN)
+			return E3_BFD_BAD_AUTH;
+		o->auth_type = E3_BFD_AUTH_SHA1;
+		o->key_id = p[E3_BFD_LEN + 2];
+		o->auth_seq = be32(p + E3_BFD_LEN + 4);
+	}
 	return E3_BFD_OK;
+}
+
+void e3_bfd_set_auth(struct e3_bfd *s, uint8_t key_id, const uint8_t *key, uint8_t key_len)
+{
+	if (key_len > E3_BFD_KEY_MAX)
+		key_len = E3_BFD_KEY_MAX;
+	s->key_id = key_id;
+	s->key_len = key_len;
+	memset(s->key, 0, sizeof(s->key));
+	memcpy(s->key, key, key_len);
+	s->seq_known = false;
+}
+
+/* 6.7.4: SHA1 of the packet with the key, zero-padded to 20 bytes, in the
+ * digest's place. */
+static void sha1_digest(const struct e3_bfd *s, const uint8_t *pkt, uint8_t out[20])
+{
+	uint8_t tmp[E3_BFD_MAX_LEN];
+	SHA1_CTX ctx;
+
+	memcpy(tmp, pkt, E3_BFD_MAX_LEN);
+	memcpy(tmp + E3_BFD_LEN + 8, s->key, E3_BFD_KEY_MAX);
+	SHA1Init(&ctx);
+	SHA1Update(&ctx, tmp, sizeof(tmp));
+	SHA1Final(out, &ctx);
+}
+
+/* 6.7.4's reception checks; the sequence window is Keyed SHA1's (not
+ * meticulous): RcvAuthSeq to RcvAuthSeq + 3 * Detect Mult. */
+static bool auth_ok(struct e3_bfd *s, const struct e3_bfd_pkt *p)
+{
+	if (s->key_len == 0)
+		return p->auth_type == 0;
+	if (p->auth_type != E3_BFD_AUTH_SHA1 || p->key_id != s->key_id)
+		return false;
+	uint8_t want[20], diff = 0;
+	const uint8_t *got = p->raw + E3_BFD_LEN + 8;
+
+	sha1_digest(s, p->raw, want);
+	for (unsigned k = 0; k < sizeof(want); k++)
+		diff |= want[k] ^ got[k];         /* constant time */
+	if (diff != 0)
+		return false;
+	if (s->seq_known && p->auth_seq - s->rcv_seq > 3u * p->detect_mult)
+		return false;
+	s->rcv_seq = p->auth_seq;
+	s->seq_known = true;
+	return true;
 }
 
 static uint32_t max32(uint32_t a, uint32_t b)
@@ -81,6 +139,7 @@ void e3_bfd_init(struct e3_bfd *s, uint32_t local_disc, uint32_t tx_us, uint32_t
 	s->remote_min_rx_us = 1;          /* 6.8.1: initialised to 1 */
 	s->next_tx_us = now_us;
 	s->rand = local_disc * 2654435761u + 1;
+	s->xmit_seq = s->rand * 2246822519u;   /* 6.8.1: a random start */
 }
 
 uint32_t e3_bfd_tx_interval_us(const struct e3_bfd *s)
@@ -136,6 +195,8 @@ int e3_bfd_rx(struct e3_bfd *s, const struct e3_bfd_pkt *p, uint64_t now_us)
 	 * as learned, or anyone on the link could take the session down. */
 	if (s->state == E3_BFD_UP && (p->your_disc == 0 || p->my_disc != s->remote_disc))
 		return -E3_BFD_BAD_YOUR_DISC;
+	if (!auth_ok(s, p))
+		return -E3_BFD_BAD_AUTH;
 	s->remote_disc = p->my_disc;
 	s->remote_state = p->state;
 	s->remote_detect_mult = p->detect_mult;
@@ -180,9 +241,11 @@ enum e3_bfd_event e3_bfd_check(struct e3_bfd *s, uint64_t now_us)
 {
 	if (s->detect_at_us == 0 || now_us < s->detect_at_us)
 		return E3_BFD_EV_NONE;
-	/* 6.8.1: RemoteDiscr is zeroed when the detection time expires. */
+	/* 6.8.1: RemoteDiscr is zeroed when the detection time expires,
+	 * and AuthSeqKnown after (at least) as long. */
 	s->detect_at_us = 0;
 	s->remote_disc = 0;
+	s->seq_known = false;
 	s->remote_state = E3_BFD_DOWN;
 	if (s->state != E3_BFD_INIT && s->state != E3_BFD_UP)
 		return E3_BFD_EV_NONE;
@@ -220,34 +283,45 @@ void e3_bfd_configure(struct e3_bfd *s, uint32_t tx_us, uint32_t rx_us, uint8_t 
 	readvertise(s, now_us);
 }
 
-void e3_bfd_tx(struct e3_bfd *s, uint64_t now_us, uint8_t out[E3_BFD_LEN])
+unsigned e3_bfd_tx(struct e3_bfd *s, uint64_t now_us, uint8_t out[E3_BFD_MAX_LEN])
 {
-	uint8_t flags = 0;
+	uint8_t flags = s->key_len ? E3_BFD_F_AUTH : 0;
+	unsigned len = s->key_len ? E3_BFD_MAX_LEN : E3_BFD_LEN;
 
 	/* Never P and F together (6.5): a Final owed goes first. */
 	if (s->send_final)
-		flags = E3_BFD_F_FINAL;
+		flags |= E3_BFD_F_FINAL;
 	else if (s->poll)
-		flags = E3_BFD_F_POLL;
+		flags |= E3_BFD_F_POLL;
 	out[0] = (uint8_t)(E3_BFD_VERSION << 5 | (s->diag & 0x1f));
 	out[1] = (uint8_t)(s->state << 6 | flags);
 	out[2] = s->detect_mult;
-	out[3] = E3_BFD_LEN;
+	out[3] = (uint8_t)len;
 	put32(out + 4, s->local_disc);
 	put32(out + 8, s->remote_disc);
 	put32(out + 12, s->desired_min_tx_us);
 	put32(out + 16, s->required_min_rx_us);
 	put32(out + 20, 0);               /* no echo */
+	if (s->key_len) {
+		uint8_t *a = out + E3_BFD_LEN;
+
+		a[0] = E3_BFD_AUTH_SHA1;
+		a[1] = E3_BFD_SHA1_LEN;
+		a[2] = s->key_id;
+		a[3] = 0;
+		put32(a + 4, ++s->xmit_seq);
+		sha1_digest(s, out, a + 8);
+	}
 	bool periodic = now_us >= s->next_tx_us;
 
 	s->send_final = false;
 	if (!periodic)
-		return;                   /* a Final out of turn: the schedule stays */
+		return len;               /* a Final out of turn: the schedule stays */
 	/* 6.8.7: a remote asking for no packets (RequiredMinRx 0) gets none;
 	 * else the interval less 0-25% jitter (10-25% with multiplier 1). */
 	if (s->remote_min_rx_us == 0) {
 		s->next_tx_us = UINT64_MAX;
-		return;
+		return len;
 	}
 	uint64_t iv = e3_bfd_tx_interval_us(s);
 
@@ -255,6 +329,7 @@ void e3_bfd_tx(struct e3_bfd *s, uint64_t now_us, uint8_t out[E3_BFD_LEN])
 	unsigned pct = 75 + (s->rand >> 16) % (s->detect_mult == 1 ? 16 : 26);
 
 	s->next_tx_us = now_us + iv * pct / 100;
+	return len;
 }
 
 const char *e3_bfd_state_name(uint8_t state)

@@ -79,6 +79,7 @@ enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 	X(OAM_BAD_ACH, "oam_bad_ach", "OAM frame without the GAL, or whose ACH is not BFD (0x0007) version 0") \
 	X(BFD_MALFORMED, "bfd_malformed", "BFD packet failing RFC 5880 6.8.6 (length, version, ...)") \
 	X(BFD_BAD_DISCRIMINATOR, "bfd_bad_discriminator", "Your Discriminator not the session's") \
+	X(BFD_BAD_AUTH, "bfd_bad_auth", "BFD authentication not the session's: missing, unexpected, another key, a wrong digest or a replayed sequence number") \
 	X(OAM_NO_SESSION, "oam_no_session", "BFD on a port or path label with no session") \
 	X(PW_OAM_BAD, "pw_oam_bad", "a PW associated channel frame that is not an MPLS echo this node takes: malformed, another channel, or on a flood tree or a site's circuit label") \
 	X(PW_OAM_RATE, "pw_oam_rate_limited", "an MPLS echo request over the port's punt rate (E3_PWOAM_PPS a second per worker): never logged nor answered") \
@@ -179,6 +180,8 @@ struct e3_bfd_conf {
 	uint32_t rx_ms;          /* required min RX interval, default 10 */
 	uint8_t multiplier;      /* detect multiplier, default 3 */
 	uint32_t wtr_s;          /* wait-to-restore after a failure, default 5 */
+	uint8_t auth_key_id;     /* Keyed SHA1: the key's id */
+	char auth_key[41];       /* Keyed SHA1: the key, 1..20 bytes in hex; "" = none */
 };
 struct e3_bfd_info {
 	struct e3_bfd_conf conf;

@@ -6,6 +6,8 @@
  * Changing only timers keeps the session and its state (a Poll Sequence
  * tells the neighbour); changing its nexthop or label starts a new session.
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -16,6 +18,27 @@
 #include "tables/nhlfe_table.h"
 #include "pipeline/oam.h"
 #include "port/port.h"
+
+/* The Keyed SHA1 key of c: its bytes in out, and how many (0: none; -1:
+ * not 1..20 bytes of hex). */
+static int auth_key(const struct e3_bfd_conf *c, uint8_t out[E3_BFD_KEY_MAX])
+{
+	size_t n = strlen(c->auth_key);
+
+	if (n == 0)
+		return 0;
+	if (n % 2 != 0 || n > 2 * E3_BFD_KEY_MAX)
+		return -1;
+	for (size_t k = 0; k < n; k += 2) {
+		unsigned v;
+
+		if (!isxdigit((unsigned char)c->auth_key[k]) || !isxdigit((unsigned char)c->auth_key[k + 1]) ||
+		    sscanf(c->auth_key + k, "%2x", &v) != 1)
+			return -1;
+		out[k / 2] = (uint8_t)v;
+	}
+	return (int)(n / 2);
+}
 
 static int validate(const struct e3_bfd_conf *c, char *err)
 {
@@ -34,6 +57,10 @@ static int validate(const struct e3_bfd_conf *c, char *err)
 	if (c->label != 0 && (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE))
 		return E3_ERR(err, E3_EINVAL, "label: must be 0 (a link session) or %u..%u",
 			      E3_LABEL_MIN, E3_LABEL_SPACE - 1);
+	uint8_t key[E3_BFD_KEY_MAX];
+
+	if (auth_key(c, key) < 0)
+		return E3_ERR(err, E3_EINVAL, "auth_key: must be 1..20 bytes in hex (2..40 digits), or empty");
 	if (c->label != 0)
 		return 0;
 	uint16_t port = e3_nexthop_get(c->nexthop)->port;
@@ -64,6 +91,8 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 		return rc;
 	struct e3_oam_session *old = e3_oam_tbl[c->id];
 	uint64_t now = e3_now_us();
+	uint8_t key[E3_BFD_KEY_MAX];
+	int key_len = auth_key(c, key);
 
 	if (old != NULL && old->conf.nexthop == c->nexthop && old->conf.label == c->label) {
 		if (memcmp(&old->conf, c, sizeof(*c)) == 0)
@@ -71,6 +100,7 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 		rte_spinlock_lock(&old->lock);
 		old->conf = *c;
 		e3_bfd_configure(&old->bfd, c->tx_ms * 1000, c->rx_ms * 1000, c->multiplier, now);
+		e3_bfd_set_auth(&old->bfd, c->auth_key_id, key, (uint8_t)key_len);
 		rte_spinlock_unlock(&old->lock);
 		return e3_ctl_ok(true);
 	}
@@ -87,6 +117,7 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 	s->usable = c->label == 0;
 	s->created_us = s->changed_us = now;
 	e3_bfd_init(&s->bfd, new_disc(c->id), c->tx_ms * 1000, c->rx_ms * 1000, c->multiplier, now);
+	e3_bfd_set_auth(&s->bfd, c->auth_key_id, key, (uint8_t)key_len);
 	e3_ctl_nexthop_ref(c->nexthop, 1);
 	if (old != NULL)
 		e3_ctl_nexthop_ref(old->conf.nexthop, -1);

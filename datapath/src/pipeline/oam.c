@@ -97,11 +97,11 @@ static void restore(struct e3_oam_session *s, uint64_t now_us)
 /* [label +] GAL + ACH + BFD to nh (label 0: the link's G-ACh), or NULL
  * when the pool is empty. */
 static struct rte_mbuf *bfd_frame(const struct e3_nexthop *nh, uint32_t label,
-				  const uint8_t bfd[E3_BFD_LEN])
+				  const uint8_t *bfd, unsigned bfd_len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(e3.pool);
 	const uint16_t lsp = label != 0 ? E3_MPLS_HLEN : 0;
-	const uint16_t len = RTE_ETHER_HDR_LEN + lsp + E3_GACH_HLEN + E3_BFD_LEN;
+	const uint16_t len = RTE_ETHER_HDR_LEN + lsp + E3_GACH_HLEN + bfd_len;
 
 	if (m == NULL)
 		return NULL;
@@ -119,7 +119,7 @@ static struct rte_mbuf *bfd_frame(const struct e3_nexthop *nh, uint32_t label,
 		memcpy(h, &top, 4);
 	memcpy(h + lsp, &gal, 4);
 	memcpy(h + lsp + 4, ach, 4);
-	memcpy(h + lsp + E3_GACH_HLEN, bfd, E3_BFD_LEN);
+	memcpy(h + lsp + E3_GACH_HLEN, bfd, bfd_len);
 	return m;
 }
 
@@ -133,10 +133,9 @@ static void tick_one(struct e3_worker *w, struct e3_oam_session *s, const struct
 	restore(s, now_us);
 	if (!p->link_up || !e3_bfd_tx_due(&s->bfd, now_us))
 		return;
-	uint8_t pkt[E3_BFD_LEN];
-
-	e3_bfd_tx(&s->bfd, now_us, pkt);
-	struct rte_mbuf *m = bfd_frame(nh, s->conf.label, pkt);
+	uint8_t pkt[E3_BFD_MAX_LEN];
+	unsigned len = e3_bfd_tx(&s->bfd, now_us, pkt);
+	struct rte_mbuf *m = bfd_frame(nh, s->conf.label, pkt, len);
 
 	if (m == NULL) {
 		w->st.port[nh->port].drops[E3_DROP_NO_MBUF]++;

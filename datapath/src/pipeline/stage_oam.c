@@ -31,7 +31,7 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 	if (bad != E3_BFD_OK) {
 		E3_TRACE(b, i, OAM_REFUSED, bad);
 		e3_drop(b, i, bad == E3_BFD_BAD_YOUR_DISC ? E3_DROP_BFD_BAD_DISCRIMINATOR :
-			E3_DROP_BFD_MALFORMED);
+			bad == E3_BFD_BAD_AUTH ? E3_DROP_BFD_BAD_AUTH : E3_DROP_BFD_MALFORMED);
 		return;
 	}
 	struct e3_oam_session *s = path ? e3_oam_path_session(b->meta[i].index) :
@@ -42,8 +42,10 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 		return;
 	}
 	E3_TRACE(b, i, OAM_BFD, s->conf.id, p.state, p.my_disc, p.your_disc);
-	if (e3_oam_rx(s, &p, now_us) < 0) {
-		e3_drop(b, i, E3_DROP_BFD_BAD_DISCRIMINATOR);
+	int rc = e3_oam_rx(s, &p, now_us);
+
+	if (rc < 0) {
+		e3_drop(b, i, rc == -E3_BFD_BAD_AUTH ? E3_DROP_BFD_BAD_AUTH : E3_DROP_BFD_BAD_DISCRIMINATOR);
 		return;
 	}
 	E3_TRACE_VERDICT(b, i, VERDICT_BFD, s->conf.id);

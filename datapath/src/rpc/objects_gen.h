@@ -56,9 +56,11 @@ static const struct e3_param e3_bfd_params[] = {
 	E3_P_INT(struct e3_bfd_conf, rx_ms, "rx_ms", E3_PT_U32, false, 1, 60000),
 	E3_P_INT(struct e3_bfd_conf, multiplier, "multiplier", E3_PT_U8, false, 1, 255),
 	E3_P_INT(struct e3_bfd_conf, wtr_s, "wtr_s", E3_PT_U32, false, 0, 3600),
+	E3_P_INT(struct e3_bfd_conf, auth_key_id, "auth_key_id", E3_PT_U8, false, 0, 255),
+	E3_P_STR(struct e3_bfd_conf, auth_key, "auth_key", false, 0),
 };
-enum { E3_BFD_P_ID = 0, E3_BFD_P_NEXTHOP, E3_BFD_P_LABEL, E3_BFD_P_TX_MS, E3_BFD_P_RX_MS, E3_BFD_P_MULTIPLIER, E3_BFD_P_WTR_S };
-static const struct e3_dump e3_bfd_dump = { .if_set = 1ull << E3_BFD_P_LABEL, .unless_none = 0, .never = 0 };
+enum { E3_BFD_P_ID = 0, E3_BFD_P_NEXTHOP, E3_BFD_P_LABEL, E3_BFD_P_TX_MS, E3_BFD_P_RX_MS, E3_BFD_P_MULTIPLIER, E3_BFD_P_WTR_S, E3_BFD_P_AUTH_KEY_ID, E3_BFD_P_AUTH_KEY };
+static const struct e3_dump e3_bfd_dump = { .if_set = 1ull << E3_BFD_P_LABEL | 1ull << E3_BFD_P_AUTH_KEY_ID | 1ull << E3_BFD_P_AUTH_KEY, .unless_none = 0, .never = 0 };
 
 /* ---- nhlfe: a next hop and the label to write (plain: nexthop and label), or a protected NHLFE (primary, backup, watch) (nhlfe_add) */
 static const struct e3_param e3_nhlfe_params[] = {

@@ -48,7 +48,7 @@ class Vswitchd:
             str(VSWITCHD), "--no-pci", "--no-huge", "-m", "256",
             "--file-prefix", self.prefix, "-l", "0,1", "--",
             "--poll-mode", "adaptive", "--rpc-socket", self.sock,
-            "--mac-table-size", "4096", *extra_args,
+            "--mac-table-size", "4096", "--pcap-dir", str(self.workdir), *extra_args,
         ]
         self.proc = None
 

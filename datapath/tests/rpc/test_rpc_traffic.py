@@ -72,7 +72,7 @@ def test_mac_learning_visible(rpc, dp):
     rpc.call("service_add", id=20, type="elan")
     rpc.call("config_load", version=1, replace=False,
              ports=[{"name": "cq", "kind": "customer",
-                     "devargs": f"net_pcap1,rx_pcap={pcap_in},tx_pcap=/dev/null,infinite_rx=1"}],
+                     "devargs": f"net_pcap1,rx_pcap={pcap_in},tx_pcap={dp.workdir / 'learn-out.pcap'},infinite_rx=1"}],
              circuits=[{"id": 1, "port": "cq", "vlan": 200, "service": 20}])
     try:
         macs = wait_for(lambda: len(rpc.call("mac_list", service=20)) == 2 and
