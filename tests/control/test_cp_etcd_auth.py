@@ -15,17 +15,13 @@ from urllib.parse import urlparse
 
 import pytest
 
+from lab.control import etcdctl_tls_args
+
 
 def etcdctl(cp, *args, creds=None, uid=None, tmp_path=None):
     cmd = ["etcdctl", "--endpoints", cp.etcd_endpoints, "--dial-timeout", "3s", "--command-timeout", "10s"]
     if creds:
-        files = {}
-        for what in ("ca", "cert", "key"):
-            f = tmp_path / f"{creds['user']}-{what}.pem"
-            f.touch(mode=0o600)
-            f.write_text(creds[what])
-            files[what] = str(f)
-        cmd += ["--cacert", files["ca"], "--cert", files["cert"], "--key", files["key"]]
+        cmd += etcdctl_tls_args(creds, tmp_path)
     else:
         cmd += ["--insecure-transport=false", "--insecure-skip-tls-verify"]
     env = {**os.environ, "ETCDCTL_API": "3"}

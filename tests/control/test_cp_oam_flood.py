@@ -13,6 +13,7 @@ import threading
 import time
 
 from cplib import RED, ensure_service
+from lab.control import etcdctl_tls_args
 from packet.pkt_net import in_netns
 
 RATE, SECONDS = 10_000, 10
@@ -25,14 +26,8 @@ def etcdctl(cp, tmp_path, *args):
     """etcdctl as the controller's root (its certificate from the data dir)."""
     import subprocess
     creds = json.loads((cp.data_dir / "etcd-root.json").read_text())
-    files = {}
-    for what in ("ca", "cert", "key"):
-        f = tmp_path / f"root-{what}.pem"
-        f.touch(mode=0o600)
-        f.write_text(creds[what])
-        files[what] = str(f)
-    p = subprocess.run(["etcdctl", "--endpoints", cp.etcd_endpoints, "--cacert", files["ca"], "--cert", files["cert"],
-                        "--key", files["key"], "-w", "json", *args], capture_output=True, text=True, timeout=30,
+    p = subprocess.run(["etcdctl", "--endpoints", cp.etcd_endpoints, *etcdctl_tls_args(creds, tmp_path),
+                        "-w", "json", *args], capture_output=True, text=True, timeout=30,
                        env={**os.environ, "ETCDCTL_API": "3"})
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)

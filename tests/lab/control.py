@@ -151,6 +151,18 @@ class Proc:
             return "(no log)"
 
 
+def etcdctl_tls_args(creds: dict, dir) -> list:
+    """etcdctl's --cacert, --cert and --key for credentials (a credentials
+    file's JSON: ca, cert, key as PEM), written into dir (mode 0600)."""
+    args = []
+    for what, flag in (("ca", "--cacert"), ("cert", "--cert"), ("key", "--key")):
+        f = Path(dir) / f"{creds['user']}-{what}.pem"
+        f.touch(mode=0o600)
+        f.write_text(creds[what])
+        args += [flag, str(f)]
+    return args
+
+
 class EtcdCluster:
     """A real etcd cluster of n members on loopback, each with its own data
     directory: what production runs instead of the embedded etcd. Mutual TLS

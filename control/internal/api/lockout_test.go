@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -184,6 +185,31 @@ func TestBFDKeysAreTheAdmins(t *testing.T) {
 			!strings.Contains(string(reader), `"(set)"`) {
 			t.Errorf("%s: the admin sees the key: %v; the reader sees it: %v", path,
 				strings.Contains(string(admin), "e3e3e3e3"), strings.Contains(string(reader), "e3e3e3e3"))
+		}
+	}
+}
+
+// A stream outlives the server's read timeout (which is for reading
+// requests), over HTTP/1.1.
+func TestStreamOutlivesReadTimeout(t *testing.T) {
+	srv, _ := setup(t)
+	s := httptest.NewUnstartedServer(srv.Config.Handler)
+	s.Config.ReadTimeout = 300 * time.Millisecond
+	s.Start()
+	defer s.Close()
+	r := openStream(t, s.URL, readToken)
+	defer r.Body.Close()
+	if r.StatusCode != 200 {
+		t.Fatalf("stream: %d", r.StatusCode)
+	}
+	br := bufio.NewReader(r.Body)
+	for events := 0; events < 2; { // the second comes a second after the first: past the timeout
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended after %d more events: %v", events, err)
+		}
+		if line == "event: fabric\n" {
+			events++
 		}
 	}
 }
