@@ -14,6 +14,9 @@
  *   --port-dir DIR         where ports' sockets (memif, vhost-user) may be
  *                          (default: the RPC socket's directory)
  *   --pcap-dir DIR         allow net_pcap ports, their files under DIR (tests)
+ *   --stop-grace-ms N      on SIGTERM/SIGINT, BFD AdminDown on every session, then
+ *                          forward N ms more before exiting (default 1000; 0: at once);
+ *                          a second signal ends the wait
  * The main lcore serves control; every other lcore is a worker.
  */
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -33,12 +37,12 @@
 #include "rpc/rpc.h"
 #include "worker/worker.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop;   /* signals received */
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop = 1;
+	stop++;
 }
 
 static void usage(const char *prog)
@@ -46,7 +50,7 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
 		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--mbuf-data N] [--config FILE]\n"
-		"       [--port-dir DIR] [--pcap-dir DIR]\n",
+		"       [--port-dir DIR] [--pcap-dir DIR] [--stop-grace-ms N]\n",
 		prog);
 }
 
@@ -77,11 +81,12 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "port-dir", required_argument, NULL, 'P' },
 		{ "pcap-dir", required_argument, NULL, 'C' },
+		{ "stop-grace-ms", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = "e3", *sock = NULL, *config = NULL, *port_dir = NULL, *pcap_dir = NULL;
-	uint32_t mode = 0660, idle_s = 60;
+	uint32_t mode = 0660, idle_s = 60, grace_ms = 1000;
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
 	char err[E3_ERRLEN] = "";
 	char sockbuf[256];
@@ -144,6 +149,9 @@ int main(int argc, char **argv)
 			pcap_dir = optarg;
 			bad = optarg[0] != '/';
 			break;
+		case 'g':
+			bad = parse_u32(optarg, 0, 60000, 10, &grace_ms);
+			break;
 		case 'h':
 			usage(argv[0]);
 			return 0;
@@ -203,7 +211,24 @@ int main(int argc, char **argv)
 	       e3.n_workers, o.poll_mode == E3_POLL_BUSY ? "busy" : "adaptive", e3_ctl_boot_id(), sock);
 	fflush(stdout);
 
-	while (!stop) {
+	uint64_t stop_at = 0;   /* TSC: the end of a planned stop's grace */
+
+	for (;;) {
+		if (stop && stop_at == 0) {
+			/* A planned stop tells the neighbours first (BFD AdminDown),
+			 * and forwards while they move their traffic. */
+			e3_ctl_lock();
+			unsigned told = grace_ms ? e3_ctl_bfd_admin_down_all() : 0;
+			e3_ctl_unlock();
+			if (told == 0)
+				break;
+			printf("e3-vswitchd %s: BFD AdminDown on %u sessions; forwarding %u ms more\n", name,
+			       told, grace_ms);
+			fflush(stdout);
+			stop_at = rte_get_tsc_cycles() + rte_get_tsc_hz() * grace_ms / 1000;
+		}
+		if (stop_at && (stop > 1 || rte_get_tsc_cycles() >= stop_at))
+			break;
 		e3_rpc_poll(1);
 		e3_ctl_lock();
 		e3_dp_housekeeping();

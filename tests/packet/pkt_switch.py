@@ -36,8 +36,9 @@ DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_li
 class Switch:
     """A running e3-vswitchd inside its own namespace, and the RPC client to it."""
 
-    def __init__(self, tag, workers=1):
+    def __init__(self, tag, workers=1, extra=()):
         self.ns = f"pk-{os.getpid()}-{tag}"
+        self.extra = list(extra)    # more of the switch's own options
         # Worker lcores 1.. on the machine's CPU 1 (a second one shares it:
         # functional tests of several workers, on two CPUs).
         self.lcores = ",".join(["0@0"] + [f"{w + 1}@1" for w in range(workers)])
@@ -58,7 +59,7 @@ class Switch:
             ["ip", "netns", "exec", self.ns, VSWITCHD,
              "--lcores", self.lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
              "--", "--name", "pk", "--rpc-socket", self.sock, "--poll-mode", "adaptive", "--pcap-dir", "/tmp",
-             "--mac-table-size", "65536"],
+             "--mac-table-size", "65536", *self.extra],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         wait_for(lambda: os.path.exists(self.sock) or self.proc.poll() is not None,

@@ -134,6 +134,26 @@ int e3_ctl_bfd_del(uint32_t id, char *err)
 	return e3_ctl_ok(true);
 }
 
+unsigned e3_ctl_bfd_admin_down_all(void)
+{
+	uint64_t now = e3_now_us();
+	unsigned told = 0;
+
+	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
+		struct e3_oam_session *s = e3_oam_tbl[id];
+
+		if (s == NULL)
+			continue;
+		rte_spinlock_lock(&s->lock);
+		if (s->bfd.state == E3_BFD_INIT || s->bfd.state == E3_BFD_UP)
+			told++;
+		/* Our own entries stay as they are: we forward until we exit. */
+		e3_bfd_admin(&s->bfd, true, now);
+		rte_spinlock_unlock(&s->lock);
+	}
+	return told;
+}
+
 void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg)
 {
 	uint64_t now = e3_now_us();

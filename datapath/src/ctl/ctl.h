@@ -86,6 +86,10 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err);
 int e3_ctl_bfd_del(uint32_t id, char *err);
 typedef void (*e3_bfd_walk_fn)(const struct e3_bfd_info *b, void *arg);
 void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg);
+/* A planned stop (RFC 5880 6.8.16): every session to AdminDown, which the
+ * workers send at once, so neighbours move their traffic before we go.
+ * Returns how many sessions were Init or Up (0: nobody to tell). */
+unsigned e3_ctl_bfd_admin_down_all(void);
 
 /* ---- services ------------------------------------------------------------- */
 int e3_ctl_service_add(const struct e3_service_conf *c, char *err);
