@@ -180,7 +180,10 @@ int main(int argc, char **argv)
 	if (port_dir == NULL) {
 		const char *slash = strrchr(sock, '/');
 
-		snprintf(dirbuf, sizeof(dirbuf), "%.*s", slash ? (int)(slash - sock) : 1, slash ? sock : ".");
+		if (slash == NULL)
+			snprintf(dirbuf, sizeof(dirbuf), ".");
+		else   /* a socket in / keeps its ports in / */
+			snprintf(dirbuf, sizeof(dirbuf), "%.*s", slash == sock ? 1 : (int)(slash - sock), sock);
 		port_dir = dirbuf;
 	}
 	e3_ctl_set_port_dirs(port_dir, pcap_dir);

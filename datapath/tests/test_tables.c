@@ -680,6 +680,9 @@ static void test_devargs_allow_list(void)
 	}
 	e3_ctl_set_port_dirs("/run/e3/lab", NULL);
 	CHECK_EQ(e3_ctl_devargs_check("net_pcap_x,tx_pcap=/tmp/pcaps/out.pcap", e), -E3_EINVAL);
+	e3_ctl_set_port_dirs("/", NULL);                 /* a socket in /: any absolute path */
+	CHECK_EQ(e3_ctl_devargs_check("net_vhost0,iface=/vm.sock", e), 0);
+	CHECK_EQ(e3_ctl_devargs_check("net_vhost0,iface=vm.sock", e), -E3_EINVAL);
 }
 
 static void test_ctl_ports(void)

@@ -57,10 +57,6 @@ static int validate(const struct e3_bfd_conf *c, char *err)
 	if (c->label != 0 && (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE))
 		return E3_ERR(err, E3_EINVAL, "label: must be 0 (a link session) or %u..%u",
 			      E3_LABEL_MIN, E3_LABEL_SPACE - 1);
-	uint8_t key[E3_BFD_KEY_MAX];
-
-	if (auth_key(c, key) < 0)
-		return E3_ERR(err, E3_EINVAL, "auth_key: must be 1..20 bytes in hex (2..40 digits), or empty");
 	if (c->label != 0)
 		return 0;
 	uint16_t port = e3_nexthop_get(c->nexthop)->port;
@@ -89,10 +85,13 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 
 	if (rc < 0)
 		return rc;
-	struct e3_oam_session *old = e3_oam_tbl[c->id];
-	uint64_t now = e3_now_us();
 	uint8_t key[E3_BFD_KEY_MAX];
 	int key_len = auth_key(c, key);
+
+	if (key_len < 0)
+		return E3_ERR(err, E3_EINVAL, "auth_key: must be 1..20 bytes in hex (2..40 digits), or empty");
+	struct e3_oam_session *old = e3_oam_tbl[c->id];
+	uint64_t now = e3_now_us();
 
 	if (old != NULL && old->conf.nexthop == c->nexthop && old->conf.label == c->label) {
 		if (memcmp(&old->conf, c, sizeof(*c)) == 0)

@@ -80,9 +80,11 @@ static bool path_under(const char *v, size_t vlen, const char *dir)
 {
 	size_t dl = strlen(dir);
 
-	while (dl > 1 && dir[dl - 1] == '/')
-		dl--;
-	if (dl == 0 || vlen <= dl + 1 || strncmp(v, dir, dl) != 0 || v[dl] != '/')
+	if (dl == 0)
+		return false;
+	while (dl > 0 && dir[dl - 1] == '/')
+		dl--;                           /* "/run/e3/" as "/run/e3", "/" as "" */
+	if (vlen <= dl + 1 || strncmp(v, dir, dl) != 0 || v[dl] != '/')
 		return false;
 	for (size_t i = 0; i + 1 < vlen; i++)
 		if (v[i] == '.' && v[i + 1] == '.')

@@ -9,6 +9,19 @@
 #include "pipeline/oam.h"
 #include "pipeline/stage_out.h"
 
+/* The drop counter of a BFD packet refused, by decode or by its session. */
+static enum e3_drop bfd_drop(enum e3_bfd_bad bad)
+{
+	switch (bad) {
+	case E3_BFD_BAD_YOUR_DISC:
+		return E3_DROP_BFD_BAD_DISCRIMINATOR;
+	case E3_BFD_BAD_AUTH:
+		return E3_DROP_BFD_BAD_AUTH;
+	default:
+		return E3_DROP_BFD_MALFORMED;
+	}
+}
+
 static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t now_us,
 					const bool tracing)
 {
@@ -30,8 +43,7 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 
 	if (bad != E3_BFD_OK) {
 		E3_TRACE(b, i, OAM_REFUSED, bad);
-		e3_drop(b, i, bad == E3_BFD_BAD_YOUR_DISC ? E3_DROP_BFD_BAD_DISCRIMINATOR :
-			bad == E3_BFD_BAD_AUTH ? E3_DROP_BFD_BAD_AUTH : E3_DROP_BFD_MALFORMED);
+		e3_drop(b, i, bfd_drop(bad));
 		return;
 	}
 	struct e3_oam_session *s = path ? e3_oam_path_session(b->meta[i].index) :
@@ -45,7 +57,7 @@ static __rte_always_inline void oam_one(struct e3_burst *b, unsigned i, uint64_t
 	int rc = e3_oam_rx(s, &p, now_us);
 
 	if (rc < 0) {
-		e3_drop(b, i, rc == -E3_BFD_BAD_AUTH ? E3_DROP_BFD_BAD_AUTH : E3_DROP_BFD_BAD_DISCRIMINATOR);
+		e3_drop(b, i, bfd_drop((enum e3_bfd_bad)-rc));
 		return;
 	}
 	E3_TRACE_VERDICT(b, i, VERDICT_BFD, s->conf.id);
