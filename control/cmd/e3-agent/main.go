@@ -25,6 +25,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
+	"github.com/e3fabric/e3fabric/control/internal/secrets"
 )
 
 func main() {
@@ -138,12 +139,9 @@ func serveMetrics(ctx context.Context, addr, tokenFile, node, socket string, tim
 	}
 	var token string
 	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
+		var err error
+		if token, err = secrets.ReadToken(tokenFile); err != nil {
 			return fmt.Errorf("metrics: %w", err)
-		}
-		if token = strings.TrimSpace(string(b)); token == "" {
-			return fmt.Errorf("metrics: token file %s is empty", tokenFile)
 		}
 	} else if network == "tcp" {
 		return errors.New("metrics: --metrics-listen on TCP needs --metrics-token-file (or listen on unix:PATH)")

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
@@ -52,12 +50,5 @@ func runCerts(args []string) error {
 		return err
 	}
 	c.Endpoints = *endpoints
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(*credsFile, b, 0o600); err != nil {
-		return fmt.Errorf("certs: %w", err)
-	}
-	return nil
+	return c.Save(*credsFile)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -155,11 +154,7 @@ func credentialsFile(file string, pki *etcdauth.PKI, user, endpoints string) (et
 		return c, err
 	}
 	c.Endpoints = endpoints
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return c, err
-	}
-	return c, os.WriteFile(file, b, 0o600)
+	return c, c.Save(file)
 }
 
 // externalEtcd returns the credentials of an external cluster: the

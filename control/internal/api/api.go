@@ -129,9 +129,7 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.handle("GET /v1/snapshot", roleRead, func(r *http.Request) (int, any, error) {
 		snap, err := s.c.SaveSnapshot(r.Context())
 		if err == nil && snap.Topology != nil {
-			if tok, _ := s.role(r); tok < roleAdmin {
-				snap.Topology = snap.Topology.Redacted() // BFD keys are the admin's
-			}
+			snap.Topology = s.topologyFor(r, snap.Topology)
 		}
 		return 200, snap, err
 	})
@@ -536,10 +534,15 @@ func (s *Server) getTopology(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	return 200, s.topologyFor(r, snap.Topology), nil
+}
+
+// topologyFor is t as r's token may read it: BFD keys are the admin's.
+func (s *Server) topologyFor(r *http.Request, t *topology.Topology) *topology.Topology {
 	if tok, _ := s.role(r); tok < roleAdmin {
-		return 200, snap.Topology.Redacted(), nil // BFD keys are the admin's
+		return t.Redacted()
 	}
-	return 200, snap.Topology, nil
+	return t
 }
 
 // putTopology takes a topology file (YAML, or JSON which is YAML too).

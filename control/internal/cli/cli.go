@@ -18,6 +18,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/apiclient"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/secrets"
 )
 
 // Usage is e3ctl's help.
@@ -168,10 +169,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	var c *apiclient.Client
 	if err == nil && o.tokenFile != "" {
-		var b []byte
-		if b, err = os.ReadFile(o.tokenFile); err == nil {
-			o.token = strings.TrimSpace(string(b))
-		}
+		o.token, err = secrets.ReadToken(o.tokenFile)
 	}
 	if err == nil {
 		c, err = apiclient.NewTLS(o.server, o.token, o.ca, o.pin)

@@ -53,9 +53,18 @@ type Credentials struct {
 	CA        string `json:"ca,omitempty"`   // PEM: the certificate(s) to trust
 	Cert      string `json:"cert,omitempty"` // PEM: the client certificate
 	Key       string `json:"key,omitempty"`  // PEM: its private key
-	// Password authenticates User on an etcd that does not ask for
-	// client certificates; empty with a certificate.
-	Password string `json:"password,omitempty"`
+}
+
+// Save writes c to file, mode 0600: it holds a private key.
+func (c Credentials) Save(file string) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		return fmt.Errorf("etcd credentials: %w", err)
+	}
+	return nil
 }
 
 // Load reads a credentials file.
@@ -86,9 +95,6 @@ func (c Credentials) Config() (clientv3.Config, error) {
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 			MinConnectTimeout: 5 * time.Second,
 		})}}
-	if c.Password != "" {
-		cfg.Username, cfg.Password = c.User, c.Password
-	}
 	if c.CA != "" {
 		t, err := secrets.TrustPEM([]byte(c.CA))
 		if err != nil {

@@ -34,15 +34,22 @@ func Token(file string) (tok string, created bool, err error) {
 		}
 		created = true
 	}
+	tok, err = ReadToken(file)
+	return tok, created, err
+}
+
+// ReadToken returns the token in file (surrounding white space trimmed),
+// refusing an empty one.
+func ReadToken(file string) (string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", false, fmt.Errorf("token: %w", err)
+		return "", fmt.Errorf("token: %w", err)
 	}
-	tok = strings.TrimSpace(string(b))
+	tok := strings.TrimSpace(string(b))
 	if tok == "" {
-		return "", false, fmt.Errorf("token file %s is empty", file)
+		return "", fmt.Errorf("token file %s is empty", file)
 	}
-	return tok, created, nil
+	return tok, nil
 }
 
 // SelfSigned returns the certificate and key in certFile and keyFile,
