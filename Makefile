@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control web test test-repeat test-unit test-go test-py \
-        demo demo-down bench bench-quick bench-failover bench-multihoming bench-controller clean
+        package demo demo-down bench bench-quick bench-failover bench-multihoming bench-controller clean
 
 all: build
 
@@ -39,6 +39,10 @@ test: build
 # Unit and packet suites N times; names any test that failed even once.
 test-repeat: build
 	@./scripts/test-repeat.sh -n $(or $(N),20) -g $(or $(GO_N),3) -p $(or $(PKT_N),3) $(if $(BUSY),--busy)
+
+# Debian packages in build/package (debhelper, packaging/debian; docs/deploy.md).
+package: build
+	@./scripts/package.sh
 
 demo: build
 	@./scripts/demo.sh up

@@ -8,6 +8,7 @@ PKGS=(
   iproute2 ethtool iputils-ping iperf3 tshark tcpdump procps psmisc
   python3-scapy python3-pytest python3-yaml python3-prometheus-client python3-selenium
   etcd-server etcd-client chromium chromium-driver
+  debhelper lintian mmdebstrap systemd
 )
 [ "${1:-}" = "--bench" ] && PKGS+=(openvswitch-switch-dpdk python3-matplotlib linux-perf valgrind)
 missing=()

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * e3-vswitchd: EAL arguments, then after "--" our own:
+ *   --conf FILE            options from FILE (/etc/e3/vswitchd/NAME.conf: "eal = ..."
+ *                          and "name = value" per line); the command line wins
  *   --name NAME            this node's name (default "e3")
  *   --rpc-socket PATH      JSON-RPC socket (default /run/e3/NAME.sock)
  *   --rpc-mode OCTAL       socket file mode (default 0660)
@@ -32,6 +34,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "base/conffile.h"
 #include "ctl/ctl.h"
 #include "ctl/init.h"
 #include "rpc/rpc.h"
@@ -45,10 +48,28 @@ static void on_signal(int sig)
 	stop++;
 }
 
+static const struct option longopts[] = {
+	{ "name", required_argument, NULL, 'n' },
+	{ "rpc-socket", required_argument, NULL, 's' },
+	{ "rpc-mode", required_argument, NULL, 'm' },
+	{ "rpc-idle-s", required_argument, NULL, 'i' },
+	{ "poll-mode", required_argument, NULL, 'p' },
+	{ "mac-table-size", required_argument, NULL, 't' },
+	{ "mbufs", required_argument, NULL, 'b' },
+	{ "mbuf-data", required_argument, NULL, 'd' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "port-dir", required_argument, NULL, 'P' },
+	{ "pcap-dir", required_argument, NULL, 'C' },
+	{ "stop-grace-ms", required_argument, NULL, 'g' },
+	{ "conf", required_argument, NULL, 'f' },   /* taken by e3_conf_argv */
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
+		"usage: %s [--conf FILE] [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
 		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--mbuf-data N] [--config FILE]\n"
 		"       [--port-dir DIR] [--pcap-dir DIR] [--stop-grace-ms N]\n",
 		prog);
@@ -69,22 +90,6 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, int base, uint32
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "rpc-socket", required_argument, NULL, 's' },
-		{ "rpc-mode", required_argument, NULL, 'm' },
-		{ "rpc-idle-s", required_argument, NULL, 'i' },
-		{ "poll-mode", required_argument, NULL, 'p' },
-		{ "mac-table-size", required_argument, NULL, 't' },
-		{ "mbufs", required_argument, NULL, 'b' },
-		{ "mbuf-data", required_argument, NULL, 'd' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "port-dir", required_argument, NULL, 'P' },
-		{ "pcap-dir", required_argument, NULL, 'C' },
-		{ "stop-grace-ms", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *name = "e3", *sock = NULL, *config = NULL, *port_dir = NULL, *pcap_dir = NULL;
 	uint32_t mode = 0660, idle_s = 60, grace_ms = 1000;
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
@@ -92,6 +97,11 @@ int main(int argc, char **argv)
 	char sockbuf[256];
 	int ret, opt;
 
+	argc = e3_conf_argv(argc, argv, longopts, &argv, err);
+	if (argc < 0) {
+		fprintf(stderr, "e3-vswitchd: %s\n", err);
+		return 2;
+	}
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "e3-vswitchd: EAL init failed\n");

@@ -23,6 +23,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/dpmetrics"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/flagfile"
 	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
@@ -37,6 +38,7 @@ func main() {
 
 func run() error {
 	var (
+		conf      = flag.String("conf", "", "read options from this file (name = value per line; the command line wins), e.g. /etc/e3/agent/NODE.conf")
 		node      = flag.String("node", "", "this node's name (keys /e3/v1/desired/NAME, /e3/v1/status/NAME)")
 		endpoints = flag.String("etcd-endpoints", "http://127.0.0.1:2379", "etcd endpoints, comma-separated (an etcd without authentication)")
 		credsFile = flag.String("etcd-credentials", "", "this node's etcd credentials file, from e3ctl node credentials NODE (endpoints, user, CA, certificate, key)")
@@ -51,7 +53,9 @@ func run() error {
 		metricsTk = flag.String("metrics-token-file", "", "file holding the bearer token /metrics asks for (the controller's read-only token); needed on TCP")
 		perLabel  = flag.Bool("metrics-labels", false, "also export a series per label entry (large fabrics have 10^5 of them)")
 	)
-	flag.Parse()
+	if err := flagfile.Parse(flag.CommandLine, os.Args[1:], conf); err != nil {
+		return err
+	}
 	if *node == "" {
 		return errors.New("--node is required")
 	}

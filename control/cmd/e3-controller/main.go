@@ -19,6 +19,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/api"
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/flagfile"
 	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
 )
@@ -36,6 +37,7 @@ func main() {
 
 func run() error {
 	var (
+		conf       = flag.String("conf", "", "read options from this file (name = value per line; the command line wins), e.g. /etc/e3/controller.conf")
 		dataDir    = flag.String("data-dir", "/var/lib/e3/controller", "directory of the embedded etcd (persistent)")
 		etcdListen = flag.String("etcd-listen", "https://127.0.0.1:2379", "client URL of the embedded etcd (https: TLS with a certificate made in the data dir)")
 		etcdPeer   = flag.String("etcd-peer-listen", "https://127.0.0.1:2380", "peer URL of the embedded etcd (https: mutual TLS with the data dir's CA)")
@@ -60,7 +62,9 @@ func run() error {
 		grace      = flag.Duration("grace", 5*time.Second, "on taking leadership, wait this long for agents' reports before acting on them")
 		hold       = flag.Duration("repair-hold", 500*time.Millisecond, "longest a global repair waits while the fabric keeps changing (negative: none)")
 	)
-	flag.Parse()
+	if err := flagfile.Parse(flag.CommandLine, os.Args[1:], conf); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if *linkCost != controller.CostHops && *linkCost != controller.CostLoad {
 		return fmt.Errorf("--link-cost %q: want hops or load", *linkCost)
