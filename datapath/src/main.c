@@ -19,6 +19,11 @@
  *   --stop-grace-ms N      on SIGTERM/SIGINT, BFD AdminDown on every session, then
  *                          forward N ms more before exiting (default 1000; 0: at once);
  *                          a second signal ends the wait
+ *   --checkpoint FILE      warm restart (docs/ha.md): on SIGUSR2, ask every BFD
+ *                          neighbour to wait --restart-hold-ms, write the node's
+ *                          state to FILE and exit 75; at start, resume from FILE
+ *                          (then removed) before the first frame
+ *   --restart-hold-ms N    how long neighbours wait for a warm restart (default 3000)
  * The main lcore serves control; every other lcore is a worker.
  */
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -40,12 +46,17 @@
 #include "rpc/rpc.h"
 #include "worker/worker.h"
 
-static volatile sig_atomic_t stop;   /* signals received */
+static volatile sig_atomic_t stop;   /* SIGTERM/SIGINT received */
+static volatile sig_atomic_t warm;   /* SIGUSR2: a warm restart */
+
+#define E3_EXIT_WARM 75              /* EX_TEMPFAIL: start me again (the unit's RestartForceExitStatus) */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop++;
+	if (sig == SIGUSR2)
+		warm = 1;
+	else
+		stop++;
 }
 
 static const struct option longopts[] = {
@@ -61,6 +72,8 @@ static const struct option longopts[] = {
 	{ "port-dir", required_argument, NULL, 'P' },
 	{ "pcap-dir", required_argument, NULL, 'C' },
 	{ "stop-grace-ms", required_argument, NULL, 'g' },
+	{ "checkpoint", required_argument, NULL, 'k' },
+	{ "restart-hold-ms", required_argument, NULL, 'H' },
 	{ "conf", required_argument, NULL, 'f' },   /* taken by e3_conf_argv */
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -71,7 +84,8 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--conf FILE] [EAL options] -- [--name NAME] [--rpc-socket PATH] [--rpc-mode OCTAL] [--rpc-idle-s N]\n"
 		"       [--poll-mode busy|adaptive] [--mac-table-size N] [--mbufs N] [--mbuf-data N] [--config FILE]\n"
-		"       [--port-dir DIR] [--pcap-dir DIR] [--stop-grace-ms N]\n",
+		"       [--port-dir DIR] [--pcap-dir DIR] [--stop-grace-ms N] [--checkpoint FILE]\n"
+		"       [--restart-hold-ms N]\n",
 		prog);
 }
 
@@ -88,10 +102,34 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, int base, uint32
 	return 0;
 }
 
+/* Resume from a warm restart's checkpoint, used once: a bad or stale one
+ * leaves a node its agent programs, as after any start. */
+static void resume(const char *name, const char *path)
+{
+	struct e3_checkpoint_stats st;
+	char err[E3_ERRLEN] = "", bad[4096];
+
+	if (e3_checkpoint_load(path, &st, err) != 0) {
+		snprintf(bad, sizeof(bad), "%s.bad", path);
+		rename(path, bad);
+		fprintf(stderr, "e3-vswitchd %s: checkpoint not used (kept as %s): %s\n", name, bad, err);
+		return;
+	}
+	unlink(path);
+	if (st.live)
+		printf("e3-vswitchd %s: resumed from %s (%lu ms old): %u BFD sessions Up, %u MACs\n", name, path,
+		       (unsigned long)st.age_ms, st.sessions, st.macs);
+	else
+		printf("e3-vswitchd %s: configuration from %s; its sessions and MACs are %lu ms old, past the hold\n",
+		       name, path, (unsigned long)st.age_ms);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = "e3", *sock = NULL, *config = NULL, *port_dir = NULL, *pcap_dir = NULL;
-	uint32_t mode = 0660, idle_s = 60, grace_ms = 1000;
+	const char *checkpoint = NULL;
+	uint32_t mode = 0660, idle_s = 60, grace_ms = 1000, hold_ms = 3000;
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
 	char err[E3_ERRLEN] = "";
 	char sockbuf[256];
@@ -162,6 +200,12 @@ int main(int argc, char **argv)
 		case 'g':
 			bad = parse_u32(optarg, 0, 60000, 10, &grace_ms);
 			break;
+		case 'k':
+			checkpoint = optarg;
+			break;
+		case 'H':
+			bad = parse_u32(optarg, 100, 60000, 10, &hold_ms);
+			break;
 		case 'h':
 			usage(argv[0]);
 			return 0;
@@ -210,6 +254,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e3-vswitchd: --config %s: %s\n", config, err);
 		return 1;
 	}
+	if (checkpoint != NULL && access(checkpoint, F_OK) == 0)
+		resume(name, checkpoint);
 	e3_rpc_set_idle_timeout(idle_s);
 	if (e3_rpc_init(sock, (mode_t)mode) != 0) {
 		fprintf(stderr, "e3-vswitchd: cannot listen on %s\n", sock);
@@ -218,6 +264,7 @@ int main(int argc, char **argv)
 	e3_telemetry_init();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR2, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	rte_eal_mp_remote_launch(e3_worker_main, NULL, SKIP_MAIN);
 	printf("e3-vswitchd %s: %u workers, %s polling, boot_id %s, rpc %s\n", name,
@@ -225,8 +272,35 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	uint64_t stop_at = 0;   /* TSC: the end of a planned stop's grace */
+	uint64_t held_at = 0;   /* TSC: a warm restart's hold was sent */
+	bool warm_exit = false;
 
 	for (;;) {
+		if (warm && checkpoint == NULL) {
+			fprintf(stderr, "e3-vswitchd %s: SIGUSR2 without --checkpoint: no warm restart\n", name);
+			warm = 0;
+		}
+		if (warm && held_at == 0 && stop_at == 0) {
+			/* A warm restart keeps the neighbours waiting rather than
+			 * moving away: ask them for a longer detection time and go
+			 * once each has answered (or after 100 ms). */
+			e3_ctl_lock();
+			unsigned held = e3_ctl_bfd_hold_all((uint64_t)hold_ms * 1000);
+			e3_ctl_unlock();
+			printf("e3-vswitchd %s: warm restart: %u BFD neighbours asked to wait %u ms\n", name, held,
+			       hold_ms);
+			fflush(stdout);
+			held_at = rte_get_tsc_cycles();
+		}
+		if (held_at) {
+			e3_ctl_lock();
+			unsigned polling = e3_ctl_bfd_polling();
+			e3_ctl_unlock();
+			if (polling == 0 || rte_get_tsc_cycles() - held_at >= rte_get_tsc_hz() / 10) {
+				warm_exit = true;
+				break;
+			}
+		}
 		if (stop && stop_at == 0) {
 			/* A planned stop tells the neighbours first (BFD AdminDown),
 			 * and forwards while they move their traffic. */
@@ -250,10 +324,21 @@ int main(int argc, char **argv)
 	printf("e3-vswitchd %s: shutting down\n", name);
 	__atomic_store_n(&e3.running, false, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
+	if (warm_exit) {
+		/* The workers are stopped: the MACs they learned last are
+		 * applied, and nothing changes while the state is written. */
+		e3_ctl_lock();
+		e3_dp_housekeeping();
+		e3_ctl_unlock();
+		if (e3_checkpoint_save(checkpoint, hold_ms, err) != 0) {
+			fprintf(stderr, "e3-vswitchd %s: checkpoint: %s\n", name, err);
+			warm_exit = false;
+		}
+	}
 	e3_ctl_lock();
 	e3_dp_fini();
 	e3_ctl_unlock();
 	e3_rpc_fini();
 	rte_eal_cleanup();
-	return 0;
+	return warm_exit ? E3_EXIT_WARM : 0;
 }

@@ -317,6 +317,67 @@ static void test_pair(void)
 	CHECK_EQ(z.diag, E3_BFD_DIAG_TIME_EXPIRED);
 }
 
+/* Send a's due packet to z (and z's to a). */
+static void exchange(struct e3_bfd *a, struct e3_bfd *z, uint64_t now, bool a_sends)
+{
+	uint8_t b[E3_BFD_MAX_LEN];
+	struct e3_bfd_pkt p;
+
+	if (a_sends && e3_bfd_tx_due(a, now)) {
+		e3_bfd_tx(a, now, b);
+		CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+		CHECK(e3_bfd_rx(z, &p, now) >= 0);
+	}
+	if (e3_bfd_tx_due(z, now)) {
+		e3_bfd_tx(z, now, b);
+		CHECK_EQ(e3_bfd_decode(b, sizeof(b), &p), E3_BFD_OK);
+		if (a_sends)
+			CHECK(e3_bfd_rx(a, &p, now) >= 0);
+	}
+}
+
+/* A warm restart's hold: after a's hold of 2 s, z keeps the session Up
+ * through 2 s of silence (10 ms x 3 would have ended it in 30 ms); a copy
+ * of a that resumes it brings z's detection time back to 30 ms. */
+static void test_hold(void)
+{
+	struct e3_bfd a, z, saved;
+	uint64_t now = 0;
+
+	e3_bfd_init(&a, 11, 10000, 10000, 3, 0);
+	e3_bfd_init(&z, 22, 10000, 10000, 3, 0);
+	for (; now < 2000 * MS && !(a.state == E3_BFD_UP && z.state == E3_BFD_UP && !a.poll && !z.poll);
+	     now += 100)
+		exchange(&a, &z, now, true);
+	CHECK_EQ(z.state, E3_BFD_UP);
+	e3_bfd_hold(&a, 2000 * MS, now);
+	CHECK(a.poll && e3_bfd_tx_due(&a, now));
+	exchange(&a, &z, now, true);          /* the Poll with 666 ms */
+	CHECK(e3_bfd_detect_time_us(&z) >= 2000 * MS - 3);
+	now += 100;
+	exchange(&a, &z, now, true);          /* z's Final */
+	CHECK(!a.poll);
+	CHECK(a.desired_min_tx_us >= 666 * MS);   /* the Final does not undo the hold */
+	saved = a;
+	uint64_t silent_from = now;
+
+	for (now += 100; now < silent_from + 1990 * MS; now += 100) {
+		exchange(&a, &z, now, false);
+		CHECK_EQ(e3_bfd_check(&z, now), E3_BFD_EV_NONE);
+	}
+	CHECK_EQ(z.state, E3_BFD_UP);
+	/* The restarted process: the session as it was, the hold taken off
+	 * (ctl's restore), and a Poll advertising the configured interval. */
+	saved.hold_tx_us = 0;
+	e3_bfd_configure(&saved, 10000, 10000, 3, now);
+	CHECK(saved.poll);
+	CHECK_EQ(saved.desired_min_tx_us, 10000);
+	saved.next_tx_us = now;
+	exchange(&saved, &z, now, true);
+	CHECK_EQ(z.state, E3_BFD_UP);
+	CHECK_EQ(e3_bfd_detect_time_us(&z), 3 * 10000);
+}
+
 /* 6.7.4 Keyed SHA1: two ends with one key come up; a wrong key or id, a
  * changed byte, a replayed sequence number, a packet without the A bit
  * (or with it, to a session without a key) are refused and change nothing. */
@@ -397,6 +458,7 @@ int main(void)
 		{ "bfd_timers", test_timers },
 		{ "bfd_poll_final", test_poll_final },
 		{ "bfd_pair", test_pair },
+		{ "bfd_hold", test_hold },
 		{ "bfd_auth", test_auth },
 	};
 

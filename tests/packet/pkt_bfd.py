@@ -74,15 +74,21 @@ def parse_bfd(frame):
 class BfdPeer:
     """The neighbour on the test side of one fabric port."""
 
-    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001, path=None, key=None, key_id=1):
+    def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001, path=None, key=None, key_id=1,
+                 rx_us=300000):
         """path: (label we send on, label the switch sends on) for the far
         end of a path check; None for a link session's neighbour. key:
-        Keyed SHA1 authentication with that key (bytes) and key_id."""
+        Keyed SHA1 authentication with that key (bytes) and key_id. rx_us:
+        the Required Min RX we advertise."""
+        self.rx_us = rx_us
         self.my_mac, self.switch_mac, self.my_disc = my_mac, switch_mac, my_disc
         self.path = path
         self.key, self.key_id, self.seq = key, key_id, 1000
         self.state, self.your_disc = DOWN, 0
         self.received = []          # every BFD packet the switch sent us, parsed
+        self.final = False          # a Final owed for the switch's Poll
+        self.timeouts = 0           # times the switch was silent past its detection time
+        self.detect_s, self.last_rx = None, None
         self.sending = True
         self._stop = threading.Event()
         with in_netns(ns):
@@ -98,8 +104,9 @@ class BfdPeer:
         self.sock.close()
 
     def _send(self):
+        flags, self.final = 0x10 if self.final else 0, False
         if self.key is None:
-            pkt = bfd_packet(self.state, self.my_disc, self.your_disc)
+            pkt = bfd_packet(self.state, self.my_disc, self.your_disc, flags=flags, rx_us=self.rx_us)
         else:
             self.seq += 1
             pkt = sha1_auth(bfd_packet(self.state, self.my_disc, self.your_disc, flags=0x04, length=52),
@@ -110,6 +117,12 @@ class BfdPeer:
     def _on(self, p):
         self.received.append(p)
         self.your_disc = p["my_disc"]
+        if p["flags"] & 0x20:
+            self.final = True
+        # 6.8.4: the switch's multiplier times the longer of our Required
+        # Min RX and its Desired Min TX.
+        self.detect_s = p["mult"] * max(self.rx_us, p["tx_us"]) / 1e6
+        self.last_rx = time.monotonic()
         rs = p["state"]
         if self.state == DOWN and rs == DOWN:
             self.state = INIT
@@ -124,6 +137,9 @@ class BfdPeer:
         next_tx = 0.0
         while not self._stop.is_set():
             now = time.monotonic()
+            if self.state == UP and self.last_rx is not None and now - self.last_rx > self.detect_s:
+                self.timeouts += 1
+                self.state, self.last_rx = DOWN, None
             try:
                 if self.sending and now >= next_tx:
                     next_tx = now + 0.1

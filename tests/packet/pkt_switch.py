@@ -54,7 +54,17 @@ class Switch:
         self.netns = Netns(self.ns)
         for p in CUSTOMER + FABRIC:
             self.netns.add_veth(p, MAC[p], PEER_MAC[p], VETH_MTU)
-        log = open(self.logpath, "wb")
+        self.launch()
+        for p in CUSTOMER:
+            self.rpc("port_add", name=p, devargs=f"net_af_packet_{p},iface={p}", kind="customer")
+        for p in FABRIC:
+            self.rpc("port_add", name=p, devargs=f"net_af_packet_{p},iface={p}", kind="fabric",
+                     mac=MAC[p])
+        self.ports_ready()
+
+    def launch(self):
+        """Start the process (in the namespace start made) and connect."""
+        log = open(self.logpath, "ab")
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, VSWITCHD,
              "--lcores", self.lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
@@ -66,11 +76,8 @@ class Switch:
                  timeout=30, what="the RPC socket")
         self.check_alive()
         self.client = e3rpc.Client(self.sock)
-        for p in CUSTOMER:
-            self.rpc("port_add", name=p, devargs=f"net_af_packet_{p},iface={p}", kind="customer")
-        for p in FABRIC:
-            self.rpc("port_add", name=p, devargs=f"net_af_packet_{p},iface={p}", kind="fabric",
-                     mac=MAC[p])
+
+    def ports_ready(self):
         # net_af_packet copied each port's MTU onto its interface, and the
         # kernel would drop longer frames before the switch sees them. Give
         # the wire its slack back so the switch's own MTU check is what the
@@ -79,6 +86,16 @@ class Switch:
             nsexec(self.ns, "ip", "link", "set", p, "mtu", str(VETH_MTU))
         wait_for(lambda: all(x["link"] == "up" for x in self.rpc("port_list")),
                  timeout=10, what="links up")
+
+    def warm_restart(self, timeout=30):
+        """SIGUSR2 (the switch needs --checkpoint), then the same command
+        again; returns the old process's exit status."""
+        self.client.close()
+        self.proc.send_signal(signal.SIGUSR2)
+        rc = self.proc.wait(timeout)
+        self.launch()
+        self.ports_ready()
+        return rc
 
     def stop(self):
         if self.client is not None:

@@ -121,7 +121,9 @@ static uint32_t max32(uint32_t a, uint32_t b)
 /* 6.8.3: at least one second while the session is not Up. */
 static uint32_t advertised_tx(const struct e3_bfd *s)
 {
-	return s->state == E3_BFD_UP ? s->cfg_tx_us : max32(s->cfg_tx_us, E3_BFD_SLOW_US);
+	uint32_t tx = s->state == E3_BFD_UP ? s->cfg_tx_us : max32(s->cfg_tx_us, E3_BFD_SLOW_US);
+
+	return max32(tx, s->hold_tx_us);
 }
 
 void e3_bfd_init(struct e3_bfd *s, uint32_t local_disc, uint32_t tx_us, uint32_t rx_us,
@@ -268,6 +270,20 @@ void e3_bfd_admin(struct e3_bfd *s, bool down, uint64_t now_us)
 	} else if (!down && s->state == E3_BFD_ADMIN_DOWN) {
 		go(s, E3_BFD_DOWN, E3_BFD_DIAG_NONE, now_us);
 	}
+}
+
+void e3_bfd_hold(struct e3_bfd *s, uint64_t detect_us, uint64_t now_us)
+{
+	uint64_t tx = detect_us / (s->detect_mult ? s->detect_mult : 1);
+
+	if (s->state != E3_BFD_UP)
+		return;
+	s->hold_tx_us = tx > UINT32_MAX ? UINT32_MAX : (uint32_t)tx;
+	/* Advertised at once, not after the Poll: we will not be here to
+	 * send the packet after the Final. */
+	s->desired_min_tx_us = advertised_tx(s);
+	s->poll = true;
+	s->next_tx_us = now_us;
 }
 
 void e3_bfd_configure(struct e3_bfd *s, uint32_t tx_us, uint32_t rx_us, uint8_t detect_mult,

@@ -85,6 +85,9 @@ struct e3_bfd {
 	uint8_t key[E3_BFD_KEY_MAX];
 	uint32_t xmit_seq, rcv_seq;
 	bool seq_known;
+	/* A warm restart's hold (e3_bfd_hold): the Desired Min TX advertised
+	 * while we are away; 0: none. */
+	uint32_t hold_tx_us;
 };
 
 /* What a call did to the session. */
@@ -109,6 +112,12 @@ enum e3_bfd_event e3_bfd_check(struct e3_bfd *s, uint64_t now_us);
 /* Force the session Down with diag (carrier lost) or AdminDown. */
 enum e3_bfd_event e3_bfd_down(struct e3_bfd *s, enum e3_bfd_diag diag, uint64_t now_us);
 void e3_bfd_admin(struct e3_bfd *s, bool down, uint64_t now_us);
+/* Before a warm restart: make the neighbour's detection time at least
+ * detect_us, by advertising a Desired Min TX of detect_us / our multiplier
+ * in a Poll Sequence sent at once (6.8.3: the neighbour's detection time
+ * follows the interval we advertise). The session stays Up; the process
+ * that resumes it advertises its configured interval again. */
+void e3_bfd_hold(struct e3_bfd *s, uint64_t detect_us, uint64_t now_us);
 
 /* Is a packet due? (Periodic, or a Final owed.) */
 static inline bool e3_bfd_tx_due(const struct e3_bfd *s, uint64_t now_us)

@@ -153,6 +153,113 @@ unsigned e3_ctl_bfd_admin_down_all(void)
 	return told;
 }
 
+unsigned e3_ctl_bfd_hold_all(uint64_t detect_us)
+{
+	uint64_t now = e3_now_us();
+	unsigned held = 0;
+
+	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
+		struct e3_oam_session *s = e3_oam_tbl[id];
+
+		if (s == NULL)
+			continue;
+		rte_spinlock_lock(&s->lock);
+		if (s->bfd.state == E3_BFD_UP) {
+			e3_bfd_hold(&s->bfd, detect_us, now);
+			held++;
+		}
+		rte_spinlock_unlock(&s->lock);
+	}
+	return held;
+}
+
+unsigned e3_ctl_bfd_polling(void)
+{
+	unsigned n = 0;
+
+	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
+		struct e3_oam_session *s = e3_oam_tbl[id];
+
+		if (s == NULL)
+			continue;
+		rte_spinlock_lock(&s->lock);
+		n += s->bfd.state == E3_BFD_UP && s->bfd.poll;
+		rte_spinlock_unlock(&s->lock);
+	}
+	return n;
+}
+
+void e3_ctl_bfd_save_walk(e3_bfd_save_fn fn, void *arg)
+{
+	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
+		struct e3_oam_session *s = e3_oam_tbl[id];
+		struct e3_bfd_saved st = { .id = id };
+
+		if (s == NULL)
+			continue;
+		rte_spinlock_lock(&s->lock);
+		const struct e3_bfd *b = &s->bfd;
+		bool up = b->state == E3_BFD_UP;
+
+		st.remote_state = b->remote_state;
+		st.diag = b->diag;
+		st.remote_mult = b->remote_detect_mult;
+		st.local_disc = b->local_disc;
+		st.remote_disc = b->remote_disc;
+		st.remote_min_rx_us = b->remote_min_rx_us;
+		st.remote_min_tx_us = b->remote_min_tx_us;
+		st.xmit_seq = b->xmit_seq;
+		st.rcv_seq = b->rcv_seq;
+		st.seq_known = b->seq_known;
+		st.usable = s->usable;
+		st.failed = s->failed;
+		st.ups = s->ups;
+		st.downs = s->downs;
+		rte_spinlock_unlock(&s->lock);
+		if (up)
+			fn(&st, arg);
+	}
+}
+
+int e3_ctl_bfd_restore(const struct e3_bfd_saved *st, char *err)
+{
+	struct e3_oam_session *s = st->id < E3_MAX_SESSIONS ? e3_oam_tbl[st->id] : NULL;
+	uint64_t now = e3_now_us();
+
+	if (s == NULL)
+		return E3_ERR(err, E3_ENOENT, "bfd session %u not found", st->id);
+	if ((st->local_disc & (E3_MAX_SESSIONS - 1)) != st->id || st->remote_disc == 0 || st->remote_mult == 0)
+		return E3_ERR(err, E3_EINVAL, "bfd session %u: saved discriminators do not fit it", st->id);
+	rte_spinlock_lock(&s->lock);
+	struct e3_bfd *b = &s->bfd;
+
+	b->state = E3_BFD_UP;
+	b->remote_state = st->remote_state;
+	b->diag = st->diag;
+	b->remote_detect_mult = st->remote_mult;
+	b->local_disc = st->local_disc;
+	b->remote_disc = st->remote_disc;
+	b->remote_min_rx_us = st->remote_min_rx_us;
+	b->remote_min_tx_us = st->remote_min_tx_us;
+	/* Past every number the last process may have sent. */
+	b->xmit_seq = st->xmit_seq + 3u * b->detect_mult;
+	b->rcv_seq = st->rcv_seq;
+	b->seq_known = st->seq_known;
+	b->hold_tx_us = 0;
+	b->desired_min_tx_us = E3_BFD_SLOW_US;    /* what the neighbour last heard is longer */
+	e3_bfd_configure(b, s->conf.tx_ms * 1000, s->conf.rx_ms * 1000, s->conf.multiplier, now);
+	b->poll = true;
+	b->detect_at_us = now + e3_bfd_detect_time_us(b);
+	s->usable = st->usable;
+	s->failed = st->failed;
+	s->ups = st->ups;
+	s->downs = st->downs;
+	s->up_since_us = s->changed_us = now;
+	rte_spinlock_unlock(&s->lock);
+	e3_watch_set(st->id, st->usable);
+	return e3_ctl_ok(true);
+}
+
 void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg)
 {
 	uint64_t now = e3_now_us();

@@ -90,6 +90,28 @@ void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg);
  * workers send at once, so neighbours move their traffic before we go.
  * Returns how many sessions were Init or Up (0: nobody to tell). */
 unsigned e3_ctl_bfd_admin_down_all(void);
+/* A warm restart (docs/ha.md): what an Up session needs to resume in the
+ * next process without its neighbour noticing. */
+struct e3_bfd_saved {
+	uint32_t id;
+	uint8_t remote_state, diag, remote_mult;
+	uint32_t local_disc, remote_disc, remote_min_rx_us, remote_min_tx_us;
+	uint32_t xmit_seq, rcv_seq;
+	bool seq_known, usable, failed;
+	uint64_t ups, downs;
+};
+typedef void (*e3_bfd_save_fn)(const struct e3_bfd_saved *st, void *arg);
+/* Every Up session's state (others start over in the next process). */
+void e3_ctl_bfd_save_walk(e3_bfd_save_fn fn, void *arg);
+/* Resume session st->id (configured already) Up as saved: its
+ * discriminators, its neighbour's timers and its protection byte; a Poll
+ * advertises the configured interval again (e3_bfd_hold's end). */
+int e3_ctl_bfd_restore(const struct e3_bfd_saved *st, char *err);
+/* Before a warm restart: every Up session tells its neighbour to wait
+ * detect_us (e3_bfd_hold). Returns how many; e3_ctl_bfd_polling() is how
+ * many have not had the neighbour's Final yet. */
+unsigned e3_ctl_bfd_hold_all(uint64_t detect_us);
+unsigned e3_ctl_bfd_polling(void);
 
 /* ---- services ------------------------------------------------------------- */
 int e3_ctl_service_add(const struct e3_service_conf *c, char *err);
@@ -114,6 +136,8 @@ void e3_ctl_label_walk(e3_label_walk_fn fn, void *arg);
 void e3_ctl_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg);
 /* Flush learned MACs: by service (or E3_NONE = all); returns the count removed. */
 int e3_ctl_mac_flush(uint32_t service, char *err);
+/* A MAC learned before a warm restart: learned again, as a frame would. */
+int e3_ctl_mac_restore(const struct e3_mac_info *m, char *err);
 
 /* ---- counters ------------------------------------------------------------------- */
 int e3_ctl_worker_count(void);

@@ -23,3 +23,11 @@ int e3_ctl_mac_flush(uint32_t service, char *err)
 	e3_ctl_ok(n > 0);
 	return (int)n;
 }
+
+int e3_ctl_mac_restore(const struct e3_mac_info *m, char *err)
+{
+	if (e3_service_get(m->service) == NULL)
+		return E3_ERR(err, E3_ENOENT, "service %u not found", m->service);
+	e3_mac_restore(m->service, m->mac, m->remote ? E3_MAC_REMOTE | m->source : m->circuit);
+	return 0;
+}

@@ -5,6 +5,7 @@
 #ifndef E3_RPC_H
 #define E3_RPC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,5 +31,17 @@ int e3_telemetry_init(void);
 
 /* Load a config_dump document from a file at start-up (--config FILE). */
 int e3_rpc_load_file(const char *path, char *err);
+
+/* A warm restart's state (checkpoint.c, docs/ha.md). Save: the node's
+ * configuration, its Up BFD sessions and its MACs, into path (atomically),
+ * hold_ms being how long the neighbours were asked to wait. Load: before
+ * the workers start; the live part only if younger than its hold. */
+int e3_checkpoint_save(const char *path, uint32_t hold_ms, char *err);
+struct e3_checkpoint_stats {
+	uint64_t age_ms;
+	bool live;                 /* sessions and MACs restored too */
+	unsigned sessions, macs;
+};
+int e3_checkpoint_load(const char *path, struct e3_checkpoint_stats *st, char *err);
 
 #endif

@@ -68,10 +68,15 @@ static void dump_label(const struct e3_label_info *l, void *w)
 int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 {
 	(void)params;
-	struct e3_jw *w = &c->w;
+	e3_config_dump_write(&c->w, NULL);
+	return 0;
+}
+
+void e3_config_dump_write(struct e3_jw *w, const char *key)
+{
 	struct e3_settings s;
 	e3_ctl_settings_get(&s);
-	e3_jw_open(w, NULL, '{');
+	e3_jw_open(w, key, '{');
 	e3_jw_json(w, "version", json_integer(1));
 	e3_jw_json(w, "settings", e3_obj_json(&e3_settings_type, &s));
 	e3_jw_open(w, "ports", '[');
@@ -99,7 +104,6 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 	e3_ctl_label_walk(dump_label, w);
 	e3_jw_close(w, ']');
 	e3_jw_close(w, '}');
-	return 0;
 }
 
 /* ---- config_load params ------------------------------------------ */

@@ -52,6 +52,8 @@ void e3_jw_open(struct e3_jw *w, const char *key, char open);
 void e3_jw_close(struct e3_jw *w, char close);
 /* Write one value (stolen: decref'd here); key as for e3_jw_open. */
 void e3_jw_json(struct e3_jw *w, const char *key, json_t *v);
+/* The node's whole configuration (config_dump's document) as one value. */
+void e3_config_dump_write(struct e3_jw *w, const char *key);
 
 /* ---- a call in progress ------------------------------------------ */
 struct e3_rpc_call {

@@ -242,6 +242,14 @@ static void apply(const struct e3_learn_ev *ev)
 	n_total++;
 }
 
+void e3_mac_restore(uint32_t service, const uint8_t *mac, uint32_t dest)
+{
+	struct e3_learn_ev ev = { .service = service, .dest = dest };
+
+	memcpy(ev.mac, mac, 6);
+	apply(&ev);
+}
+
 void e3_mac_drain(void)
 {
 	struct e3_learn_ev ev[64];

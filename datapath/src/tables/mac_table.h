@@ -195,6 +195,9 @@ void e3_mac_drain(void);                         /* apply queued events */
 void e3_mac_age_step(uint32_t budget);           /* check the next budget slots */
 /* Delete every MAC of service (E3_NONE = all) whose dest is dest (E3_NONE = any). */
 uint32_t e3_mac_flush(uint32_t service, uint32_t dest);
+/* Learn (service, mac) -> dest from the main lcore, as a worker's event
+ * would be applied (a warm restart's MACs). */
+void e3_mac_restore(uint32_t service, const uint8_t *mac, uint32_t dest);
 void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg);
 
 /* Per service, kept by the main lcore (n_macs read by workers too). */
