@@ -154,3 +154,45 @@ def test_datapath_killed_and_restarted_is_reprogrammed(lab, services):
     for h in ("h2", "h3"):
         first_contact(lab, "h1", GREEN_IPS[h])
         clean_ping(lab, "h1", GREEN_IPS[h], count=5)
+
+
+def macs(lab, node):
+    """A node's learned MACs: (service, MAC, where), ages left out."""
+    return {(m["service"], m["mac"], m.get("circuit", m.get("source"))) for m in lab.client(node).call("mac_list")}
+
+
+def test_datapath_warm_restarted_resumes_and_its_agent_changes_nothing(lab, services):
+    """SIGUSR2 to the customers' leaf: the next process resumes from the
+    checkpoint with its MACs, its neighbours' BFD sessions never go down
+    (none counts a new down), nothing is relabelled, and its agent, finding
+    the datapath restarted, dumps it and has nothing to change."""
+    cp = services
+    node = "leaf1"
+    agent = cp.agents[node]
+    labels = {s: cp.service(s)["allocations"] for s in ("red", "green")}
+    learned = macs(lab, node)
+    assert learned, "green learned no MAC on leaf1"
+    downs = {n: {b["id"]: b["downs"] for b in lab.client(n).call("bfd_list")}
+             for n in ("spine1", "spine2", "leaf2", "leaf3")}
+    boot = lab.client(node).call("system_info")["boot_id"]
+    log_size = agent.log_file.stat().st_size
+
+    lab.warm_restart(node)
+
+    new_boot = lab.client(node).call("system_info")["boot_id"]
+    assert new_boot != boot
+    assert "BFD sessions Up" in lab.log_tail(node, 5), lab.log_tail(node)
+    wait_for("the agent's pass over the restarted datapath",
+             lambda: "datapath restarted" in agent.log_file.read_text(errors="replace")[log_size:] and
+             next(n for n in cp.nodes() if n["name"] == node).get("boot_id") == new_boot)
+    cp.wait_converged()
+    new_log = agent.log_file.read_text(errors="replace")[log_size:]
+    assert "applying desired state" not in new_log, new_log
+    assert macs(lab, node) == learned
+    for n, before in downs.items():
+        after = {b["id"]: b["downs"] for b in lab.client(n).call("bfd_list")}
+        assert {k: after.get(k) for k in before} == before, f"{n}: a session toward {node} went down"
+    assert {s: cp.service(s)["allocations"] for s in labels} == labels
+    clean_ping(lab, "h1", RED_H2)
+    for h in ("h2", "h3"):
+        clean_ping(lab, "h1", GREEN_IPS[h], count=5)

@@ -108,6 +108,10 @@ class Lab:
     def log_file(self, node: str) -> Path:
         return self.run_dir / f"{node}.log"
 
+    def checkpoint_file(self, node: str) -> Path:
+        """Where a warm restart keeps the node's state (docs/ha.md)."""
+        return self.run_dir / f"{node}.checkpoint"
+
     def file_prefix(self, node: str) -> str:
         return f"{self.prefix}-{node}"
 
@@ -348,7 +352,8 @@ class Lab:
         return [str(vswitchd_binary()), "-l", self.lcores, "--no-pci", "--no-huge",
                 "-m", str(self.mem_mb), "--file-prefix", self.file_prefix(node), "--",
                 "--name", node, "--rpc-socket", self.node_socket(node),
-                "--poll-mode", self.poll_mode, "--mac-table-size", str(self.mac_table_size)]
+                "--poll-mode", self.poll_mode, "--mac-table-size", str(self.mac_table_size),
+                "--checkpoint", str(self.checkpoint_file(node))]
 
     def client(self, node: str):
         """A JSON-RPC client (datapath/python/e3rpc.py) on a node's socket."""
@@ -431,6 +436,23 @@ class Lab:
     def restart(self, node: str, ports: bool = True) -> int:
         self.stop(node)
         return self.start(node, ports=ports)
+
+    def warm_restart(self, node: str, timeout: float = 30) -> int:
+        """SIGUSR2: the node holds its BFD neighbours, writes its checkpoint
+        and exits 75; the same command then resumes from it (its ports
+        included). Returns the new PID."""
+        pid, proc = self.pid(node), self._procs.pop(node, None)
+        if pid is None or proc is None:
+            raise LabError(f"{node}: no datapath of ours to restart")
+        os.kill(pid, signal.SIGUSR2)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise LabError(f"{node}: still running {timeout}s after SIGUSR2:\n{self.log_tail(node)}")
+        if rc != 75:
+            raise LabError(f"{node}: exited {rc} on SIGUSR2, not 75 (warm):\n{self.log_tail(node)}")
+        self.pid_file(node).unlink(missing_ok=True)
+        return self.start(node, ports=False)
 
     def running(self, node: str) -> bool:
         return self.pid(node) is not None
