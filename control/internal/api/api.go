@@ -119,6 +119,8 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.handle("GET /v1/links", roleRead, s.links)
 	s.handle("POST /v1/nodes/{node}/credentials", roleAdmin, s.nodeCredentials)
 	s.handle("PUT /v1/links/{link}/cost", roleAdmin, s.setCost)
+	s.handle("POST /v1/nodes/{node}/drain", roleAdmin, func(r *http.Request) (int, any, error) { return s.drain(r, true) })
+	s.handle("POST /v1/nodes/{node}/undrain", roleAdmin, func(r *http.Request) (int, any, error) { return s.drain(r, false) })
 	s.handle("GET /v1/events", roleRead, func(r *http.Request) (int, any, error) {
 		ev := s.c.Events()
 		if ev == nil {
@@ -467,7 +469,10 @@ func nodeViews(snap *controller.Snapshot) []model.NodeView {
 		st := snap.Status[n.Name]
 		v := model.NodeView{Name: n.Name, Role: n.Role, Up: snap.NodeUp(n.Name), AgentUp: snap.AgentUp(n.Name), BootID: st.BootID,
 			DesiredGeneration: snap.NodeGen[n.Name], AppliedGeneration: st.AppliedGeneration, Error: st.Error,
-			LabelsUsed: use[n.Name], Ports: []model.PortView{}}
+			LabelsUsed: use[n.Name], Ports: []model.PortView{}, Drained: n.Drained}
+		if n.Drained {
+			v.Carrying = snap.Carrying(n.Name)
+		}
 		reported := map[string]bool{}
 		for _, p := range st.Ports {
 			reported[p.Name] = p.LinkUp
@@ -490,6 +495,25 @@ func nodeViews(snap *controller.Snapshot) []model.NodeView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// drain puts a node in maintenance or takes it out; the answer is the
+// node as GET /v1/nodes shows it.
+func (s *Server) drain(r *http.Request, drained bool) (int, any, error) {
+	node := r.PathValue("node")
+	if err := s.c.SetDrained(r.Context(), node, drained); err != nil {
+		return 0, nil, err
+	}
+	snap, err := s.c.Snapshot(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, v := range nodeViews(snap) {
+		if v.Name == node {
+			return 200, v, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("node %s vanished", node)
 }
 
 func (s *Server) links(r *http.Request) (int, any, error) {

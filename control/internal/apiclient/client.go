@@ -127,6 +127,12 @@ func (c *Client) NodeCredentials(ctx context.Context, node string) (v etcdauth.C
 	return v, c.doJSON(ctx, "POST", "/v1/nodes/"+url.PathEscape(node)+"/credentials", nil, &v)
 }
 
+// Drain puts node in maintenance (drained true) or takes it out.
+func (c *Client) Drain(ctx context.Context, node string, drained bool) (v model.NodeView, err error) {
+	action := map[bool]string{true: "drain", false: "undrain"}[drained]
+	return v, c.doJSON(ctx, "POST", "/v1/nodes/"+url.PathEscape(node)+"/"+action, nil, &v)
+}
+
 // Links lists the fabric links.
 func (c *Client) Links(ctx context.Context) (v []model.LinkView, err error) {
 	return v, c.doJSON(ctx, "GET", "/v1/links", nil, &v)

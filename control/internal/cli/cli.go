@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/e3fabric/e3fabric/control/internal/apiclient"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
@@ -27,6 +28,9 @@ const Usage = `usage: e3ctl [--server URL] [--token-file FILE] [--ca FILE | --fi
   status                                   fabric summary
   node list                                nodes (forwarding, per OAM), agents, label use
   node credentials NODE                    new etcd credentials for NODE's agent (JSON for e3-agent --etcd-credentials)
+  node drain NODE [--wait SECONDS]         maintenance: move every path, tree and site role off NODE
+                                           (make-before-break); waits until only NODE's own customers use it
+  node undrain NODE [--wait SECONDS]       bring NODE back into use; waits until the fabric is programmed
   snapshot save FILE                       the fabric's whole intent and allocations, as one versioned document
   snapshot restore FILE                    make the fabric what FILE describes, with the same labels
   link list                                fabric links, cost, state, BFD per end
@@ -72,11 +76,12 @@ type opts struct {
 	ecmp          bool
 	storm         *dpconfig.Storm
 	count         int
+	wait          int // seconds; -1: the default
 	args          []string
 }
 
 func parse(args []string, getenv func(string) string) (*opts, error) {
-	o := &opts{server: getenv("E3_SERVER"), token: getenv("E3_TOKEN"), tokenFile: getenv("E3_TOKEN_FILE"),
+	o := &opts{wait: -1, server: getenv("E3_SERVER"), token: getenv("E3_TOKEN"), tokenFile: getenv("E3_TOKEN_FILE"),
 		ca: getenv("E3_CA"), pin: getenv("E3_FINGERPRINT")}
 	if o.server == "" {
 		o.server = "https://127.0.0.1:8080"
@@ -122,7 +127,7 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.storm = &s
 				}
 			}
-		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count":
+		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count", "--wait":
 			var v string
 			if v, err = value(); err == nil {
 				var n int
@@ -136,6 +141,8 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.circMACLimit = n
 				case "--count":
 					o.count = n
+				case "--wait":
+					o.wait = n
 				default:
 					o.bandwidth = n
 				}
@@ -235,7 +242,11 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 						down = append(down, p.Name)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", n.Name, n.Role, upDown(n.Up), upDown(n.AgentUp), n.DesiredGeneration,
+				state := upDown(n.Up)
+				if n.Drained {
+					state += ",drained"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", n.Name, n.Role, state, upDown(n.AgentUp), n.DesiredGeneration,
 					n.AppliedGeneration, n.LabelsUsed, dash(strings.Join(down, ",")), dash(n.Error))
 			}
 		})
@@ -249,6 +260,30 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		}
 		// The agent's --etcd-credentials file, whatever the output format.
 		return json.NewEncoder(w).Encode(v)
+	case len(a) >= 2 && a[0] == "node" && (a[1] == "drain" || a[1] == "undrain"):
+		if err := want(a, 3, "node "+a[1]+" NODE [--wait SECONDS]"); err != nil {
+			return err
+		}
+		v, err := c.Drain(ctx, a[2], a[1] == "drain")
+		if err != nil {
+			return err
+		}
+		if o.wait != 0 {
+			wait := 120 * time.Second
+			if o.wait > 0 {
+				wait = time.Duration(o.wait) * time.Second
+			}
+			if v, err = waitDrain(ctx, c, a[2], wait); err != nil {
+				return err
+			}
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			state := map[bool]string{true: "drained", false: "in service"}[v.Drained]
+			if len(v.Carrying) > 0 {
+				state = "draining, still carrying " + strings.Join(v.Carrying, ",")
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", v.Name, state)
+		})
 	case cmd == "snapshot save":
 		if err := want(a, 3, "snapshot save FILE"); err != nil {
 			return err
@@ -646,4 +681,38 @@ func ecmpState(v *model.ServiceView) string {
 		}
 	}
 	return "asked for, but no two equal-cost paths are up"
+}
+
+// waitDrain polls the nodes until node carries nothing but its own
+// customers and every agent applied the fabric's generation, or wait ends
+// (then the node as it stands, and an error saying what is left).
+func waitDrain(ctx context.Context, c *apiclient.Client, node string, wait time.Duration) (model.NodeView, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		nodes, err := c.Nodes(ctx)
+		if err != nil {
+			return model.NodeView{}, err
+		}
+		var v model.NodeView
+		settled := true
+		for _, n := range nodes {
+			if n.Name == node {
+				v = n
+			}
+			if n.AgentUp && n.AppliedGeneration < n.DesiredGeneration {
+				settled = false
+			}
+		}
+		if settled && len(v.Carrying) == 0 {
+			return v, nil
+		}
+		if time.Now().After(deadline) {
+			return v, fmt.Errorf("node %s: after %s still carrying %v (fabric programmed: %v)", node, wait, v.Carrying, settled)
+		}
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -61,6 +61,10 @@ var (
 		"Services by state: programmed, pending, degraded or down.", []string{"state"}, nil)
 	descNodeUp = prometheus.NewDesc("e3_controller_node_up",
 		"1 if the node forwards, as its neighbours' BFD sessions see it.", []string{"node"}, nil)
+	descNodeDrained = prometheus.NewDesc("e3_controller_node_drained",
+		"1 if the node is in maintenance (e3ctl node drain).", []string{"node"}, nil)
+	descNodeCarrying = prometheus.NewDesc("e3_controller_node_drain_carrying",
+		"Services whose traffic still crosses a drained node other than through its own single-homed circuits.", []string{"node"}, nil)
 	descLinkUp = prometheus.NewDesc("e3_controller_link_up",
 		"1 if the fabric link is up at both ends.", []string{"link"}, nil)
 )
@@ -72,7 +76,7 @@ type stateCollector struct{ c *Controller }
 
 func (s stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLeader, descGeneration, descNodes, descAgents, descLinks,
-		descServices, descNodeUp, descLinkUp} {
+		descServices, descNodeUp, descNodeDrained, descNodeCarrying, descLinkUp} {
 		ch <- d
 	}
 }
@@ -101,6 +105,10 @@ func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
 		nodes[map[bool]string{true: "forwarding", false: "down"}[up]]++
 		agents[map[bool]string{true: "up", false: "down"}[snap.AgentUp(n.Name)]]++
 		gauge(descNodeUp, b2f(up), n.Name)
+		gauge(descNodeDrained, b2f(n.Drained), n.Name)
+		if n.Drained {
+			gauge(descNodeCarrying, float64(len(snap.Carrying(n.Name))), n.Name)
+		}
 	}
 	links := map[string]float64{"up": 0, "down": 0}
 	for _, l := range snap.Topology.Links {

@@ -114,6 +114,7 @@ func routeELineSite(spec *model.ServiceSpec, full, live *paths.Graph) (model.Rou
 	if !live.Has(end.Node) {
 		r.Unreachable = append(r.Unreachable, end.Node)
 	}
+	sr.Leaves = undrained(sr.Leaves, live)
 	if len(sr.Leaves) == 0 {
 		for _, c := range leaves {
 			if !live.Has(c.Node) {
@@ -191,6 +192,7 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 		}
 	}
 	for name, s := range r.Sites {
+		s.Leaves = undrained(s.Leaves, live)
 		sort.Strings(s.Leaves)
 		if seg := full.Topology().Segment(name); seg != nil {
 			s.Floods = !seg.LAG
@@ -258,4 +260,19 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// undrained keeps the leaves not in maintenance, if any reaches the site:
+// a drained leaf is neither DF nor aliased to while another can serve.
+func undrained(leaves []string, g *paths.Graph) []string {
+	var out []string
+	for _, l := range leaves {
+		if !g.Drained(l) {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return leaves
+	}
+	return out
 }

@@ -476,6 +476,12 @@ type NodeView struct {
 	Error             string     `json:"error,omitempty"`
 	LabelsUsed        int        `json:"labels_used"`
 	Ports             []PortView `json:"ports"`
+	// Drained: in maintenance (e3ctl node drain). Carrying: while drained,
+	// the services whose traffic still crosses it other than through its
+	// own single-homed circuits; empty once it can stop without loss to
+	// anyone else.
+	Drained  bool     `json:"drained,omitempty"`
+	Carrying []string `json:"carrying,omitempty"`
 }
 
 // PortView is one port of a node.

@@ -41,6 +41,7 @@ type Graph struct {
 	// leaf/spine fabric many paths share their links.
 	without   map[string]*Graph
 	downPorts map[string]bool
+	drained   map[string]bool // nodes in maintenance (topology.Node.Drained)
 }
 
 type arc struct {
@@ -68,15 +69,24 @@ type Options struct {
 	DownPorts map[string]bool
 }
 
+// DrainCost is added to the cost of every link of a drained node: more
+// than any path of undrained links costs, so a path crosses a drained node
+// only where nothing else connects its ends (its own customers).
+const DrainCost = 1 << 32
+
 // New builds the graph of t without the down nodes and links.
 func New(t *topology.Topology, o Options) *Graph {
 	g := empty(t, len(t.Nodes))
 	g.downPorts = o.DownPorts
+	g.drained = map[string]bool{}
 	for _, n := range t.Nodes {
 		id := len(g.names)
 		g.ids[n.Name] = id
 		g.names = append(g.names, n.Name)
 		g.up[id] = !o.DownNodes[n.Name]
+		if n.Drained {
+			g.drained[n.Name] = true
+		}
 	}
 	for _, l := range t.Links {
 		if o.DownLinks[l.ID] || o.DownNodes[l.A.Node] || o.DownNodes[l.B.Node] {
@@ -86,7 +96,11 @@ func New(t *topology.Topology, o Options) *Graph {
 		if o.Cost != nil {
 			c = o.Cost(l)
 		}
-		g.cost[l.ID] = max(c, 1)
+		c = max(c, 1)
+		if g.drained[l.A.Node] || g.drained[l.B.Node] {
+			c += DrainCost
+		}
+		g.cost[l.ID] = c
 		k := pairKey(g.ids[l.A.Node], g.ids[l.B.Node])
 		if old, ok := g.edge[k]; ok && (g.cost[old.ID] < g.cost[l.ID] || (g.cost[old.ID] == g.cost[l.ID] && old.ID < l.ID)) {
 			continue
@@ -119,6 +133,7 @@ func (g *Graph) link() {
 func (g *Graph) Without(links map[int]bool) *Graph {
 	h := empty(g.topo, len(g.names))
 	h.ids, h.names, h.cost = g.ids, g.names, g.cost
+	h.drained = g.drained
 	copy(h.up, g.up)
 	for k, l := range g.edge {
 		if !links[l.ID] {
@@ -199,6 +214,9 @@ func (g *Graph) Topology() *topology.Topology { return g.topo }
 
 // PortUp tells whether node's customer port has carrier, as far as g knows.
 func (g *Graph) PortUp(node, port string) bool { return !g.downPorts[node+":"+port] }
+
+// Drained says whether node is in maintenance.
+func (g *Graph) Drained(node string) bool { return g.drained[node] }
 
 // Cost is the sum of the path's link costs in g.
 func (g *Graph) Cost(p model.Path) int64 {

@@ -155,6 +155,10 @@ func (f Fabric) TTLOrDefault() int {
 type Node struct {
 	Name string `json:"name" yaml:"name"`
 	Role string `json:"role,omitempty" yaml:"role"`
+	// Drained: in maintenance (e3ctl node drain): paths and trees avoid
+	// it where another way exists. The operator's state, not the file's:
+	// Normalize keeps the stored topology's.
+	Drained bool `json:"drained,omitempty" yaml:"-"`
 }
 
 // Endpoint is one end of a fabric link.
@@ -285,6 +289,15 @@ func (t *Topology) Normalize(prev *Topology) error {
 	}
 	if err := t.Fabric.BFD.validate("fabric"); err != nil {
 		return err
+	}
+	drained := map[string]bool{}
+	if prev != nil {
+		for _, n := range prev.Nodes {
+			drained[n.Name] = n.Drained
+		}
+	}
+	for i := range t.Nodes {
+		t.Nodes[i].Drained = drained[t.Nodes[i].Name]
 	}
 	nodes := map[string]bool{}
 	for _, n := range t.Nodes {
