@@ -129,6 +129,52 @@ func TestAvoidsDown(t *testing.T) {
 	}
 }
 
+// TestAvoidsDrained: paths and trees leave a drained spine while the other
+// one connects everything, and still cross it when nothing else does; the
+// drained node stays usable as its own customers' end.
+func TestAvoidsDrained(t *testing.T) {
+	topo := mustLoad(t)
+	drain := func(names ...string) *Graph {
+		t.Helper()
+		d := *topo
+		d.Nodes = append([]topology.Node(nil), topo.Nodes...)
+		for i := range d.Nodes {
+			for _, n := range names {
+				if d.Nodes[i].Name == n {
+					d.Nodes[i].Drained = true
+				}
+			}
+		}
+		return New(&d, Options{})
+	}
+	for _, spine := range []string{"spine1", "spine2"} {
+		g := drain(spine)
+		if !g.Drained(spine) {
+			t.Fatalf("%s not drained", spine)
+		}
+		p, ok := g.Shortest("leaf1", "leaf2", "x")
+		if !ok || p.Nodes("leaf1")[1] == spine {
+			t.Fatalf("%s drained: path %v (ok %v)", spine, p, ok)
+		}
+		tree, err := g.Tree([]string{"leaf1", "leaf2", "leaf3"}, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range tree {
+			if h.From == spine || h.To == spine {
+				t.Fatalf("%s drained: tree %v crosses it", spine, tree)
+			}
+		}
+	}
+	g := drain("spine1", "spine2")
+	if _, ok := g.Shortest("leaf1", "leaf2", "x"); !ok {
+		t.Fatal("every spine drained: no path, want one through a drained spine")
+	}
+	if p, ok := drain("leaf1").Shortest("leaf1", "leaf2", "x"); !ok || len(p) != 2 {
+		t.Fatalf("leaf1 drained: its own path %v (ok %v)", p, ok)
+	}
+}
+
 // TestTree checks the Steiner tree: it is a tree (edges = nodes - 1,
 // connected), spans every member, and has no non-member leaf.
 func TestTree(t *testing.T) {

@@ -38,6 +38,16 @@ func TestParse(t *testing.T) {
 			t.Fatalf("link %s id %d, want %d", l.Name(), l.ID, want)
 		}
 	}
+	// A drained node stays drained across an import (the operator's state,
+	// not the file's); a file cannot drain one.
+	next.Nodes[1].Drained = true
+	again, _, err := Parse([]byte(base + "\n# drained: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Nodes[1].Drained || again.Normalize(next) != nil || !again.Nodes[1].Drained || again.Nodes[0].Drained {
+		t.Fatalf("drained after import: %+v", again.Nodes)
+	}
 	if PortMAC("a", "p1") == PortMAC("b", "p1") || !strings.HasPrefix(PortMAC("a", "p1"), "02:e3:") {
 		t.Fatal("port MACs")
 	}

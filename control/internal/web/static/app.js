@@ -47,6 +47,8 @@ const STYLE = [
     width: 70, height: 34, shape: "round-rectangle", "background-color": "#3b4a63" } },
   { selector: "node[role = 'spine']", style: { "background-color": "#26324a" } },
   { selector: "node.down", style: { "background-color": "#b22222" } },
+  { selector: "node.drained", style: { "border-width": 3, "border-style": "dashed", "border-color": "#d29922",
+    "background-opacity": 0.55 } },
   { selector: "node.member", style: { "border-width": 3, "border-color": "#1f6feb" } },
   { selector: "edge", style: { width: 3, "line-color": "#9aa3b2", "curve-style": "bezier", label: "data(rate)",
     "font-size": 9, color: "#5a6272", "text-rotation": "autorotate", "text-background-color": "#f6f7f9",
@@ -161,7 +163,8 @@ function showDetail(s) {
 const fmt = (x) => (x === undefined ? "-" : x >= 1e6 ? (x / 1e6).toFixed(1) + "M" : x >= 1e3 ? (x / 1e3).toFixed(1) + "k" : x.toFixed(0));
 
 // The state of every node and link, to notice a change.
-const states = (view) => JSON.stringify([view.generation, view.nodes.map((n) => n.up), view.links.map((l) => l.up)]);
+const states = (view) => JSON.stringify([view.generation, view.nodes.map((n) => [n.up, !!n.drained]),
+  view.links.map((l) => l.up)]);
 
 function update(view) {
   const changed = e3.view !== null && states(e3.view) !== states(view);
@@ -171,6 +174,8 @@ function update(view) {
   let up = 0;
   for (const n of view.nodes) {
     cy.$id(n.name).toggleClass("down", !n.up);
+    // In maintenance (e3ctl node drain).
+    cy.$id(n.name).toggleClass("drained", !!n.drained);
     up += n.up ? 1 : 0;
   }
   const rows = [];
@@ -197,7 +202,8 @@ function update(view) {
   document.querySelector("#links tbody").replaceChildren(...rows);
   document.getElementById("summary").textContent =
     `generation ${view.generation} · ${up}/${view.nodes.length} nodes forwarding · ` +
-    `${view.links.filter((l) => l.up).length}/${view.links.length} links up`;
+    `${view.links.filter((l) => l.up).length}/${view.links.length} links up` +
+    (view.nodes.some((n) => n.drained) ? ` · drained: ${view.nodes.filter((n) => n.drained).map((n) => n.name).join(", ")}` : "");
 }
 
 function setLive(on) {
