@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control web test test-repeat test-unit test-go test-py \
-        package demo demo-down bench bench-quick bench-failover bench-multihoming bench-controller clean
+        package demo demo-down bench bench-quick bench-failover bench-multihoming bench-upgrade bench-controller clean
 
 all: build
 
@@ -59,6 +59,10 @@ bench-quick: build deps-bench
 # Loss windows of single failures (docs/ha.md): writes bench/FAILOVER.md.
 bench-failover: build
 	@python3 bench/failover.py $(FAILOVER_ARGS)
+
+# Restarts, drains and a rolling upgrade under traffic: writes bench/UPGRADE.md.
+bench-upgrade: build
+	@python3 bench/upgrade.py $(UPGRADE_ARGS)
 
 bench-multihoming: build
 	@python3 bench/multihoming.py $(MULTIHOMING_ARGS)

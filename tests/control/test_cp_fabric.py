@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import urllib.request
 
 from cplib import (BLUE, BLUE_H5, GREEN_IPS, RED_H2, alloc, clean_ping, ensure_service, finish_flood,
                    first_contact, label_pkts, start_flood, summary, unanswered)
@@ -219,6 +220,13 @@ def test_drain_moves_everything_off_a_spine_and_undrain_brings_it_back(lab, serv
                     for h in p] + (r.get("tree") or [])
             assert spine not in {n for h in used for n in (h["from"], h["to"])}, (name, r)
         assert "node-drained" in [e["kind"] for e in cp.json("events") if e.get("object") == spine]
+        table = cp.e3ctl("node", "list").stdout
+        assert re.search(rf"^{spine}\s+spine\s+up,drained\s", table, re.M), table
+        req = urllib.request.Request(cp.metrics_url(), headers={"Authorization": f"Bearer {cp.read_token}"})
+        with urllib.request.urlopen(req, timeout=30, context=cp.ssl_context()) as r:
+            metrics = r.read().decode()
+        assert f'e3_controller_node_drained{{node="{spine}"}} 1' in metrics
+        assert f'e3_controller_node_drain_carrying{{node="{spine}"}} 0' in metrics
         cp.stop_controller()
         cp.start_controller()
         node = next(n for n in cp.nodes() if n["name"] == spine)

@@ -156,7 +156,19 @@ func (c *Controller) costFunc(st *state, topo *topology.Topology, skip map[strin
 	}
 }
 
+// activePaths: the route's active paths and its flood tree's edges (the
+// load cost's view: ECMP's second legs are not counted).
 func activePaths(r *model.Route) []model.Path {
+	out := pointPaths(r, false)
+	if len(r.Tree) > 0 {
+		out = append(out, model.Path(r.Tree))
+	}
+	return out
+}
+
+// pointPaths: the route's active point-to-point paths (its E-Line path and
+// each known-unicast path), with ECMP's second legs if ecmp.
+func pointPaths(r *model.Route, ecmp bool) []model.Path {
 	var out []model.Path
 	switch r.Active {
 	case "primary":
@@ -166,11 +178,14 @@ func activePaths(r *model.Route) []model.Path {
 	case "fallback":
 		out = append(out, r.Fallback)
 	}
+	if ecmp && r.ECMP && r.Active != "fallback" {
+		out = append(out, r.Backup)
+	}
 	for _, u := range r.Unicast {
 		out = append(out, u.Path)
-	}
-	if len(r.Tree) > 0 {
-		out = append(out, model.Path(r.Tree))
+		if ecmp && u.ECMP {
+			out = append(out, u.Backup)
+		}
 	}
 	return out
 }

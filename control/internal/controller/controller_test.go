@@ -488,3 +488,49 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestDrain: a drained spine leaves every path and tree; it stays drained
+// across a controller restart and an import of the topology file; an
+// unknown node is refused; undrain brings it back into use.
+func TestDrain(t *testing.T) {
+	cli := storetest.Start(t, etcdPort)
+	ctx := context.Background()
+	c, stop := start(t, cli, Options{IgnoreStatus: true})
+	importTopo(t, c)
+	if err := c.CreateServices(ctx, []model.ServiceSpec{eline("red", 100), elan("blue", 200)}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := c.Snapshot(ctx)
+	spine := snap.Services["red"].Route.Primary[0].To
+	if err := c.SetDrained(ctx, "nosuch", true); KindOf(err) != KindNotFound {
+		t.Fatalf("drain of an unknown node: %v", err)
+	}
+	if err := c.SetDrained(ctx, spine, true); err != nil {
+		t.Fatal(err)
+	}
+	check := func(c *Controller, drained bool) {
+		t.Helper()
+		snap, err := c.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Drained(spine) != drained {
+			t.Fatalf("%s drained %v, want %v", spine, snap.Drained(spine), drained)
+		}
+		for name, rec := range snap.Services {
+			if uses := usesNode(&rec.Spec, &rec.Route, spine); uses == drained {
+				t.Fatalf("%s drained %v: %s uses it %v (route %+v)", spine, drained, name, uses, rec.Route)
+			}
+		}
+	}
+	check(c, true)
+	stop()
+	c, _ = start(t, cli, Options{IgnoreStatus: true})
+	waitFor(t, "leadership", c.IsLeader)
+	importTopo(t, c)
+	check(c, true)
+	if err := c.SetDrained(ctx, spine, false); err != nil {
+		t.Fatal(err)
+	}
+	check(c, false)
+}

@@ -54,7 +54,7 @@ func (s *Snapshot) Carrying(node string) []string {
 	var out []string
 	for name, rec := range s.Services {
 		own := slices.ContainsFunc(rec.Spec.Circuits, func(c model.Circuit) bool { return c.Node == node && c.Segment == "" })
-		if !own && usesNode(&rec.Spec, &rec.Route, node) {
+		if !own && (usesNode(&rec.Spec, &rec.Route, node) || s.standbyInUse(rec, node)) {
 			out = append(out, name)
 		}
 	}
@@ -62,27 +62,38 @@ func (s *Snapshot) Carrying(node string) []string {
 	return out
 }
 
+// standbyInUse: a protected path of rec's moved off node, but the check of
+// the path it moved to is not yet up and usable at both ends, so the
+// datapaths still send on the standby through node (a new path check
+// starts unusable: docs/ha.md).
+func (s *Snapshot) standbyInUse(rec *model.ServiceRecord, node string) bool {
+	checks := s.Checks(rec)
+	crossed := slices.ContainsFunc(checks, func(c model.CheckView) bool {
+		return len(c.Path) > 2 && slices.Contains(c.Path[1:len(c.Path)-1], node)
+	})
+	if !crossed {
+		return false
+	}
+	for _, c := range checks {
+		if len(c.Path) > 2 && slices.Contains(c.Path[1:len(c.Path)-1], node) {
+			continue
+		}
+		if len(c.State) == 0 {
+			return true
+		}
+		for _, st := range c.State {
+			if st != "up" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // usesNode: node is inside one of the route's active paths (not an end),
 // on its flood tree without being a member, or a leaf serving a site.
 func usesNode(spec *model.ServiceSpec, r *model.Route, node string) bool {
-	ps := []model.Path{}
-	switch r.Active {
-	case "primary":
-		ps = append(ps, r.Primary)
-	case "backup":
-		ps = append(ps, r.Backup)
-	case "fallback":
-		ps = append(ps, r.Fallback)
-	}
-	if r.ECMP {
-		ps = append(ps, r.Backup)
-	}
-	for _, u := range r.Unicast {
-		ps = append(ps, u.Path)
-		if u.ECMP {
-			ps = append(ps, u.Backup)
-		}
-	}
+	ps := pointPaths(r, true)
 	for _, p := range ps {
 		for i, h := range p {
 			if i > 0 && h.From == node {

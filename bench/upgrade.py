@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""The upgrade benchmark (make bench-upgrade): what restarting a node, and
+upgrading the whole fabric, costs the customers, as datagrams lost and loss
+windows in ms of sequence-numbered one-way streams, on examples/demo.yaml
+run by the real controller and agents (docs/ha.md, docs/deploy.md). Writes
+bench/UPGRADE.md.
+
+Streams from h1 at --rate datagrams/s: the E-Line red (to h2), the E-LAN
+green to h3 (known unicast) and as broadcasts (BUM, at h3), and from h4 the
+ECMP E-Line blue (to h5). Each scenario, --runs times:
+  leaf-cold      leaf1's e3-vswitchd SIGTERMed and started again (its agent reprograms it)
+  leaf-warm      leaf1 warm-restarted (SIGUSR2, --checkpoint)
+  leaf-drained   leaf1 drained, warm-restarted, undrained
+  spine-cold     the spine under red's path SIGTERMed and started again
+  spine-warm     that spine warm-restarted
+  spine-drained  that spine drained, SIGTERMed and started again, undrained
+  rolling        the controller restarted, then scripts/rolling-upgrade over every node
+
+    bench/upgrade.py                       # 5 runs of every scenario
+    bench/upgrade.py --runs 1 --scenarios leaf-warm,rolling
+    bench/upgrade.py restart-node NODE warm|cold   # rolling-upgrade's --node-cmd in the lab
+"""
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+for p in (REPO / "tests", REPO / "datapath" / "python", REPO / "bench"):
+    sys.path.insert(0, str(p))
+
+from failover import Bench as FailoverBench, start_streams, stats, wait_all  # noqa: E402
+from lab import Lab  # noqa: E402
+from lab.control import ControlPlane, wait_for  # noqa: E402
+
+TOPOLOGY = REPO / "examples" / "demo.yaml"
+PREFIX = "up"
+API_PORT, ETCD_PORT = 23860, 23861
+RED = ("red", "eline", ["leaf1:cust1:1000", "leaf2:cust1:2000"])
+GREEN = ("green", "elan", ["leaf1:cust1:3000", "leaf2:cust1:3000", "leaf3:cust1:3000"])
+BLUE = ("blue", "eline", ["leaf1:cust2:untagged", "leaf2:cust2:40"])
+VIOLET = ("violet", "elan", ["leaf1:cust3:untagged", "@site1:untagged"])   # h7 and the site h6 (leaf2, leaf3)
+FLOWS = {"eline": ("h1", "h2", "10.10.0.2", 5611), "elan": ("h1", "h3", "10.30.0.3", 5612),
+         "elan-bum": ("h1", "h3", "10.30.0.255", 5613), "ecmp": ("h4", "h5", "10.40.0.2", 5614),
+         "site-into": ("h7", "h6", "10.60.0.6", 5615), "site-from": ("h6", "h7", "10.60.0.7", 5616)}
+KINDS = (("eline", "E-Line red (h1 -> h2)"), ("elan", "E-LAN green unicast (h1 -> h3)"),
+         ("elan-bum", "E-LAN green BUM (h1 -> broadcast, at h3)"), ("ecmp", "ECMP E-Line blue (h4 -> h5)"),
+         ("site-into", "E-LAN violet into the multi-homed site (h7 -> h6)"),
+         ("site-from", "E-LAN violet from the site (h6 -> h7)"))
+# scenario -> (stream seconds, what it is)
+SCENARIOS = {
+    "leaf-cold": (12, "leaf1 (the customers' leaf): SIGTERM, started again, reprogrammed by its agent"),
+    "leaf-warm": (12, "leaf1: warm restart (SIGUSR2; resumes from its checkpoint)"),
+    "leaf-drained": (40, "leaf1: drained, warm restart, undrained"),
+    "site-leaf-drained": (40, "leaf2 (a leaf of the site h6): drained, warm restart, undrained"),
+    "spine-cold": (12, "the spine under red's path: SIGTERM (BFD AdminDown), started again"),
+    "spine-warm": (12, "that spine: warm restart, not drained"),
+    "spine-drained": (40, "that spine: drained, SIGTERM, started again, undrained"),
+    "rolling": (150, "the whole fabric: the controller restarted, then scripts/rolling-upgrade "
+                     "(each node drained, restarted: spines cold, leaves warm, undrained)"),
+}
+
+
+class Bench(FailoverBench):
+    def __init__(self, args, state: Path):
+        super().__init__(args, state)
+        self.lab = Lab(TOPOLOGY, PREFIX)
+
+    def up(self):
+        self.lab.up(start=True, ports=False)
+        self.cp = ControlPlane(self.lab, self.state / "control", api_port=API_PORT, etcd_port=ETCD_PORT,
+                               data_dir=self.state / "controller")
+        self.cp.start()
+        for name, kind, circuits in (RED, GREEN):
+            self.cp.create_service(name, kind, circuits)
+        self.cp.create_service(*BLUE, "--ecmp")
+        self.cp.e3ctl("topology", "import", str(TOPOLOGY), timeout=120)   # the site's segment
+        self.cp.create_service(*VIOLET)
+        self.settle()
+
+    def settle(self):
+        super().settle()
+        from lab.traffic import ping_until
+        wait_for("the site reached through both leaves", lambda: self.cp.service("violet")["route"]["sites"]
+                 ["site1"].get("leaves") == ["leaf2", "leaf3"], timeout=120)
+        for src, kind in (("h4", "ecmp"), ("h7", "site-into"), ("h6", "site-from")):
+            if not ping_until(self.lab, src, FLOWS[kind][2], attempts=30).ok:
+                raise RuntimeError(f"{src} -> {FLOWS[kind][2]} does not answer")
+
+    def run(self, scenario: str, tag: str) -> dict:
+        spine = self.spine()
+        seconds = SCENARIOS[scenario][0]
+        txs, rxs, outs = start_streams(self.lab, FLOWS, self.a.rate, seconds, self.state, tag)
+        took = None
+        try:
+            time.sleep(self.a.fault_at)
+            t0 = time.monotonic()
+            self.inject(scenario, spine)
+            took = time.monotonic() - t0
+        finally:
+            stalled = not wait_all(txs + rxs, seconds + 120)
+        if stalled:
+            self.settle()
+            return {"stalled": True}
+        out = {kind: json.loads(path.read_text()) for kind, path in outs.items()}
+        out["took_s"] = round(took, 1)
+        # The scenario must have ended inside the stream, or its tail went unmeasured.
+        out["inside"] = took is not None and self.a.fault_at + took < seconds
+        out["relabelled"] = self.labels() != self.before
+        self.settle()
+        return out
+
+    def labels(self):
+        return {s["name"]: s.get("allocations") for s in self.cp.services()}
+
+    def inject(self, scenario: str, spine: str):
+        lab, cp = self.lab, self.cp
+        node = {"leaf": "leaf1", "site": "leaf2"}.get(scenario.split("-")[0], spine)
+        e3ctl = lambda *a: cp.e3ctl(*a, timeout=300)  # noqa: E731
+        if scenario.endswith("-cold"):
+            lab.stop(node)
+            lab.start(node, ports=False)
+        elif scenario.endswith("-warm"):
+            lab.warm_restart(node)
+        elif scenario.endswith("-drained"):
+            e3ctl("node", "drain", node, "--wait", "120")
+            if node.startswith("leaf"):
+                lab.warm_restart(node)
+            else:
+                lab.stop(node)
+                lab.start(node, ports=False)
+            cp.wait_converged(timeout=120)
+            e3ctl("node", "undrain", node, "--wait", "120")
+        elif scenario == "rolling":
+            cp.stop_controller()
+            cp.start_controller()
+            subprocess.run([str(REPO / "scripts" / "rolling-upgrade"), "--node-cmd",
+                            f"python3 {REPO / 'bench' / 'upgrade.py'} restart-node"],
+                           env=dict(cp.env(), PATH=f"{REPO / 'build' / 'bin'}:{os.environ['PATH']}"),
+                           check=True, timeout=600)
+        else:
+            raise ValueError(scenario)
+        if not scenario.endswith("-drained") and scenario != "rolling":
+            cp.wait_converged(timeout=120)
+
+
+def restart_node(node: str, mode: str) -> int:
+    """rolling-upgrade's --node-cmd in the lab: restart node's datapath
+    (warm: SIGUSR2; cold: SIGTERM) and start the same command again, as
+    systemd would. (The lab runs one build: the binary is not new.)"""
+    lab = Lab(TOPOLOGY, PREFIX, safety_net=False)
+    pid = lab.pid(node)
+    if pid is None:
+        print(f"restart-node: {node} not running", file=sys.stderr)
+        return 1
+    os.kill(pid, signal.SIGUSR2 if mode == "warm" else signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while lab.pid(node) == pid and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if mode == "warm" and not lab.checkpoint_file(node).exists():
+        print(f"restart-node: {node} left no checkpoint", file=sys.stderr)
+        return 1
+    lab.pid_file(node).unlink(missing_ok=True)
+    lab.start(node, ports=False)
+    return 0
+
+
+def report(results: dict, args, elapsed: float) -> str:
+    rows = []
+    for scenario in args.scenarios:
+        runs = results.get(scenario, [])
+        for kind, name in KINDS:
+            lost = stats([r[kind]["lost"] for r in runs])
+            w = stats([r[kind]["loss_window_ms"] for r in runs])
+            if lost is None:
+                continue
+            rows.append(f"| {scenario} | {name} | {lost['min']} / {lost['median']} / {lost['max']} | "
+                        f"{w['min']:.0f} / {w['median']:.0f} / {w['max']:.0f} |")
+        if runs:
+            took = stats([r["took_s"] for r in runs])
+            relabelled = sum(1 for r in runs if r["relabelled"])
+            outside = sum(1 for r in runs if not r["inside"])
+            rows.append(f"| {scenario} | (the scenario took {took['median']} s median; {len(runs)} runs; "
+                        f"relabelled in {relabelled}; ran past the stream in {outside}) | | |")
+    scen = "\n".join(f"- `{k}`: {SCENARIOS[k][1]}." for k in args.scenarios)
+    return f"""# Restarts and upgrades: what the customers lose
+
+`make bench-upgrade` (`bench/upgrade.py`) on `examples/demo.yaml` (2 spines,
+3 leaves) with the real controller, agents and datapaths. One-way streams of
+{args.rate} sequence-numbered datagrams/s (`tests/lab/udpstream.py`); per
+scenario, min / median / max over the runs of the datagrams lost and of the
+loss window (the longest silence a gap caused). The scenario starts
+{args.fault_at:.0f} s into the stream and must end inside it.
+Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()};
+five datapaths (adaptive polling, `--no-huge`), five agents and the controller share them.
+BFD 10 ms x 3; a warm restart asks the neighbours to wait 3 s. Run took {elapsed / 60:.0f} min.
+
+| scenario | service | datagrams lost | loss window (ms) |
+| --- | --- | --- | --- |
+{chr(10).join(rows)}
+
+{scen}
+
+The lab restarts one build (the binary is not a new version); the package
+upgrade itself is `tests/package`'s.
+"""
+
+
+def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["restart-node"]:
+        if len(argv) != 3 or argv[2] not in ("warm", "cold"):
+            print("usage: upgrade.py restart-node NODE warm|cold", file=sys.stderr)
+            return 2
+        return restart_node(argv[1], argv[2])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rate", type=int, default=1000)
+    ap.add_argument("--fault-at", type=float, default=2.0)
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--out", default=str(REPO / "bench" / "UPGRADE.md"))
+    ap.add_argument("--json", default=str(REPO / "bench" / "out" / "upgrade.json"))
+    a = ap.parse_args(argv)
+    a.scenarios = [s for s in a.scenarios.split(",") if s]
+    for s in a.scenarios:
+        if s not in SCENARIOS:
+            ap.error(f"scenario {s}: one of {', '.join(SCENARIOS)}")
+    if os.geteuid() != 0:
+        ap.error("needs root (network namespaces)")
+    start = time.monotonic()
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="e3-up-") as tmp:
+        b = Bench(a, Path(tmp))
+        try:
+            b.up()
+            b.before = b.labels()
+            for scenario in a.scenarios:
+                for i in range(a.runs):
+                    r = b.run(scenario, f"{scenario}-{i}")
+                    if r.get("stalled"):
+                        print(f"{scenario} run {i + 1}: a stream stalled (the host starved it); not counted", flush=True)
+                        continue
+                    results.setdefault(scenario, []).append(r)
+                    print(f"{scenario} run {i + 1} ({r['took_s']} s): " + ", ".join(
+                        f"{k} {r[k]['lost']} lost / {r[k]['loss_window_ms']} ms" for k in FLOWS), flush=True)
+                    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+                    Path(a.json).write_text(json.dumps(results, indent=1))
+                    Path(a.out).write_text(report(results, a, time.monotonic() - start))
+        finally:
+            b.down()
+    Path(a.out).write_text(report(results, a, time.monotonic() - start))
+    print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
