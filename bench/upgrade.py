@@ -113,6 +113,8 @@ class Bench(FailoverBench):
         # The scenario must have ended inside the stream, or its tail went unmeasured.
         out["inside"] = took is not None and self.a.fault_at + took < seconds
         out["relabelled"] = self.labels() != self.before
+        if any(out[k]["loss_window_ms"] > 100 for k in FLOWS):
+            out["events"] = self.cp.json("events")[-60:]   # what the controller saw, to explain it
         self.settle()
         return out
 
