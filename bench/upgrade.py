@@ -209,6 +209,13 @@ BFD 10 ms x 3; a warm restart asks the neighbours to wait 3 s. Run took {elapsed
 
 {scen}
 
+Reading it: h1, h4 and h7 are single-homed on leaf1, h2 and h5 on leaf2, h3
+on leaf3, so a restart of one of those leaves loses their traffic for as
+long as the restart itself takes, whatever is drained (`docs/ha.md` says
+where that time goes); the site h6 is on leaf2 and leaf3, and the spines
+carry nobody's only path. The rolling upgrade restarts every leaf, so its
+E-Line and E-LAN rows add up two or three such windows.
+
 The lab restarts one build (the binary is not a new version); the package
 upgrade itself is `tests/package`'s.
 """
