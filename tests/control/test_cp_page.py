@@ -93,6 +93,16 @@ def test_fabric_page(services, lab, browser):
     wait_for("the link drawn up again", lambda: not js(drv, f"{edge}.hasClass('down')"), timeout=30)
     cp.wait_converged()
 
+    # A drained node is drawn dashed and named in the summary; undrained, it is not.
+    cp.e3ctl("node", "drain", "leaf3", "--wait", "60", timeout=90)
+    try:
+        wait_for("leaf3 drawn drained", lambda: js(drv, "e3.cy.$id('leaf3').hasClass('drained')") and
+                 "drained: leaf3" in drv.find_element("id", "summary").text, timeout=20)
+        shot(drv, "drained")
+    finally:
+        cp.e3ctl("node", "undrain", "leaf3", "--wait", "60", timeout=90)
+    wait_for("leaf3 drawn in service", lambda: not js(drv, "e3.cy.$id('leaf3').hasClass('drained')"), timeout=20)
+
 
 def test_page_without_a_token_asks_for_one(cp, browser):
     drv = browser
