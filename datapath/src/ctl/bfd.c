@@ -133,48 +133,10 @@ int e3_ctl_bfd_del(uint32_t id, char *err)
 	return e3_ctl_ok(true);
 }
 
-unsigned e3_ctl_bfd_admin_down_all(void)
+/* fn on every session, its lock held; returns how many fn counted. */
+static unsigned count_sessions(bool (*fn)(struct e3_oam_session *s, uint64_t now, void *arg), void *arg)
 {
 	uint64_t now = e3_now_us();
-	unsigned told = 0;
-
-	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
-		struct e3_oam_session *s = e3_oam_tbl[id];
-
-		if (s == NULL)
-			continue;
-		rte_spinlock_lock(&s->lock);
-		if (s->bfd.state == E3_BFD_INIT || s->bfd.state == E3_BFD_UP)
-			told++;
-		/* Our own entries stay as they are: we forward until we exit. */
-		e3_bfd_admin(&s->bfd, true, now);
-		rte_spinlock_unlock(&s->lock);
-	}
-	return told;
-}
-
-unsigned e3_ctl_bfd_hold_all(uint64_t detect_us)
-{
-	uint64_t now = e3_now_us();
-	unsigned held = 0;
-
-	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
-		struct e3_oam_session *s = e3_oam_tbl[id];
-
-		if (s == NULL)
-			continue;
-		rte_spinlock_lock(&s->lock);
-		if (s->bfd.state == E3_BFD_UP) {
-			e3_bfd_hold(&s->bfd, detect_us, now);
-			held++;
-		}
-		rte_spinlock_unlock(&s->lock);
-	}
-	return held;
-}
-
-unsigned e3_ctl_bfd_polling(void)
-{
 	unsigned n = 0;
 
 	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
@@ -183,10 +145,50 @@ unsigned e3_ctl_bfd_polling(void)
 		if (s == NULL)
 			continue;
 		rte_spinlock_lock(&s->lock);
-		n += s->bfd.state == E3_BFD_UP && s->bfd.poll;
+		n += fn(s, now, arg);
 		rte_spinlock_unlock(&s->lock);
 	}
 	return n;
+}
+
+static bool admin_down(struct e3_oam_session *s, uint64_t now, void *arg)
+{
+	bool told = s->bfd.state == E3_BFD_INIT || s->bfd.state == E3_BFD_UP;
+
+	(void)arg;
+	/* Our own entries stay as they are: we forward until we exit. */
+	e3_bfd_admin(&s->bfd, true, now);
+	return told;
+}
+
+unsigned e3_ctl_bfd_admin_down_all(void)
+{
+	return count_sessions(admin_down, NULL);
+}
+
+static bool hold(struct e3_oam_session *s, uint64_t now, void *arg)
+{
+	if (s->bfd.state != E3_BFD_UP)
+		return false;
+	e3_bfd_hold(&s->bfd, *(const uint64_t *)arg, now);
+	return true;
+}
+
+unsigned e3_ctl_bfd_hold_all(uint64_t detect_us)
+{
+	return count_sessions(hold, &detect_us);
+}
+
+static bool polling(struct e3_oam_session *s, uint64_t now, void *arg)
+{
+	(void)now;
+	(void)arg;
+	return s->bfd.state == E3_BFD_UP && s->bfd.poll;
+}
+
+unsigned e3_ctl_bfd_polling(void)
+{
+	return count_sessions(polling, NULL);
 }
 
 void e3_ctl_bfd_save_walk(e3_bfd_save_fn fn, void *arg)
