@@ -69,7 +69,8 @@ SCENARIOS = {
 
 class Bench(FailoverBench):
     def __init__(self, args, state: Path):
-        super().__init__(args, state)
+        # The failover bench's fabric and steps, on a lab of its own prefix.
+        self.a, self.state, self.cp = args, state, None
         self.lab = Lab(TOPOLOGY, PREFIX)
 
     def up(self):
