@@ -24,6 +24,9 @@
  *                          state to FILE and exit 75; at start, resume from FILE
  *                          (then removed) before the first frame
  *   --restart-hold-ms N    how long neighbours wait for a warm restart (default 3000)
+ * On SIGHUP the process hands the node over to a new one of the binary on
+ * disk, started beside it with the same options (rpc/handover.c,
+ * docs/ha.md); --takeover-fd N is that new process's end of the exchange.
  * The main lcore serves control; every other lcore is a worker.
  */
 #include <errno.h>
@@ -48,6 +51,7 @@
 
 static volatile sig_atomic_t stop;   /* SIGTERM/SIGINT received */
 static volatile sig_atomic_t warm;   /* SIGUSR2: a warm restart */
+static volatile sig_atomic_t upgrade;   /* SIGHUP: a handover */
 
 #define E3_EXIT_WARM 75              /* EX_TEMPFAIL: start me again (the unit's RestartForceExitStatus) */
 
@@ -55,6 +59,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGUSR2)
 		warm = 1;
+	else if (sig == SIGHUP)
+		upgrade = 1;
 	else
 		stop++;
 }
@@ -74,6 +80,7 @@ static const struct option longopts[] = {
 	{ "stop-grace-ms", required_argument, NULL, 'g' },
 	{ "checkpoint", required_argument, NULL, 'k' },
 	{ "restart-hold-ms", required_argument, NULL, 'H' },
+	{ "takeover-fd", required_argument, NULL, 'T' },
 	{ "conf", required_argument, NULL, 'f' },   /* taken by e3_conf_argv */
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -125,21 +132,194 @@ static void resume(const char *name, const char *path)
 	fflush(stdout);
 }
 
+struct run {
+	const char *name, *sock, *checkpoint;
+	uint32_t mode, grace_ms, hold_ms;
+	int argc;                  /* as started, for a handover's new process */
+	char **argv;
+	bool no_huge;
+	struct e3_handover *ho;    /* a handover under way */
+};
+
+enum run_end { END_STOP, END_WARM, END_HANDOVER };
+
+static void workers_start(void)
+{
+	__atomic_store_n(&e3.running, true, __ATOMIC_RELEASE);
+	rte_eal_mp_remote_launch(e3_worker_main, NULL, SKIP_MAIN);
+}
+
+/* Stopped, and the MACs they learned last applied: nothing changes after.
+ * A handover's new process hears of it at once: from then on what reaches
+ * the ports is its to forward. */
+static void workers_stop(struct e3_handover *ho)
+{
+	__atomic_store_n(&e3.running, false, __ATOMIC_RELEASE);
+	rte_eal_mp_wait_lcore();
+	if (ho != NULL)
+		e3_handover_stopped(ho);
+	e3_ctl_lock();
+	e3_dp_housekeeping();
+	e3_ctl_unlock();
+}
+
+/* Ask every BFD neighbour to wait hold_ms for us (0: back to normal). */
+static unsigned hold_neighbours(uint32_t hold_ms)
+{
+	e3_ctl_lock();
+	unsigned n = e3_ctl_bfd_hold_all((uint64_t)hold_ms * 1000);
+	e3_ctl_unlock();
+	return n;
+}
+
+static void handover_begin(struct run *r)
+{
+	char err[E3_ERRLEN] = "";
+
+	if (e3_handover_start(r->argc, r->argv, r->no_huge, &r->ho, err) != 0) {
+		fprintf(stderr, "e3-vswitchd %s: handover: %s\n", r->name, err);
+		return;
+	}
+	printf("e3-vswitchd %s: handover: pid %d starting; RPC paused until it takes over\n", r->name,
+	       (int)e3_handover_pid(r->ho));
+	fflush(stdout);
+}
+
+static void handover_fail(struct run *r, const char *why)
+{
+	fprintf(stderr, "e3-vswitchd %s: handover to pid %d abandoned: %s; forwarding on\n", r->name,
+		(int)e3_handover_pid(r->ho), why);
+	e3_handover_abort(r->ho);
+	r->ho = NULL;
+}
+
+/* The main lcore's loop: RPC and housekeeping until a stop, a warm restart
+ * or a handover is due. */
+static enum run_end serve(struct run *r)
+{
+	uint64_t stop_at = 0;   /* TSC: the end of a planned stop's grace */
+	uint64_t held_at = 0;   /* TSC: a warm restart's hold was sent */
+	char err[E3_ERRLEN] = "";
+
+	for (;;) {
+		if (upgrade) {
+			upgrade = 0;
+			if (r->ho == NULL && held_at == 0 && stop_at == 0 && !stop)
+				handover_begin(r);
+		}
+		if (r->ho != NULL && stop) {
+			handover_fail(r, "asked to stop");
+			held_at = 0;
+		}
+		bool hold_now = false;
+
+		if (warm) {
+			warm = 0;
+			if (r->checkpoint == NULL || r->ho != NULL)
+				fprintf(stderr, "e3-vswitchd %s: SIGUSR2 %s: no warm restart\n", r->name,
+					r->ho ? "during a handover" : "without --checkpoint");
+			else
+				hold_now = held_at == 0 && stop_at == 0;
+		}
+		if (r->ho != NULL && held_at == 0) {
+			int rc = e3_handover_poll(r->ho, err);
+
+			if (rc < 0)
+				handover_fail(r, err);
+			hold_now = rc > 0;   /* its ports are open: hold, then switch */
+		}
+		if (hold_now) {
+			/* A restart keeps the neighbours waiting rather than
+			 * moving away: ask them for a longer detection time and go
+			 * once each has answered (or after 100 ms). */
+			unsigned held = hold_neighbours(r->hold_ms);
+
+			printf("e3-vswitchd %s: %s: %u BFD neighbours asked to wait %u ms\n", r->name,
+			       r->ho ? "handover" : "warm restart", held, r->hold_ms);
+			fflush(stdout);
+			held_at = rte_get_tsc_cycles();
+		}
+		if (held_at) {
+			e3_ctl_lock();
+			unsigned polling = e3_ctl_bfd_polling();
+			e3_ctl_unlock();
+			if (polling == 0 || rte_get_tsc_cycles() - held_at >= rte_get_tsc_hz() / 10)
+				return r->ho != NULL ? END_HANDOVER : END_WARM;
+		}
+		if (stop && stop_at == 0) {
+			/* A planned stop tells the neighbours first (BFD AdminDown),
+			 * and forwards while they move their traffic. */
+			e3_ctl_lock();
+			unsigned told = r->grace_ms ? e3_ctl_bfd_admin_down_all() : 0;
+			e3_ctl_unlock();
+			if (told == 0)
+				return END_STOP;
+			printf("e3-vswitchd %s: BFD AdminDown on %u sessions; forwarding %u ms more\n", r->name,
+			       told, r->grace_ms);
+			fflush(stdout);
+			stop_at = rte_get_tsc_cycles() + rte_get_tsc_hz() * r->grace_ms / 1000;
+		}
+		if (stop_at && (stop > 1 || rte_get_tsc_cycles() >= stop_at))
+			return END_STOP;
+		/* During a handover the configuration stays as the new process
+		 * got it: no RPC is served. */
+		if (r->ho == NULL)
+			e3_rpc_poll(1);
+		else
+			usleep(1000);
+		e3_ctl_lock();
+		e3_dp_housekeeping();
+		e3_ctl_unlock();
+	}
+}
+
+/* The workers are stopped: give the node to the new process and exit, or
+ * take up forwarding again. */
+static void handover_finish(struct run *r)
+{
+	char err[E3_ERRLEN] = "";
+
+	e3_rpc_fini();   /* the new process listens on the same path */
+	if (e3_handover_switch(r->ho, r->hold_ms, err) == 0) {
+		printf("e3-vswitchd %s: handed over to pid %d\n", r->name, (int)e3_handover_pid(r->ho));
+		fflush(stdout);
+		fflush(stderr);
+		/* Nothing of ours to close: the ports are the new process's
+		 * too, and the kernel drops our sockets. */
+		_exit(0);
+	}
+	handover_fail(r, err);
+	hold_neighbours(0);
+	if (e3_rpc_init(r->sock, (mode_t)r->mode) != 0)
+		fprintf(stderr, "e3-vswitchd %s: cannot listen on %s again\n", r->name, r->sock);
+	workers_start();
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = "e3", *sock = NULL, *config = NULL, *port_dir = NULL, *pcap_dir = NULL;
 	const char *checkpoint = NULL;
+	int takeover_fd = -1, start_argc = argc;
+	char **start_argv = calloc((size_t)argc + 1, sizeof(*start_argv));
+	bool no_huge = false;
 	uint32_t mode = 0660, idle_s = 60, grace_ms = 1000, hold_ms = 3000;
 	struct e3_dp_opts o = { .poll_mode = E3_POLL_BUSY, .mac_table_size = 1u << 20, .mbufs = 16383 };
 	char err[E3_ERRLEN] = "";
 	char sockbuf[256];
 	int ret, opt;
 
+	/* As started, for a handover: EAL reorders and overwrites argv. */
+	if (start_argv == NULL)
+		return 1;
+	memcpy(start_argv, argv, sizeof(*argv) * (size_t)argc);
 	argc = e3_conf_argv(argc, argv, longopts, &argv, err);
 	if (argc < 0) {
 		fprintf(stderr, "e3-vswitchd: %s\n", err);
 		return 2;
 	}
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		no_huge |= strcmp(argv[i], "--no-huge") == 0;
+	e3_handover_save_affinity();
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "e3-vswitchd: EAL init failed\n");
@@ -206,6 +386,13 @@ int main(int argc, char **argv)
 		case 'H':
 			bad = parse_u32(optarg, 100, 60000, 10, &hold_ms);
 			break;
+		case 'T': {
+			uint32_t fd = 0;
+
+			bad = parse_u32(optarg, 3, 1024, 10, &fd);
+			takeover_fd = (int)fd;
+			break;
+		}
 		case 'h':
 			usage(argv[0]);
 			return 0;
@@ -247,15 +434,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e3-vswitchd: %s\n", err);
 		return 1;
 	}
-	/* The configuration first: a client that finds the socket finds the
-	 * node configured, and a bad file ends the process before anyone
-	 * could take it for up. */
-	if (config != NULL && e3_rpc_load_file(config, err) != 0) {
-		fprintf(stderr, "e3-vswitchd: --config %s: %s\n", config, err);
-		return 1;
+	if (takeover_fd >= 0) {
+		/* A handover: the node comes from the running process. */
+		struct e3_handover_stats hs;
+
+		if (e3_handover_join(takeover_fd, &hs, err) != 0) {
+			fprintf(stderr, "e3-vswitchd %s: takeover: %s\n", name, err);
+			return 1;
+		}
+		printf("e3-vswitchd %s: took over: %u BFD sessions Up, %u MACs (%u frames already forwarded dropped)\n",
+		       name, hs.sessions, hs.macs, hs.discarded);
+		fflush(stdout);
+	} else {
+		/* The configuration first: a client that finds the socket
+		 * finds the node configured, and a bad file ends the process
+		 * before anyone could take it for up. */
+		if (config != NULL && e3_rpc_load_file(config, err) != 0) {
+			fprintf(stderr, "e3-vswitchd: --config %s: %s\n", config, err);
+			return 1;
+		}
+		if (checkpoint != NULL && access(checkpoint, F_OK) == 0)
+			resume(name, checkpoint);
 	}
-	if (checkpoint != NULL && access(checkpoint, F_OK) == 0)
-		resume(name, checkpoint);
 	e3_rpc_set_idle_timeout(idle_s);
 	if (e3_rpc_init(sock, (mode_t)mode) != 0) {
 		fprintf(stderr, "e3-vswitchd: cannot listen on %s\n", sock);
@@ -265,80 +465,36 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR2, on_signal);
+	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	rte_eal_mp_remote_launch(e3_worker_main, NULL, SKIP_MAIN);
+	workers_start();
+	if (takeover_fd >= 0)
+		e3_handover_done(takeover_fd);
 	printf("e3-vswitchd %s: %u workers, %s polling, boot_id %s, rpc %s\n", name,
 	       e3.n_workers, o.poll_mode == E3_POLL_BUSY ? "busy" : "adaptive", e3_ctl_boot_id(), sock);
 	fflush(stdout);
 
-	uint64_t stop_at = 0;   /* TSC: the end of a planned stop's grace */
-	uint64_t held_at = 0;   /* TSC: a warm restart's hold was sent */
-	bool warm_exit = false;
+	struct run r = { .name = name, .sock = sock, .checkpoint = checkpoint, .mode = mode,
+			 .grace_ms = grace_ms, .hold_ms = hold_ms, .argc = start_argc, .argv = start_argv,
+			 .no_huge = no_huge };
+	enum run_end end;
 
 	for (;;) {
-		if (warm && checkpoint == NULL) {
-			fprintf(stderr, "e3-vswitchd %s: SIGUSR2 without --checkpoint: no warm restart\n", name);
-			warm = 0;
-		}
-		if (warm && held_at == 0 && stop_at == 0) {
-			/* A warm restart keeps the neighbours waiting rather than
-			 * moving away: ask them for a longer detection time and go
-			 * once each has answered (or after 100 ms). */
-			e3_ctl_lock();
-			unsigned held = e3_ctl_bfd_hold_all((uint64_t)hold_ms * 1000);
-			e3_ctl_unlock();
-			printf("e3-vswitchd %s: warm restart: %u BFD neighbours asked to wait %u ms\n", name, held,
-			       hold_ms);
-			fflush(stdout);
-			held_at = rte_get_tsc_cycles();
-		}
-		if (held_at) {
-			e3_ctl_lock();
-			unsigned polling = e3_ctl_bfd_polling();
-			e3_ctl_unlock();
-			if (polling == 0 || rte_get_tsc_cycles() - held_at >= rte_get_tsc_hz() / 10) {
-				warm_exit = true;
-				break;
-			}
-		}
-		if (stop && stop_at == 0) {
-			/* A planned stop tells the neighbours first (BFD AdminDown),
-			 * and forwards while they move their traffic. */
-			e3_ctl_lock();
-			unsigned told = grace_ms ? e3_ctl_bfd_admin_down_all() : 0;
-			e3_ctl_unlock();
-			if (told == 0)
-				break;
-			printf("e3-vswitchd %s: BFD AdminDown on %u sessions; forwarding %u ms more\n", name,
-			       told, grace_ms);
-			fflush(stdout);
-			stop_at = rte_get_tsc_cycles() + rte_get_tsc_hz() * grace_ms / 1000;
-		}
-		if (stop_at && (stop > 1 || rte_get_tsc_cycles() >= stop_at))
+		end = serve(&r);
+		workers_stop(end == END_HANDOVER ? r.ho : NULL);
+		if (end != END_HANDOVER)
 			break;
-		e3_rpc_poll(1);
-		e3_ctl_lock();
-		e3_dp_housekeeping();
-		e3_ctl_unlock();
+		handover_finish(&r);
 	}
 	printf("e3-vswitchd %s: shutting down\n", name);
-	__atomic_store_n(&e3.running, false, __ATOMIC_RELEASE);
-	rte_eal_mp_wait_lcore();
-	if (warm_exit) {
-		/* The workers are stopped: the MACs they learned last are
-		 * applied, and nothing changes while the state is written. */
-		e3_ctl_lock();
-		e3_dp_housekeeping();
-		e3_ctl_unlock();
-		/* Asked for a restart, it still exits 75: without a
-		 * checkpoint the next process starts cold. */
-		if (e3_checkpoint_save(checkpoint, hold_ms, err) != 0)
-			fprintf(stderr, "e3-vswitchd %s: checkpoint: %s; the next start is cold\n", name, err);
-	}
+	/* Asked for a restart, it still exits 75: without a checkpoint the
+	 * next process starts cold. */
+	if (end == END_WARM && e3_checkpoint_save(checkpoint, hold_ms, err) != 0)
+		fprintf(stderr, "e3-vswitchd %s: checkpoint: %s; the next start is cold\n", name, err);
 	e3_ctl_lock();
 	e3_dp_fini();
 	e3_ctl_unlock();
 	e3_rpc_fini();
 	rte_eal_cleanup();
-	return warm_exit ? E3_EXIT_WARM : 0;
+	return end == END_WARM ? E3_EXIT_WARM : 0;
 }

@@ -11,6 +11,8 @@ import re
 import signal
 import urllib.request
 
+import pytest
+
 from cplib import (BLUE, BLUE_H5, GREEN_IPS, RED_H2, alloc, clean_ping, ensure_service, finish_flood,
                    first_contact, label_pkts, start_flood, summary, unanswered)
 from lab.control import ControlPlane, wait_for
@@ -163,11 +165,13 @@ def macs(lab, node):
     return {(m["service"], m["mac"], m.get("circuit", m.get("source"))) for m in lab.client(node).call("mac_list")}
 
 
-def test_datapath_warm_restarted_resumes_and_its_agent_changes_nothing(lab, services):
-    """SIGUSR2 to the customers' leaf: the next process resumes from the
-    checkpoint with its MACs, its neighbours' BFD sessions never go down
-    (none counts a new down), nothing is relabelled, and its agent, finding
-    the datapath restarted, dumps it and has nothing to change."""
+@pytest.mark.parametrize("how", ["checkpoint", "handover"])
+def test_datapath_warm_restarted_resumes_and_its_agent_changes_nothing(lab, services, how):
+    """SIGUSR2 to the customers' leaf (the next process resumes from the
+    checkpoint), or SIGHUP (a new process takes the node over from the
+    running one): it keeps its MACs, its neighbours' BFD sessions never go
+    down (none counts a new down), nothing is relabelled, and its agent,
+    finding the datapath restarted, dumps it and has nothing to change."""
     cp = services
     node = "leaf1"
     agent = cp.agents[node]
@@ -179,11 +183,14 @@ def test_datapath_warm_restarted_resumes_and_its_agent_changes_nothing(lab, serv
     boot = lab.client(node).call("system_info")["boot_id"]
     log_size = agent.log_file.stat().st_size
 
-    lab.warm_restart(node)
+    if how == "checkpoint":
+        lab.warm_restart(node)
+    else:
+        lab.handover(node)
 
     new_boot = lab.client(node).call("system_info")["boot_id"]
     assert new_boot != boot
-    assert "BFD sessions Up" in lab.log_tail(node, 5), lab.log_tail(node)
+    assert "BFD sessions Up" in lab.log_tail(node, 10), lab.log_tail(node)
     wait_for("the agent's pass over the restarted datapath",
              lambda: "datapath restarted" in agent.log_file.read_text(errors="replace")[log_size:] and
              next(n for n in cp.nodes() if n["name"] == node).get("boot_id") == new_boot)

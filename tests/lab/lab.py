@@ -442,17 +442,38 @@ class Lab:
         and exits 75; the same command then resumes from it (its ports
         included). Returns the new PID."""
         pid, proc = self.pid(node), self._procs.pop(node, None)
-        if pid is None or proc is None:
+        if pid is None:
             raise LabError(f"{node}: no datapath of ours to restart")
         os.kill(pid, signal.SIGUSR2)
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise LabError(f"{node}: still running {timeout}s after SIGUSR2:\n{self.log_tail(node)}")
-        if rc != 75:
-            raise LabError(f"{node}: exited {rc} on SIGUSR2, not 75 (warm):\n{self.log_tail(node)}")
+        self._gone(node, pid, proc, timeout, "SIGUSR2", 75)
         self.pid_file(node).unlink(missing_ok=True)
         return self.start(node, ports=False)
+
+    def handover(self, node: str, timeout: float = 30) -> int:
+        """SIGHUP: the node's e3-vswitchd starts a new process of its binary
+        beside itself, hands the node over and exits 0. Returns the new PID
+        (written to the pid file: the process is not our child)."""
+        pid, proc = self.pid(node), self._procs.pop(node, None)
+        if pid is None:
+            raise LabError(f"{node}: no datapath of ours to hand over")
+        os.kill(pid, signal.SIGHUP)
+        self._gone(node, pid, proc, timeout, "SIGHUP", 0)
+        new = self.client(node).call("system_info")["pid"]
+        if new == pid:
+            raise LabError(f"{node}: still pid {pid} after SIGHUP:\n{self.log_tail(node)}")
+        self.pid_file(node).write_text(f"{new}\n")
+        return new
+
+    def _gone(self, node: str, pid: int, proc, timeout: float, sig: str, rc: int) -> None:
+        """Wait for pid to exit after sig, with rc if it is our child (after
+        a handover it is not: its status is its parent's to read)."""
+        deadline = time.monotonic() + timeout
+        while _alive(pid):
+            if time.monotonic() > deadline:
+                raise LabError(f"{node}: still running {timeout}s after {sig}:\n{self.log_tail(node)}")
+            time.sleep(0.02)
+        if proc is not None and proc.wait() != rc:
+            raise LabError(f"{node}: exited {proc.returncode} on {sig}, not {rc}:\n{self.log_tail(node)}")
 
     def running(self, node: str) -> bool:
         return self.pid(node) is not None

@@ -36,15 +36,17 @@ DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_li
 class Switch:
     """A running e3-vswitchd inside its own namespace, and the RPC client to it."""
 
-    def __init__(self, tag, workers=1, extra=()):
+    def __init__(self, tag, workers=1, extra=(), env=None):
         self.ns = f"pk-{os.getpid()}-{tag}"
         self.extra = list(extra)    # more of the switch's own options
+        self.env = dict(os.environ, **(env or {}))
         # Worker lcores 1.. on the machine's CPU 1 (a second one shares it:
         # functional tests of several workers, on two CPUs).
         self.lcores = ",".join(["0@0"] + [f"{w + 1}@1" for w in range(workers)])
         self.sock = f"/tmp/{self.ns}.sock"
         self.logpath = f"/tmp/{self.ns}.log"
         self.proc = None
+        self.pid = None             # after a handover: the process now running
         self.netns = None
         self.client = None
 
@@ -70,7 +72,7 @@ class Switch:
              "--lcores", self.lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
              "--", "--name", "pk", "--rpc-socket", self.sock, "--poll-mode", "adaptive", "--pcap-dir", "/tmp",
              "--mac-table-size", "65536", *self.extra],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env)
         log.close()
         wait_for(lambda: os.path.exists(self.sock) or self.proc.poll() is not None,
                  timeout=30, what="the RPC socket")
@@ -97,6 +99,27 @@ class Switch:
         self.ports_ready()
         return rc
 
+    def handover(self, timeout=30):
+        """SIGHUP: the switch starts a new process of its binary and hands
+        the node over; the old one exits. Returns the old one's exit status
+        and the new process's PID (ours to stop, by PID: it is not our
+        child)."""
+        old = self.proc.pid if self.pid is None else self.pid
+        self.client.close()
+        os.kill(old, signal.SIGHUP)
+        if self.pid is None:
+            try:
+                rc = self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"no handover within {timeout}s:\n{self.log_tail()}")
+        else:
+            wait_for(lambda: not _alive(old), timeout=timeout, what=f"pid {old} gone")
+            rc = None
+        self.client = e3rpc.Client(self.sock)
+        self.pid = self.rpc("system_info")["pid"]
+        assert self.pid != old
+        return rc, self.pid
+
     def stop(self):
         if self.client is not None:
             try:
@@ -110,6 +133,12 @@ class Switch:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        if self.pid is not None and _alive(self.pid):   # a handover's process
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                wait_for(lambda: not _alive(self.pid), timeout=10, what="the switch gone")
+            except Exception:
+                os.kill(self.pid, signal.SIGKILL)
         if self.netns is not None:
             self.netns.delete()
         for path in (self.sock, self.logpath):
@@ -127,7 +156,10 @@ class Switch:
             return ""
 
     def check_alive(self):
-        if self.proc.poll() is not None:
+        if self.pid is not None:
+            if not _alive(self.pid):
+                pytest.fail(f"e3-vswitchd (pid {self.pid}) is gone:\n{self.log_tail()}")
+        elif self.proc.poll() is not None:
             pytest.fail(f"e3-vswitchd exited with {self.proc.returncode}:\n{self.log_tail()}")
 
     # ---- RPC ----------------------------------------------------------------
@@ -184,3 +216,12 @@ class Switch:
 
     def macs(self, service):
         return {m["mac"]: m for m in self.rpc("mac_list", service=service)}
+
+
+def _alive(pid):
+    """True while the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -6,10 +6,22 @@ configuration, the session Up with the same discriminators (the neighbour,
 whose own detection time is 150 ms, never times out and never sees it go
 down), the learned MACs in place (known unicast is not flooded), and the
 checkpoint used once. A checkpoint older than its hold restores the
-configuration only; a corrupt one is set aside and the switch starts empty."""
+configuration only; a corrupt one is set aside and the switch starts empty.
+
+A handover (SIGHUP) does the same without a gap for the start: a new
+process of the binary opens the ports beside the old one, which then stops
+and passes it the live state. A stream crossing it arrives with no frame
+twice (the new process drops what the old one forwarded); the old one names
+the new one to systemd (MAINPID, then a barrier) before it exits; and a new
+process that dies on the way leaves the old one forwarding."""
 import json
 import os
+import re
+import select
 import signal
+import socket
+import struct
+import threading
 import time
 
 import pytest
@@ -26,10 +38,43 @@ BCAST = "ff:ff:ff:ff:ff:ff"
 CIRCUIT = {"c1": 101, "c2": 102}
 
 
+class Notify:
+    """systemd's notification socket, as far as the switch uses it: records
+    each message and closes the descriptors passed (a barrier's)."""
+
+    def __init__(self):
+        self.path = f"/tmp/pk-{os.getpid()}-notify"
+        self.messages = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            try:
+                msg, anc, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(16))
+            except OSError:
+                return
+            fds = [fd for level, typ, data in anc if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS
+                   for fd in struct.unpack(f"{len(data) // 4}i", data[:len(data) - len(data) % 4])]
+            self.messages.append((msg.decode(), len(fds)))
+            for fd in fds:
+                os.close(fd)
+
+    def close(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        os.unlink(self.path)
+
+
 @pytest.fixture
 def lab():
     ckpt = f"/tmp/pk-{os.getpid()}-warm.checkpoint"
-    sw = Switch("warm", extra=["--checkpoint", ckpt, "--restart-hold-ms", str(HOLD_MS)])
+    notify = Notify()
+    sw = Switch("warm", extra=["--checkpoint", ckpt, "--restart-hold-ms", str(HOLD_MS)],
+                env={"NOTIFY_SOCKET": notify.path})
+    sw.notify = notify
     sw.start()
     wire = Wire(sw.ns, PEERS)
     peer = None
@@ -48,6 +93,7 @@ def lab():
             peer.close()
         wire.close()
         sw.stop()
+        notify.close()
         for p in (ckpt, ckpt + ".bad", ckpt + ".tmp"):
             if os.path.exists(p):
                 os.unlink(p)
@@ -64,13 +110,19 @@ def session(sw):
     return b
 
 
-def test_warm_restart_resumes_sessions_macs_and_config(lab):
-    sw, wire, peer, ckpt = lab
+def settled(sw, wire, peer):
+    """The session Up, A learned on c1 and B on c2; returns what the node
+    holds then."""
     wait_for(lambda: peer.state == UP and session(sw)["state"] == "up", what="session up")
     learn(sw, wire, "c1", A)
     learn(sw, wire, "c2", B)
-    before = {"config": sw.rpc("config_dump"), "bfd": session(sw), "macs": sw.macs(SVC),
-              "boot": sw.rpc("system_info")["boot_id"]}
+    return {"config": sw.rpc("config_dump"), "bfd": session(sw), "macs": sw.macs(SVC),
+            "boot": sw.rpc("system_info")["boot_id"]}
+
+
+def test_warm_restart_resumes_sessions_macs_and_config(lab):
+    sw, wire, peer, ckpt = lab
+    before = settled(sw, wire, peer)
     peer.received.clear()
 
     assert sw.warm_restart() == 75, sw.log_tail()
@@ -143,3 +195,95 @@ def test_corrupt_checkpoint_is_set_aside(lab):
     assert "checkpoint not used (kept as %s.bad)" % ckpt in log, log
     assert os.path.exists(ckpt + ".bad") and not os.path.exists(ckpt)
     assert sw.rpc("port_list") == []
+
+
+class Stream:
+    """Known unicast c1 -> c2, a numbered frame every millisecond or so, in
+    a thread; received() is the numbers that arrived on c2, in order."""
+
+    def __init__(self, wire):
+        self.wire, self.tok = wire, token()
+        self.template = bytes(customer_frame(B, A, self.tok + b"00000000", vlan=100))
+        self.sent, self.done = 0, threading.Event()
+        self.thread = threading.Thread(target=self._run)
+
+    def __enter__(self):
+        self.wire.drain()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+    def _run(self):
+        while not self.done.is_set():
+            self.wire.send("c1p", self.template.replace(self.tok + b"00000000",
+                                                       self.tok + b"%08d" % self.sent))
+            self.sent += 1
+            time.sleep(0.001)
+
+    def received(self):
+        sock, got = self.wire.socks["c2p"], []
+        pat = re.compile(re.escape(self.tok) + rb"(\d{8})")
+        while select.select([sock], [], [], 0.3)[0]:
+            frame = self.wire._recv(sock)
+            m = pat.search(frame) if frame else None
+            if m:
+                got.append(int(m.group(1)))
+        return got
+
+
+def test_handover_moves_the_node_to_a_new_process(lab):
+    sw, wire, peer, _ = lab
+    before = settled(sw, wire, peer)
+    old = sw.proc.pid
+    peer.received.clear()
+
+    with Stream(wire) as stream:
+        rc, pid = sw.handover()
+        time.sleep(0.3)     # frames for the new process alone
+    got = stream.received()
+
+    assert rc == 0 and pid != old
+    log = open(sw.logpath).read()
+    assert f"handover: pid {pid} starting" in log and f"handed over to pid {pid}" in log, log
+    assert "took over: 1 BFD sessions Up, 2 MACs" in log, log
+    # systemd would follow the new process: named, then a barrier, before the old one left.
+    assert sw.notify.messages[:2] == [(f"MAINPID={pid}\n", 0), ("BARRIER=1\n", 1)], sw.notify.messages
+    # What the old process forwarded, the new one did not forward again.
+    assert len(got) == len(set(got)), sorted(n for n in set(got) if got.count(n) > 1)[:10]
+    assert got == sorted(got)
+    assert stream.sent - 1 in got, (stream.sent, got[-5:])   # the new process forwards
+    # The neighbour held on and never saw the session go down.
+    assert peer.timeouts == 0 and peer.state == UP
+    assert {p["state"] for p in peer.received} == {UP}
+    after = session(sw)
+    for k in ("state", "local_disc", "remote_disc", "usable", "ups", "downs"):
+        assert after[k] == before["bfd"][k], (k, before["bfd"], after)
+    assert sw.rpc("config_dump") == before["config"]
+    assert {m: v["circuit"] for m, v in sw.macs(SVC).items()} == \
+        {m: v["circuit"] for m, v in before["macs"].items()}
+
+    # And the new process can hand over in turn.
+    rc, again = sw.handover()
+    assert rc is None and again != pid
+    assert sw.rpc("config_dump") == before["config"]
+    assert peer.timeouts == 0 and session(sw)["state"] == "up"
+
+
+def test_handover_to_a_process_that_dies_leaves_the_old_one_forwarding(lab):
+    sw, wire, peer, _ = lab
+    settled(sw, wire, peer)
+    sw.proc.send_signal(signal.SIGHUP)
+    started = wait_for(lambda: re.search(r"handover: pid (\d+) starting", open(sw.logpath).read()),
+                       what="the new process started")
+    os.kill(int(started.group(1)), signal.SIGKILL)
+    wait_for(lambda: "abandoned" in open(sw.logpath).read(), what="the handover abandoned")
+
+    assert sw.proc.poll() is None
+    assert sw.rpc("system_info")["pid"] == sw.proc.pid
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(B, A, tok, vlan=100))], expect=1, match=tok)
+    assert_delivered(got, {"c2p": 1})
+    assert peer.timeouts == 0 and session(sw)["state"] == "up"

@@ -415,6 +415,32 @@ void e3_port_poll_kernel(void)
 	closedir(d);
 }
 
+unsigned e3_port_discard_rx(void)
+{
+	struct rte_mbuf *pkts[64];
+	unsigned n = 0;
+
+	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
+		const struct e3_port *p = e3_port_tbl[i];
+
+		for (uint16_t q = 0; p != NULL && q < p->n_rxq; q++) {
+			uint16_t k;
+
+			while ((k = rte_eth_rx_burst(p->port_id, q, pkts, RTE_DIM(pkts))) > 0) {
+				rte_pktmbuf_free_bulk(pkts, k);
+				n += k;
+			}
+		}
+	}
+	return n;
+}
+
+void e3_port_forget_drops(void)
+{
+	e3_port_poll_kernel();
+	memset(ring_drops, 0, sizeof(ring_drops));
+}
+
 void e3_port_poll_links(void)
 {
 	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++)

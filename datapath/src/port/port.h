@@ -67,6 +67,13 @@ void e3_port_close(struct e3_port *p);
  * e3_port_poll_kernel last read them. */
 uint64_t e3_port_ring_drops(uint16_t port);
 void e3_port_poll_links(void);
+/* Main lcore, workers stopped: drop every frame waiting in the ports' rx
+ * queues (a handover's new process: frames its predecessor forwarded).
+ * Returns the frames dropped. */
+unsigned e3_port_discard_rx(void);
+/* Forget what the kernel counted as dropped on the af_packet rings so far
+ * (frames a handover's new process did not read in time). */
+void e3_port_forget_drops(void);
 /* Fill the conf fields left to defaults (MTU, rx queues, MAC). */
 void e3_port_conf_defaults(struct e3_port_conf *c);
 

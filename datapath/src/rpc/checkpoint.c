@@ -9,6 +9,8 @@
  *    "bfd": [<each Up session's protocol state>],
  *    "macs": [{"service", "mac", "circuit" | "source"}]}
  *
+ * A handover (handover.c) sends the same document in two parts, the
+ * configuration first and the live part when the old process has stopped.
  * The configuration is loaded through config_load, so a checkpoint is
  * checked as any document is. The sessions and MACs are the live part: a
  * checkpoint older than its hold (the time the neighbours were asked to
@@ -57,28 +59,37 @@ static void save_mac(const struct e3_mac_info *m, void *arg)
 	e3_jw_json(arg, NULL, o);
 }
 
-int e3_checkpoint_save(const char *path, uint32_t hold_ms, char *err)
+int e3_checkpoint_build(struct e3_buf *b, uint32_t hold_ms, unsigned parts)
 {
-	struct e3_buf b = { 0 };
-	struct e3_jw w = { .b = &b };
-	char tmp[4096];
-	int fd, rc = -1;
+	struct e3_jw w = { .b = b };
 
 	e3_ctl_lock();
 	e3_jw_open(&w, NULL, '{');
 	e3_jw_json(&w, "version", json_integer(1));
 	e3_jw_json(&w, "written_ms", json_integer((json_int_t)realtime_ms()));
 	e3_jw_json(&w, "hold_ms", json_integer(hold_ms));
-	e3_config_dump_write(&w, "config");
-	e3_jw_open(&w, "bfd", '[');
-	e3_ctl_bfd_save_walk(save_bfd, &w);
-	e3_jw_close(&w, ']');
-	e3_jw_open(&w, "macs", '[');
-	e3_ctl_mac_walk(E3_NONE, save_mac, &w);
-	e3_jw_close(&w, ']');
+	if (parts & E3_CHECKPOINT_CONFIG)
+		e3_config_dump_write(&w, "config");
+	if (parts & E3_CHECKPOINT_LIVE) {
+		e3_jw_open(&w, "bfd", '[');
+		e3_ctl_bfd_save_walk(save_bfd, &w);
+		e3_jw_close(&w, ']');
+		e3_jw_open(&w, "macs", '[');
+		e3_ctl_mac_walk(E3_NONE, save_mac, &w);
+		e3_jw_close(&w, ']');
+	}
 	e3_jw_close(&w, '}');
 	e3_ctl_unlock();
-	if (b.oom) {
+	return b->oom ? -1 : 0;
+}
+
+int e3_checkpoint_save(const char *path, uint32_t hold_ms, char *err)
+{
+	struct e3_buf b = { 0 };
+	char tmp[4096];
+	int fd, rc = -1;
+
+	if (e3_checkpoint_build(&b, hold_ms, E3_CHECKPOINT_CONFIG | E3_CHECKPOINT_LIVE) != 0) {
 		snprintf(err, E3_ERRLEN, "out of memory");
 		goto out;
 	}
@@ -191,52 +202,79 @@ static int load_macs(const json_t *arr, unsigned *n, char *err)
 	return 0;
 }
 
+/* A document of either part or both; what names it in errors. */
+static int load_doc(json_t *doc, const char *what, struct e3_checkpoint_stats *st, char *err)
+{
+	const json_t *config = json_object_get(doc, "config");
+	const json_t *bfd = json_object_get(doc, "bfd"), *macs = json_object_get(doc, "macs");
+	uint32_t version = 0, hold_ms = 0;
+	const json_t *written = json_object_get(doc, "written_ms");
+
+	if (u32_of(doc, "version", &version) || version != 1 || (config && !json_is_object(config)) ||
+	    !json_is_integer(written) || u32_of(doc, "hold_ms", &hold_ms) ||
+	    (bfd && !json_is_array(bfd)) || (macs && !json_is_array(macs))) {
+		snprintf(err, E3_ERRLEN, "%s: not a version 1 checkpoint", what);
+		return -1;
+	}
+	if (config != NULL) {
+		struct e3_buf out = { 0 };
+		struct e3_rpc_call call = { .w = { .b = &out } };
+
+		e3_rpc_invoke(e3_rpc_method_find("config_load"), config, &call);
+		e3_buf_free(&out);
+		if (call.code != 0) {
+			snprintf(err, E3_ERRLEN, "%.80s: config: %.160s", what, call.msg);
+			return -1;
+		}
+	}
+	uint64_t now = realtime_ms(), at = (uint64_t)json_integer_value(written);
+
+	st->age_ms = now > at ? now - at : 0;
+	st->live = st->age_ms < hold_ms;
+	if (!st->live)
+		return 0;
+	if (bfd != NULL && load_bfd(bfd, err) < 0)
+		return -1;
+	st->sessions = bfd ? (unsigned)json_array_size(bfd) : 0;
+	if (macs != NULL && load_macs(macs, &st->macs, err) < 0)
+		return -1;
+	return 0;
+}
+
 int e3_checkpoint_load(const char *path, struct e3_checkpoint_stats *st, char *err)
 {
 	json_error_t jerr;
 	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	int rc = -1;
+	int rc;
 
 	memset(st, 0, sizeof(*st));
 	if (doc == NULL) {
 		snprintf(err, E3_ERRLEN, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
 		return -1;
 	}
-	const json_t *config = json_object_get(doc, "config");
-	const json_t *bfd = json_object_get(doc, "bfd"), *macs = json_object_get(doc, "macs");
-	uint32_t version = 0, hold_ms = 0;
-	const json_t *written = json_object_get(doc, "written_ms");
-
-	if (u32_of(doc, "version", &version) || version != 1 || !json_is_object(config) ||
-	    !json_is_integer(written) || u32_of(doc, "hold_ms", &hold_ms) ||
-	    (bfd && !json_is_array(bfd)) || (macs && !json_is_array(macs))) {
+	if (!json_is_object(json_object_get(doc, "config"))) {
 		snprintf(err, E3_ERRLEN, "%s: not a version 1 checkpoint", path);
-		goto out;
+		rc = -1;
+	} else {
+		rc = load_doc(doc, path, st, err);
 	}
-	struct e3_buf out = { 0 };
-	struct e3_rpc_call call = { .w = { .b = &out } };
+	json_decref(doc);
+	return rc;
+}
 
-	e3_rpc_invoke(e3_rpc_method_find("config_load"), config, &call);
-	e3_buf_free(&out);
-	if (call.code != 0) {
-		snprintf(err, E3_ERRLEN, "%.80s: config: %.160s", path, call.msg);
-		goto out;
-	}
-	uint64_t now = realtime_ms(), at = (uint64_t)json_integer_value(written);
+int e3_checkpoint_load_buf(const char *p, size_t n, const char *what, struct e3_checkpoint_stats *st,
+			   char *err)
+{
+	json_error_t jerr;
+	json_t *doc = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
+	int rc;
 
-	st->age_ms = now > at ? now - at : 0;
-	st->live = st->age_ms < hold_ms;
-	if (!st->live) {
-		rc = 0;
-		goto out;
+	memset(st, 0, sizeof(*st));
+	if (doc == NULL) {
+		snprintf(err, E3_ERRLEN, "%s:%d:%d: %s", what, jerr.line, jerr.column, jerr.text);
+		return -1;
 	}
-	if (bfd != NULL && load_bfd(bfd, err) < 0)
-		goto out;
-	st->sessions = bfd ? (unsigned)json_array_size(bfd) : 0;
-	if (macs != NULL && load_macs(macs, &st->macs, err) < 0)
-		goto out;
-	rc = 0;
-out:
+	rc = load_doc(doc, what, st, err);
 	json_decref(doc);
 	return rc;
 }

@@ -44,4 +44,30 @@ struct e3_checkpoint_stats {
 };
 int e3_checkpoint_load(const char *path, struct e3_checkpoint_stats *st, char *err);
 
+/* A handover (handover.c, docs/ha.md): the node passed to a new process
+ * of the binary on disk, started beside this one.
+ * The old process: save_affinity before EAL pins the main thread. start
+ * forks and execs argv (as given to main) with --takeover-fd; poll, from
+ * the main loop, answers the new process and returns 1 once its ports are
+ * open (0: not yet, -1: it failed: abort). Then stopped, the moment the
+ * workers have stopped; and switch, with the RPC socket closed, sends the
+ * live state and returns 0 once the new process forwards, and this one
+ * exits; -1: abort and go on.
+ * The new process: join (after e3_dp_init) loads the node and returns when
+ * it may start its workers; done once they run. */
+struct e3_handover;
+struct e3_handover_stats {
+	unsigned sessions, macs;
+	unsigned discarded;        /* frames on the rings the old process forwarded */
+};
+void e3_handover_save_affinity(void);
+int e3_handover_start(int argc, char **argv, bool no_huge, struct e3_handover **h, char *err);
+pid_t e3_handover_pid(const struct e3_handover *h);
+int e3_handover_poll(struct e3_handover *h, char *err);
+void e3_handover_stopped(struct e3_handover *h);
+int e3_handover_switch(struct e3_handover *h, uint32_t hold_ms, char *err);
+void e3_handover_abort(struct e3_handover *h);
+int e3_handover_join(int fd, struct e3_handover_stats *st, char *err);
+void e3_handover_done(int fd);
+
 #endif

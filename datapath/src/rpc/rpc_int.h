@@ -55,6 +55,16 @@ void e3_jw_json(struct e3_jw *w, const char *key, json_t *v);
 /* The node's whole configuration (config_dump's document) as one value. */
 void e3_config_dump_write(struct e3_jw *w, const char *key);
 
+/* ---- checkpoint parts (checkpoint.c) ------------------------------------ */
+#define E3_CHECKPOINT_CONFIG 1u   /* config_dump's document */
+#define E3_CHECKPOINT_LIVE 2u     /* Up BFD sessions and MACs */
+/* Write a checkpoint document of the given parts into b; -1: out of memory. */
+int e3_checkpoint_build(struct e3_buf *b, uint32_t hold_ms, unsigned parts);
+struct e3_checkpoint_stats;
+/* Load a document of either part or both (what names it in errors). */
+int e3_checkpoint_load_buf(const char *p, size_t n, const char *what, struct e3_checkpoint_stats *st,
+			   char *err);
+
 /* ---- a call in progress ------------------------------------------ */
 struct e3_rpc_call {
 	struct e3_jw w;      /* the handler writes exactly one result value */

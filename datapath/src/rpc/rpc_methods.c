@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 
@@ -71,8 +72,8 @@ static int m_system_info(struct e3_rpc_call *c, void *p)
 				(json_int_t)rc->refused_per_user, "idle_closed",
 				(json_int_t)rc->idle_closed);
 
-	return result(c, json_pack("{s:s, s:s, s:i, s:s, s:f, s:o, s:o}", "version", E3_VERSION,
-				   "boot_id", e3_ctl_boot_id(), "workers",
+	return result(c, json_pack("{s:s, s:s, s:i, s:i, s:s, s:f, s:o, s:o}", "version", E3_VERSION,
+				   "boot_id", e3_ctl_boot_id(), "pid", (int)getpid(), "workers",
 				   e3_ctl_worker_count(), "poll_mode", e3_rpc_poll_mode(),
 				   "uptime_s", e3_rpc_uptime_s(), "limits", limits, "rpc", rpc));
 }
