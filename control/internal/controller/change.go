@@ -106,13 +106,13 @@ func (c *Controller) graphs(st *state, topo *topology.Topology, skip map[string]
 	if cost != nil {
 		return paths.New(topo, paths.Options{Cost: cost}),
 			paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links,
-				DownPorts: st.down.ports})
+				DownPorts: st.down.ports, Restoring: st.down.restoring})
 	}
 	g := &st.graphs
 	if g.full == nil || g.topo != topo || !g.down.equal(st.down) {
 		*g = graphCache{topo: topo, down: st.down, full: paths.New(topo, paths.Options{}),
 			live: paths.New(topo, paths.Options{DownNodes: st.down.nodes, DownLinks: st.down.links,
-				DownPorts: st.down.ports})}
+				DownPorts: st.down.ports, Restoring: st.down.restoring})}
 	}
 	return g.full, g.live
 }
@@ -280,6 +280,9 @@ func deps(rec *model.ServiceRecord, down downView) []string {
 	for l := range down.links {
 		links[l] = true
 	}
+	for l := range down.restoring {
+		links[l] = true
+	}
 	out := make([]string, 0, len(nodes)+len(links)+len(ports))
 	for n := range nodes {
 		out = append(out, nodeElem(n))
@@ -305,6 +308,9 @@ func (v downView) changed(o downView) []string {
 		out = append(out, nodeElem(n))
 	}
 	for _, l := range symDiff(v.links, o.links) {
+		out = append(out, linkElem(l))
+	}
+	for _, l := range symDiff(v.restoring, o.restoring) {
 		out = append(out, linkElem(l))
 	}
 	for _, p := range symDiff(v.ports, o.ports) {

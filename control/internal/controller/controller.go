@@ -115,13 +115,16 @@ type state struct {
 type downView struct {
 	nodes map[string]bool
 	links map[int]bool
-	ports map[string]bool // segment ports ("node:port") without carrier
+	// Links Up again but within their wait-to-restore: not down, but
+	// avoided (paths.RestoreCost).
+	restoring map[int]bool
+	ports     map[string]bool // segment ports ("node:port") without carrier
 }
 
 // equal compares what is down (a nil map and an empty one say the same).
 func (v downView) equal(o downView) bool {
 	return slices.Equal(keys(v.nodes), keys(o.nodes)) && slices.Equal(intKeys(v.links), intKeys(o.links)) &&
-		slices.Equal(keys(v.ports), keys(o.ports))
+		slices.Equal(intKeys(v.restoring), intKeys(o.restoring)) && slices.Equal(keys(v.ports), keys(o.ports))
 }
 
 // New returns a replica; Run makes it take part in the election.
@@ -381,9 +384,10 @@ func (c *Controller) linkName(id int) string {
 
 // view derives what is down from the datapaths' in-band OAM, as the agents
 // report it (docs/ha.md):
-//   - a link is down when the BFD session on it at either end is not usable
-//     (it failed, or came back less than its wait-to-restore ago), or either
-//     end's port has no carrier;
+//   - a link is down when the BFD session on it at either end is not Up, or
+//     either end's port has no carrier; one whose sessions are Up but one
+//     came back less than its wait-to-restore ago is restoring: not down,
+//     but avoided where anything else connects its ends;
 //   - a node is down when every link of it that someone reports on is down,
 //     or when nobody reports on it at all: neither its own agent nor a
 //     neighbour's.
@@ -394,36 +398,39 @@ func (c *Controller) linkName(id int) string {
 func (c *Controller) view(st *state) downView { return c.viewOf(st, st.topo) }
 
 func (c *Controller) viewOf(st *state, topo *topology.Topology) downView {
-	v := downView{nodes: map[string]bool{}, links: map[int]bool{}, ports: map[string]bool{}}
+	v := downView{nodes: map[string]bool{}, links: map[int]bool{}, restoring: map[int]bool{}, ports: map[string]bool{}}
 	if c.opt.IgnoreStatus {
 		return v
 	}
 	// linkState tells what e's datapath says of link l (carrier, and the
 	// BFD session on l where it runs one); known is false when e's agent
 	// does not report.
-	linkState := func(e topology.Endpoint, l topology.Link) (up, known bool) {
+	linkState := func(e topology.Endpoint, l topology.Link) (up, restoring, known bool) {
 		ns, ok := st.status[e.Node]
 		if !ok {
-			return false, false
+			return false, false, false
 		}
 		for _, p := range ns.Ports {
 			if p.Name == e.Port && !p.LinkUp {
-				return false, true
+				return false, false, true
 			}
 		}
 		for _, b := range ns.BFD {
 			if b.ID == uint32(l.ID) && b.Label == 0 {
-				return b.Usable, true
+				restoring := b.State == "up" && !b.Usable
+				return b.Usable || restoring, restoring, true
 			}
 		}
-		return true, true
+		return true, false, true
 	}
 	reported, upLinks := map[string]bool{}, map[string]bool{}
 	for _, l := range topo.Links {
-		aUp, aKnown := linkState(l.A, l)
-		bUp, bKnown := linkState(l.B, l)
+		aUp, aRestoring, aKnown := linkState(l.A, l)
+		bUp, bRestoring, bKnown := linkState(l.B, l)
 		if (aKnown && !aUp) || (bKnown && !bUp) {
 			v.links[l.ID] = true
+		} else if aRestoring || bRestoring {
+			v.restoring[l.ID] = true
 		}
 		if aKnown || bKnown {
 			reported[l.A.Node], reported[l.B.Node] = true, true

@@ -298,6 +298,57 @@ func TestLinkFailure(t *testing.T) {
 	})
 }
 
+// TestRestoringLinks: after a flap of every link of leaf3, its sessions are
+// Up again but within their wait-to-restore. The links are restoring, not
+// down: leaf3 stays up and its E-Line keeps a path rather than being cut
+// off for the wait.
+func TestRestoringLinks(t *testing.T) {
+	cli := storetest.Start(t, 23810)
+	ctx := context.Background()
+	c, _ := start(t, cli, Options{})
+	importTopo(t, c)
+	for _, n := range []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"} {
+		putStatus(t, cli, n, 0)
+	}
+	waitAllUp(t, c)
+	if err := c.CreateService(ctx, eline("red", 100)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"leaf1", "leaf2", "spine1", "spine2"} {
+		putStatus(t, cli, n, 100)
+	}
+	// leaf3's own sessions: Up, not usable (its spines' are usable).
+	s := nodestate.NodeStatus{Node: "leaf3", BootID: "b", AppliedGeneration: 100, Updated: time.Now()}
+	var links []int
+	for _, l := range topoLinks(t) {
+		for _, e := range []topology.Endpoint{l.A, l.B} {
+			if e.Node == "leaf3" {
+				s.Ports = append(s.Ports, nodestate.PortStatus{Name: e.Port, LinkUp: true})
+				s.BFD = append(s.BFD, nodestate.BFDStatus{ID: uint32(l.ID), Port: e.Port, State: "up"})
+				links = append(links, l.ID)
+			}
+		}
+	}
+	b, _ := json.Marshal(s)
+	if _, err := cli.Put(ctx, nodestate.StatusKey("leaf3"), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "leaf3's links restoring", func() bool {
+		snap, _ := c.Snapshot(ctx)
+		return len(snap.down.restoring) == len(links)
+	})
+	snap, _ := c.Snapshot(ctx)
+	if !snap.NodeUp("leaf3") || len(snap.down.links) != 0 {
+		t.Fatalf("restoring links taken for down: nodes %v links %v", snap.down.nodes, snap.down.links)
+	}
+	if st := snap.ServiceStatus(snap.Services["red"]); st.State == model.StateDown {
+		t.Fatalf("red %v: cut off while leaf3's links restore", st)
+	}
+	if r := snap.Services["red"].Route; len(r.Primary) == 0 {
+		t.Fatalf("red has no path over the restoring links: %+v", r)
+	}
+}
+
 // TestExhaustion: a node out of labels refuses the service cleanly and
 // leaves the state as it was.
 func TestExhaustion(t *testing.T) {

@@ -67,12 +67,21 @@ type Options struct {
 	// DownPorts holds customer ports ("node:port") without carrier: a
 	// multi-homed site is not reached through them.
 	DownPorts map[string]bool
+	// Restoring holds link ids that work again but are within their
+	// wait-to-restore: they cost RestoreCost more.
+	Restoring map[int]bool
 }
 
 // DrainCost is added to the cost of every link of a drained node: more
 // than any path of undrained links costs, so a path crosses a drained node
 // only where nothing else connects its ends (its own customers).
 const DrainCost = 1 << 32
+
+// RestoreCost is added to the cost of a link within its wait-to-restore:
+// a path avoids it while anything else connects its ends, and uses it
+// rather than nothing (a flap of every link of a node must not cut the
+// node off for the wait).
+const RestoreCost = 1 << 32
 
 // New builds the graph of t without the down nodes and links.
 func New(t *topology.Topology, o Options) *Graph {
@@ -99,6 +108,9 @@ func New(t *topology.Topology, o Options) *Graph {
 		c = max(c, 1)
 		if g.drained[l.A.Node] || g.drained[l.B.Node] {
 			c += DrainCost
+		}
+		if o.Restoring[l.ID] {
+			c += RestoreCost
 		}
 		g.cost[l.ID] = c
 		k := pairKey(g.ids[l.A.Node], g.ids[l.B.Node])

@@ -175,6 +175,36 @@ func TestAvoidsDrained(t *testing.T) {
 	}
 }
 
+// TestRestoring: a link within its wait-to-restore is avoided while
+// another path connects its ends, and used when none does (every link of
+// leaf1 restoring after a flap must not cut leaf1 off).
+func TestRestoring(t *testing.T) {
+	topo := mustLoad(t)
+	of := func(node string) map[int]bool {
+		m := map[int]bool{}
+		for _, l := range topo.Links {
+			if l.A.Node == node || l.B.Node == node {
+				m[l.ID] = true
+			}
+		}
+		return m
+	}
+	spine1 := of("spine1")
+	leaf1 := map[int]bool{}
+	for id := range of("leaf1") {
+		if spine1[id] {
+			leaf1[id] = true // leaf1's link to spine1
+		}
+	}
+	p, ok := New(topo, Options{Restoring: leaf1}).Shortest("leaf1", "leaf2", "x")
+	if !ok || p.Nodes("leaf1")[1] != "spine2" {
+		t.Fatalf("leaf1-spine1 restoring: path %v (ok %v), want one through spine2", p, ok)
+	}
+	if _, ok := New(topo, Options{Restoring: of("leaf1")}).Shortest("leaf1", "leaf2", "x"); !ok {
+		t.Fatal("every link of leaf1 restoring: no path, want one over them")
+	}
+}
+
 // TestTree checks the Steiner tree: it is a tree (edges = nodes - 1,
 // connected), spans every member, and has no non-member leaf.
 func TestTree(t *testing.T) {
