@@ -6,6 +6,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -383,7 +384,19 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	if err == nil && !bytes.HasPrefix(raw, []byte("{")) {
+		// Every body is an object: null, a number or a list would decode
+		// into the zero value and be taken for one.
+		return badRequest("request body is %s: want a JSON object", firstWord(raw))
+	}
+	if err == nil {
+		inner := json.NewDecoder(bytes.NewReader(raw))
+		inner.DisallowUnknownFields()
+		err = inner.Decode(v)
+	}
+	if err != nil {
 		var he *httpError
 		if errors.As(err, &he) {
 			return he
@@ -401,6 +414,20 @@ func decode(r *http.Request, v any) error {
 		return badRequest("malformed JSON body: data after the object")
 	}
 	return nil
+}
+
+// firstWord names a JSON value's kind for an error message.
+func firstWord(raw []byte) string {
+	switch {
+	case bytes.Equal(raw, []byte("null")):
+		return "null"
+	case bytes.HasPrefix(raw, []byte("[")):
+		return "a list"
+	case bytes.HasPrefix(raw, []byte(`"`)):
+		return "a string"
+	default:
+		return "a scalar"
+	}
 }
 
 func (s *Server) status(r *http.Request) (int, any, error) {
