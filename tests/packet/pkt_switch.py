@@ -18,7 +18,9 @@ from pkt_net import Netns, nsexec, wait_for
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "datapath", "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 import e3rpc  # noqa: E402
+from lab.lab import _alive  # noqa: E402
 
 VSWITCHD = os.environ.get("E3_VSWITCHD", os.path.join(ROOT, "build", "bin", "e3-vswitchd"))
 
@@ -216,12 +218,3 @@ class Switch:
 
     def macs(self, service):
         return {m["mac"]: m for m in self.rpc("mac_list", service=service)}
-
-
-def _alive(pid):
-    """True while the process exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False

@@ -383,7 +383,6 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // decode reads a JSON body strictly: unknown fields and trailing data are errors.
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
 	var raw json.RawMessage
 	err := dec.Decode(&raw)
 	if err == nil && !bytes.HasPrefix(raw, []byte("{")) {

@@ -139,7 +139,8 @@ static int recv_all(int fd, void *p, size_t n, int64_t deadline)
 	return 0;
 }
 
-/* The next message, which must be of type want; its payload into b. */
+/* The next message, which must be of type want; its payload into b
+ * (replaced), or dropped where b is NULL. */
 static int recv_msg(int fd, enum msg want, struct e3_buf *b, int timeout_ms, char *err)
 {
 	int64_t deadline = now_ms() + timeout_ms;
@@ -159,9 +160,13 @@ static int recv_msg(int fd, enum msg want, struct e3_buf *b, int timeout_ms, cha
 			free(p);
 			return E3_ERR(err, E3_EIO, "message %d cut short: %s", want, strerror(errno));
 		}
-		if (b != NULL)
-			e3_buf_add(b, p, h.len);
-		free(p);
+		if (b == NULL) {
+			free(p);
+			return 0;
+		}
+		/* b takes the payload as it is: a node's configuration is big. */
+		e3_buf_free(b);
+		*b = (struct e3_buf){ .p = p, .len = h.len, .cap = h.len };
 	}
 	return 0;
 }
@@ -376,8 +381,6 @@ static int load_part(int fd, enum msg type, const char *what, struct e3_checkpoi
 	struct e3_buf b = { 0 };
 	int rc = recv_msg(fd, type, &b, timeout_ms, err);
 
-	if (rc == 0 && b.oom)
-		rc = E3_ERR(err, E3_ENOSPC, "%s: out of memory", what);
 	if (rc == 0)
 		rc = e3_checkpoint_load_buf(b.p, b.len, what, st, err);
 	e3_buf_free(&b);
