@@ -2,8 +2,8 @@
 # make demo / make demo-down: the fabric of examples/demo.yaml (two spines,
 # three leaves, five hosts) in network namespaces, run by the real control
 # plane: e3-controller (embedded etcd) and one e3-agent per e3-vswitchd.
-#   scripts/demo.sh up       tear down any demo, bring it up as "demo", create
-#                            the file's services with e3ctl, check them with
+#   scripts/demo.sh up       tear down any demo, bring it up as "demo", apply
+#                            the whole file with e3ctl, check the services with
 #                            ping and iperf3, summarise; it keeps running
 #   scripts/demo.sh status   the controller's view and the datapaths' counters
 #   scripts/demo.sh down     stop every process (PIDs in /run/e3/demo), remove

@@ -1,16 +1,16 @@
 """`make demo`: the fabric of examples/demo.yaml run by the real control
 plane, and left running to explore.
 
-  python3 -m lab.demo_controller up     [TOPOLOGY]   tear down any demo, bring it up, create the
-                                                     topology's services with e3ctl, check, summarise
+  python3 -m lab.demo_controller up     [TOPOLOGY]   tear down any demo, bring it up, apply the
+                                                     file's services with e3ctl, check, summarise
   python3 -m lab.demo_controller status [TOPOLOGY]   controller's view and datapath counters
   python3 -m lab.demo_controller down   [TOPOLOGY]   stop every process by PID, remove namespaces and state
 
 The lab (lab.py) builds namespaces, veths and hosts and starts one
 e3-vswitchd per node with nothing in it; e3-controller (embedded etcd, data
 under /run/e3/demo/control) and one e3-agent per node (control.py) do the
-rest. Services are created with e3ctl from the topology file's `services`,
-as an operator would. Called by scripts/demo.sh.
+rest. The services are made by `e3ctl apply -f` of the same file, as an
+operator would. Called by scripts/demo.sh.
 """
 
 from __future__ import annotations
@@ -39,11 +39,8 @@ def header(title: str) -> None:
 
 def make(topology, prefix: str) -> tuple[Lab, ControlPlane]:
     lab = Lab(topology, prefix, safety_net=False)
-    # BFD at 10 ms x 10: the demo's five datapaths, iperf3 and the VLAN shim
-    # share 2 CPUs, where a 30 ms detection time takes scheduling stalls for
-    # failures (docs/ha.md, "Shared hosts").
     cp = ControlPlane(lab, lab.run_dir / "control", api_port=API_PORT, etcd_port=ETCD_PORT, safety_net=False,
-                      fabric={"bfd": {"tx_ms": 10, "rx_ms": 10, "multiplier": 10}}, metrics_port=METRICS_PORT)
+                      metrics_port=METRICS_PORT)
     return lab, cp
 
 
@@ -55,7 +52,7 @@ def down(lab: Lab, cp: ControlPlane) -> None:
 
 def e3ctl_shown(cp: ControlPlane, *args) -> str:
     """Run e3ctl as an operator would, printing the command and its output."""
-    print(f"$ e3ctl {' '.join(args)}")
+    print(f"$ e3ctl {' '.join(map(str, args))}")
     out = cp.e3ctl(*args).stdout.rstrip()
     print(out)
     return out
@@ -83,12 +80,8 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
     for n in t.nodes:
         print(f"         {cp.metrics_url(n.name)}")
 
-    header("services, created with e3ctl from the topology file")
-    for svc in t.services:
-        args = ["service", "create", svc.type, svc.name, *svc.options]
-        for c in svc.circuits:
-            args += ["--circuit", f"{c.node}:{c.port}:{c.vlan}"]
-        e3ctl_shown(cp, *args)
+    header("services: the whole file applied with e3ctl (the controller started with its topology)")
+    e3ctl_shown(cp, "apply", "-f", lab.topology_path)
     # "pending" above: a new service is, until every node it needs has applied it.
     cp.wait_converged()
     for svc in t.services:

@@ -208,7 +208,7 @@ def parse(doc, source: str = "<topology>") -> Topology:
     _unknown(d, {"name", "fabric", "nodes", "links", "hosts", "services", "segments"}, source)
     name = _name(d, "name", source)
     fab = _map(d.get("fabric") or {}, "fabric")
-    _unknown(fab, {"control_word", "ttl"}, "fabric")
+    _unknown(fab, {"control_word", "ttl", "bfd"}, "fabric")  # bfd: the controller's
     cw = fab.get("control_word", True)
     if not isinstance(cw, bool):
         raise _err("fabric.control_word", f"must be true or false, got {cw!r}")

@@ -146,6 +146,25 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		}
 		return s.status(r)
 	})
+	s.handle("GET /v1/intent", roleRead, func(r *http.Request) (int, any, error) {
+		snap, err := s.c.Snapshot(r.Context())
+		if err != nil {
+			return 0, nil, err
+		}
+		in := model.Intent{Topology: s.topologyFor(r, snap.Topology), Services: []model.ServiceSpec{}}
+		for _, n := range snap.ServiceNames() {
+			in.Services = append(in.Services, snap.Services[n].Spec)
+		}
+		return 200, in, nil
+	})
+	s.handle("POST /v1/apply", roleAdmin, func(r *http.Request) (int, any, error) {
+		var req model.ApplyRequest
+		if err := decode(r, &req); err != nil {
+			return 0, nil, err
+		}
+		res, err := s.c.Apply(r.Context(), &req)
+		return 200, res, err
+	})
 	s.handle("GET /v1/topology", roleRead, s.getTopology)
 	s.handle("PUT /v1/topology", roleAdmin, s.putTopology)
 	s.handle("GET /v1/services", roleRead, s.listServices)
@@ -279,7 +298,7 @@ func (s *Server) handle(pattern string, need role, h handler) {
 			if st >= 500 {
 				s.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
-			writeError(w, st, code, err.Error())
+			writeFieldError(w, st, code, err.Error(), controller.FieldOf(err))
 			return
 		}
 		if mutation {
@@ -375,8 +394,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeFieldError(w, status, code, msg, "")
+}
+
+// writeFieldError is writeError for an error about one field of the request.
+func writeFieldError(w http.ResponseWriter, status int, code, msg, field string) {
 	var e model.APIError
-	e.Error.Code, e.Error.Message = code, msg
+	e.Error.Code, e.Error.Message, e.Error.Field = code, msg, field
 	writeJSON(w, status, e)
 }
 

@@ -49,6 +49,7 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	Field   string // the request field at fault, if the API named one
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -76,7 +77,7 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Rea
 	if resp.StatusCode >= 300 {
 		var e model.APIError
 		if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-			return &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+			return &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message, Field: e.Error.Field}
 		}
 		return &Error{Status: resp.StatusCode, Code: "http", Message: fmt.Sprintf("%s %s: %s", method, path, resp.Status)}
 	}
@@ -191,4 +192,14 @@ func (c *Client) Trace(ctx context.Context, name string) (v []model.TraceResult,
 // DeleteService deletes a service.
 func (c *Client) DeleteService(ctx context.Context, name string) error {
 	return c.doJSON(ctx, "DELETE", "/v1/services/"+url.PathEscape(name), nil, nil)
+}
+
+func (c *Client) Intent(ctx context.Context) (v model.Intent, err error) {
+	err = c.doJSON(ctx, "GET", "/v1/intent", nil, &v)
+	return
+}
+
+func (c *Client) Apply(ctx context.Context, req model.ApplyRequest) (v model.ApplyResult, err error) {
+	err = c.doJSON(ctx, "POST", "/v1/apply", req, &v)
+	return
 }

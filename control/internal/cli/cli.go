@@ -31,6 +31,10 @@ const Usage = `usage: e3ctl [--server URL] [--token-file FILE] [--ca FILE | --fi
   node drain NODE [--wait SECONDS]         maintenance: move every path, tree and site role off NODE
                                            (make-before-break); waits until only NODE's own customers use it
   node undrain NODE [--wait SECONDS]       bring NODE back into use; waits until the fabric is programmed
+  apply -f FILE [--prune] [--dry-run]      make the fabric what FILE declares (topology and services), in one
+                                           change; prints the plan; --prune deletes the services FILE lacks
+  diff -f FILE [--prune]                   the plan: what apply would create, update, delete, field by field
+  get [-o yaml|json]                       the fabric's intent as a file that apply takes back
   snapshot save FILE                       the fabric's whole intent and allocations, as one versioned document
   snapshot restore FILE                    make the fabric what FILE describes, with the same labels
   link list                                fabric links, cost, state, BFD per end
@@ -77,6 +81,9 @@ type opts struct {
 	storm         *dpconfig.Storm
 	count         int
 	wait          int // seconds; -1: the default
+	file          string
+	output        string
+	prune, dryRun bool
 	args          []string
 }
 
@@ -113,6 +120,14 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			o.pin, err = value()
 		case "--json":
 			o.json = true
+		case "-f", "--file":
+			o.file, err = value()
+		case "-o", "--output":
+			o.output, err = value()
+		case "--prune":
+			o.prune = true
+		case "--dry-run":
+			o.dryRun = true
 		case "--ecmp":
 			o.ecmp = true
 		case "--circuit":
@@ -284,6 +299,16 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\n", v.Name, state)
 		})
+	case a[0] == "apply" || a[0] == "diff":
+		if err := want(a, 1, a[0]+" -f FILE [--prune]"); err != nil {
+			return err
+		}
+		return o.apply(ctx, c, w, a[0] == "diff" || o.dryRun)
+	case a[0] == "get":
+		if err := want(a, 1, "get [-o yaml|json]"); err != nil {
+			return err
+		}
+		return o.get(ctx, c, w)
 	case cmd == "snapshot save":
 		if err := want(a, 3, "snapshot save FILE"); err != nil {
 			return err

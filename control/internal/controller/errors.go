@@ -19,10 +19,12 @@ const (
 	KindInternal   Kind = "internal"   // etcd or a bug
 )
 
-// Error is an error with a kind.
+// Error is an error with a kind, and the field of the request it is about
+// (a path such as services[2].circuits[0], or "").
 type Error struct {
-	Kind Kind
-	Msg  string
+	Kind  Kind
+	Msg   string
+	Field string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -38,4 +40,22 @@ func KindOf(err error) Kind {
 		return e.Kind
 	}
 	return KindInternal
+}
+
+// FieldOf returns the request field err is about ("" if none).
+func FieldOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
+}
+
+// atField is err (its kind kept, invalid if it has none) about field.
+func atField(field string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{Kind: e.Kind, Msg: e.Msg, Field: field}
+	}
+	return &Error{Kind: KindInvalid, Msg: err.Error(), Field: field}
 }

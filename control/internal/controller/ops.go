@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
-	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
@@ -36,23 +35,29 @@ func (c *Controller) leaderHint() string {
 
 // validate checks spec against the topology and the other services.
 func validate(st *state, spec *model.ServiceSpec) error {
-	if err := expandSegments(st.topo, spec); err != nil {
+	return validateOn(st.topo, st.circuits, spec)
+}
+
+// validateOn checks spec against topo and the circuits other services use
+// (circuit -> service).
+func validateOn(topo *topology.Topology, circuits map[model.CircuitKey]string, spec *model.ServiceSpec) error {
+	if err := expandSegments(topo, spec); err != nil {
 		return err
 	}
 	if err := spec.ValidateShape(); err != nil {
 		return errorf(KindInvalid, "%v", err)
 	}
 	for _, ci := range spec.Circuits {
-		if !st.topo.HasNode(ci.Node) {
+		if !topo.HasNode(ci.Node) {
 			return errorf(KindNotFound, "circuit %s: unknown node %q", ci, ci.Node)
 		}
-		if _, ok := st.topo.CustomerPort(ci.Node, ci.Port); !ok {
-			if st.topo.IsFabricPort(ci.Node, ci.Port) {
+		if _, ok := topo.CustomerPort(ci.Node, ci.Port); !ok {
+			if topo.IsFabricPort(ci.Node, ci.Port) {
 				return errorf(KindInvalid, "circuit %s: port %s:%s is a fabric port, not a customer port", ci, ci.Node, ci.Port)
 			}
 			return errorf(KindNotFound, "circuit %s: unknown port %q on node %s", ci, ci.Port, ci.Node)
 		}
-		if other, ok := st.circuits[ci.Key()]; ok && other != spec.Name {
+		if other, ok := circuits[ci.Key()]; ok && other != spec.Name {
 			return errorf(KindConflict, "circuit %s: vlan %s on %s:%s is already used by service %s", ci, ci.VLAN, ci.Node, ci.Port, other)
 		}
 	}
@@ -261,7 +266,7 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 	}
 	var specs []model.ServiceSpec
 	for _, fs := range services {
-		spec, err := fileService(fs)
+		spec, err := model.SpecFromFile(fs)
 		if err != nil {
 			return errorf(KindInvalid, "%v", err)
 		}
@@ -274,19 +279,6 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 		return nil
 	}
 	return c.CreateServices(ctx, specs)
-}
-
-func fileService(fs topology.FileService) (model.ServiceSpec, error) {
-	spec := model.ServiceSpec{Name: fs.Name, Type: fs.Type, ECMP: fs.ECMP, Storm: fs.Storm}
-	for _, ci := range fs.Circuits {
-		v, err := dpconfig.ParseVLAN(ci.VLAN)
-		if err != nil {
-			return spec, fmt.Errorf("service %s: circuit %s:%s: %w", fs.Name, ci.Node, ci.Port, err)
-		}
-		spec.Circuits = append(spec.Circuits, model.Circuit{Node: ci.Node, Port: ci.Port, VLAN: v, Segment: ci.Segment,
-			Storm: ci.Storm})
-	}
-	return spec, nil
 }
 
 // recomputeTopo recomputes every service on ch.topo and commits; a service

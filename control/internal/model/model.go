@@ -420,6 +420,60 @@ type FabricSnapshot struct {
 	Checks   []CheckRecord      `json:"checks,omitempty"`
 }
 
+// Intent is the whole declared fabric: the topology and every service, as
+// `e3ctl apply` sends it and `e3ctl get` writes it (GET /v1/intent).
+type Intent struct {
+	Topology *topology.Topology `json:"topology"`
+	Services []ServiceSpec      `json:"services"`
+}
+
+// ApplyRequest makes the fabric what Intent declares, in one change
+// (POST /v1/apply).
+type ApplyRequest struct {
+	Intent
+	// Prune deletes the services Intent does not list; without it they stay.
+	Prune bool `json:"prune,omitempty"`
+	// DryRun returns the plan and changes nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Generation, when not 0, applies only if the fabric is still at this
+	// generation (the one a dry run's plan was made at).
+	Generation int64 `json:"generation,omitempty"`
+}
+
+// Plan actions.
+const (
+	ActionCreate = "create"
+	ActionUpdate = "update"
+	ActionDelete = "delete"
+)
+
+// PlanItem is one object an apply creates, updates or deletes. Kind is
+// fabric, node, link, customer_port, segment or service.
+type PlanItem struct {
+	Kind    string        `json:"kind"`
+	Name    string        `json:"name"`
+	Action  string        `json:"action"`
+	Changes []FieldChange `json:"changes,omitempty"`
+}
+
+// FieldChange is one field of an updated object: its value before and after
+// (absent: unset).
+type FieldChange struct {
+	Field string `json:"field"`
+	From  any    `json:"from,omitempty"`
+	To    any    `json:"to,omitempty"`
+}
+
+// ApplyResult is an apply's plan and what became of it.
+type ApplyResult struct {
+	Plan []PlanItem `json:"plan"`
+	// Applied: the plan was committed (false for a dry run or an empty plan).
+	Applied bool `json:"applied"`
+	// Generation is the fabric's generation after the apply (before it, for
+	// a dry run).
+	Generation int64 `json:"generation"`
+}
+
 // Protection states of a service (docs/ha.md).
 const (
 	Protected   = "protected"   // every ingress has a backup ready in the datapath
@@ -565,6 +619,9 @@ type APIError struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Field is the request field the error is about, as a path
+		// (services[2].circuits[0], topology.links[1].a), when one is.
+		Field string `json:"field,omitempty"`
 	} `json:"error"`
 }
 

@@ -3,8 +3,11 @@
 package topology
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -27,12 +30,12 @@ const (
 
 // Topology is the whole fabric.
 type Topology struct {
-	Name          string         `json:"name" yaml:"name"`
-	Fabric        Fabric         `json:"fabric" yaml:"fabric"`
-	Nodes         []Node         `json:"nodes" yaml:"nodes"`
-	Links         []Link         `json:"links" yaml:"links"`
-	CustomerPorts []CustomerPort `json:"customer_ports" yaml:"customer_ports"`
-	Segments      []Segment      `json:"segments,omitempty" yaml:"segments"`
+	Name          string         `json:"name" yaml:"name,omitempty"`
+	Fabric        Fabric         `json:"fabric" yaml:"fabric,omitempty"`
+	Nodes         []Node         `json:"nodes" yaml:"nodes,omitempty"`
+	Links         []Link         `json:"links" yaml:"links,omitempty"`
+	CustomerPorts []CustomerPort `json:"customer_ports" yaml:"customer_ports,omitempty"`
+	Segments      []Segment      `json:"segments,omitempty" yaml:"segments,omitempty"`
 }
 
 // Segment is a multi-homed customer site (an Ethernet segment): one customer
@@ -40,12 +43,12 @@ type Topology struct {
 // circuit on a segment stands for a circuit on each of its ports, with one
 // VLAN (docs/multihoming.md).
 type Segment struct {
-	Name  string     `json:"name" yaml:"name"`
-	Ports []Endpoint `json:"ports" yaml:"ports"`
+	Name  string     `json:"name" yaml:"name,omitempty"`
+	Ports []Endpoint `json:"ports" yaml:"ports,omitempty"`
 	// LAG: the site's switch sends each frame up one of its links (a LAG),
 	// so every leaf takes the site's BUM. Without, it floods its BUM up
 	// every link and only the designated forwarder takes it.
-	LAG bool `json:"lag,omitempty" yaml:"lag"`
+	LAG bool `json:"lag,omitempty" yaml:"lag,omitempty"`
 }
 
 // Segment returns the named segment, or nil.
@@ -60,23 +63,23 @@ func (t *Topology) Segment(name string) *Segment {
 
 // Fabric holds the fabric-wide datapath settings.
 type Fabric struct {
-	ControlWord *bool `json:"control_word,omitempty" yaml:"control_word"`
-	TTL         int   `json:"ttl,omitempty" yaml:"ttl"`
-	BFD         BFD   `json:"bfd,omitempty" yaml:"bfd"`
+	ControlWord *bool `json:"control_word,omitempty" yaml:"control_word,omitempty"`
+	TTL         int   `json:"ttl,omitempty" yaml:"ttl,omitempty"`
+	BFD         BFD   `json:"bfd,omitempty" yaml:"bfd,omitempty"`
 }
 
 // BFD holds the timers of the BFD sessions on fabric links (docs/ha.md):
 // fabric-wide, and per link where a link overrides them. Zero means the
 // datapath's default (10 ms, 10 ms, 3, 5 s).
 type BFD struct {
-	TxMS       int  `json:"tx_ms,omitempty" yaml:"tx_ms"`
-	RxMS       int  `json:"rx_ms,omitempty" yaml:"rx_ms"`
-	Multiplier int  `json:"multiplier,omitempty" yaml:"multiplier"`
-	WTRS       *int `json:"wtr_s,omitempty" yaml:"wtr_s"`
+	TxMS       int  `json:"tx_ms,omitempty" yaml:"tx_ms,omitempty"`
+	RxMS       int  `json:"rx_ms,omitempty" yaml:"rx_ms,omitempty"`
+	Multiplier int  `json:"multiplier,omitempty" yaml:"multiplier,omitempty"`
+	WTRS       *int `json:"wtr_s,omitempty" yaml:"wtr_s,omitempty"`
 	// Keyed SHA1 authentication of the link sessions (RFC 5880 6.7.4):
 	// the key, 1..20 bytes in hex, and its id. Both ends use the same.
-	AuthKey   string `json:"auth_key,omitempty" yaml:"auth_key"`
-	AuthKeyID int    `json:"auth_key_id,omitempty" yaml:"auth_key_id"`
+	AuthKey   string `json:"auth_key,omitempty" yaml:"auth_key,omitempty"`
+	AuthKeyID int    `json:"auth_key_id,omitempty" yaml:"auth_key_id,omitempty"`
 }
 
 var hexKeyRE = regexp.MustCompile(`^([0-9a-fA-F]{2}){1,20}$`)
@@ -95,10 +98,22 @@ func (b BFD) validate(what string) error {
 // Redacted is t with every BFD key replaced by "(set)": what a reader
 // without the admin token sees.
 func (t *Topology) Redacted() *Topology {
+	return t.replaceKeys(func(string) string { return RedactedKey })
+}
+
+// Fingerprinted is t with every BFD key replaced by a digest of it: enough
+// to tell that a key changed without showing it.
+func (t *Topology) Fingerprinted() *Topology {
+	return t.replaceKeys(func(k string) string {
+		return fmt.Sprintf("(sha256 %x)", sha256.Sum256([]byte(k)))[:16] + ")"
+	})
+}
+
+func (t *Topology) replaceKeys(f func(key string) string) *Topology {
 	c := *t
 	redact := func(b *BFD) {
 		if b.AuthKey != "" {
-			b.AuthKey = RedactedKey
+			b.AuthKey = f(b.AuthKey)
 		}
 	}
 	redact(&c.Fabric.BFD)
@@ -153,8 +168,8 @@ func (f Fabric) TTLOrDefault() int {
 
 // Node is one e3-vswitchd.
 type Node struct {
-	Name string `json:"name" yaml:"name"`
-	Role string `json:"role,omitempty" yaml:"role"`
+	Name string `json:"name" yaml:"name,omitempty"`
+	Role string `json:"role,omitempty" yaml:"role,omitempty"`
 	// Drained: in maintenance (e3ctl node drain): paths and trees avoid
 	// it where another way exists. The operator's state, not the file's:
 	// Normalize keeps the stored topology's.
@@ -163,20 +178,20 @@ type Node struct {
 
 // Endpoint is one end of a fabric link.
 type Endpoint struct {
-	Node    string `json:"node" yaml:"node"`
-	Port    string `json:"port" yaml:"port"`
-	Devargs string `json:"devargs,omitempty" yaml:"devargs"`
+	Node    string `json:"node" yaml:"node,omitempty"`
+	Port    string `json:"port" yaml:"port,omitempty"`
+	Devargs string `json:"devargs,omitempty" yaml:"devargs,omitempty"`
 }
 
 // Link is a fabric link between two node ports. ID is assigned by the
 // controller and stays with the link (matched by its endpoints) across imports.
 type Link struct {
 	ID           int      `json:"id" yaml:"-"`
-	A            Endpoint `json:"a" yaml:"a"`
-	B            Endpoint `json:"b" yaml:"b"`
-	Cost         int      `json:"cost" yaml:"cost"`
-	CapacityMbps int      `json:"capacity_mbps" yaml:"capacity_mbps"`
-	BFD          *BFD     `json:"bfd,omitempty" yaml:"bfd"`
+	A            Endpoint `json:"a" yaml:"a,omitempty"`
+	B            Endpoint `json:"b" yaml:"b,omitempty"`
+	Cost         int      `json:"cost" yaml:"cost,omitempty"`
+	CapacityMbps int      `json:"capacity_mbps" yaml:"capacity_mbps,omitempty"`
+	BFD          *BFD     `json:"bfd,omitempty" yaml:"bfd,omitempty"`
 }
 
 // Name is a stable human name of the link: "leaf1:fab1-spine1:fab1".
@@ -194,51 +209,65 @@ func (l Link) End(node string) (local, remote Endpoint) {
 
 // CustomerPort is a port where customers' circuits attach.
 type CustomerPort struct {
-	Node    string `json:"node" yaml:"node"`
-	Port    string `json:"port" yaml:"port"`
-	Devargs string `json:"devargs,omitempty" yaml:"devargs"`
+	Node    string `json:"node" yaml:"node,omitempty"`
+	Port    string `json:"port" yaml:"port,omitempty"`
+	Devargs string `json:"devargs,omitempty" yaml:"devargs,omitempty"`
 }
 
 // fileFormat is docs/topology.md: customer ports come from hosts (and from the
 // controller's own customer_ports list); services are returned separately.
 type fileFormat struct {
-	Name          string         `yaml:"name"`
-	Fabric        Fabric         `yaml:"fabric"`
-	Nodes         []Node         `yaml:"nodes"`
-	Links         []Link         `yaml:"links"`
-	CustomerPorts []CustomerPort `yaml:"customer_ports"`
-	Segments      []Segment      `yaml:"segments"`
+	Name          string         `yaml:"name,omitempty"`
+	Fabric        Fabric         `yaml:"fabric,omitempty"`
+	Nodes         []Node         `yaml:"nodes,omitempty"`
+	Links         []Link         `yaml:"links,omitempty"`
+	CustomerPorts []CustomerPort `yaml:"customer_ports,omitempty"`
+	Segments      []Segment      `yaml:"segments,omitempty"`
 	Hosts         []struct {
-		Name    string     `yaml:"name"`
-		Node    string     `yaml:"node"`
-		Port    string     `yaml:"port"`
-		Devargs string     `yaml:"devargs"`
-		Also    []Endpoint `yaml:"also"`   // a multi-homed host's other uplinks
-		Behind  string     `yaml:"behind"` // a host of a multi-homed site: no port of its own
-	} `yaml:"hosts"`
-	Services []FileService `yaml:"services"`
+		Name    string     `yaml:"name,omitempty"`
+		Node    string     `yaml:"node,omitempty"`
+		Port    string     `yaml:"port,omitempty"`
+		Devargs string     `yaml:"devargs,omitempty"`
+		Also    []Endpoint `yaml:"also,omitempty"`   // a multi-homed host's other uplinks
+		Behind  string     `yaml:"behind,omitempty"` // a host of a multi-homed site: no port of its own
+		// The host's addresses: the lab's and the demo's, not the controller's.
+		Interfaces []struct {
+			VLAN any    `yaml:"vlan"`
+			IP   string `yaml:"ip"`
+			MAC  string `yaml:"mac"`
+		} `yaml:"interfaces,omitempty"`
+	} `yaml:"hosts,omitempty"`
+	Services []FileService `yaml:"services,omitempty"`
 }
 
 // FileService is a service listed in a topology file.
 type FileService struct {
-	Name     string `yaml:"name" json:"name"`
-	Type     string `yaml:"type" json:"type"`
-	Circuits []struct {
-		Node    string          `yaml:"node" json:"node"`
-		Port    string          `yaml:"port" json:"port"`
-		VLAN    any             `yaml:"vlan" json:"vlan"`
-		Segment string          `yaml:"segment" json:"segment"` // a multi-homed site: no node or port
-		Storm   *dpconfig.Storm `yaml:"storm" json:"storm"`     // this circuit's storm control
-	} `yaml:"circuits" json:"circuits"`
-	ECMP  bool            `yaml:"ecmp" json:"ecmp"`   // spread flows over equal-cost paths
-	Storm *dpconfig.Storm `yaml:"storm" json:"storm"` // storm control of every circuit without its own
+	Name            string          `yaml:"name,omitempty" json:"name"`
+	Type            string          `yaml:"type,omitempty" json:"type"`
+	Circuits        []FileCircuit   `yaml:"circuits,omitempty" json:"circuits"`
+	MACLimit        int             `yaml:"mac_limit,omitempty" json:"mac_limit,omitempty"`
+	CircuitMACLimit int             `yaml:"circuit_mac_limit,omitempty" json:"circuit_mac_limit,omitempty"`
+	BandwidthMbps   int             `yaml:"bandwidth_mbps,omitempty" json:"bandwidth_mbps,omitempty"`
+	ECMP            bool            `yaml:"ecmp,omitempty" json:"ecmp,omitempty"`   // spread flows over equal-cost paths
+	Storm           *dpconfig.Storm `yaml:"storm,omitempty" json:"storm,omitempty"` // storm control of every circuit without its own
+}
+
+// FileCircuit is a circuit of a FileService.
+type FileCircuit struct {
+	Node    string          `yaml:"node,omitempty" json:"node"`
+	Port    string          `yaml:"port,omitempty" json:"port"`
+	VLAN    any             `yaml:"vlan" json:"vlan"`
+	Segment string          `yaml:"segment,omitempty" json:"segment"` // a multi-homed site: no node or port
+	Storm   *dpconfig.Storm `yaml:"storm,omitempty" json:"storm"`     // this circuit's storm control
 }
 
 // Parse reads a topology file's bytes. It returns the topology (validated,
 // defaults filled in) and the services the file lists.
 func Parse(data []byte) (*Topology, []FileService, error) {
 	var f fileFormat
-	if err := yaml.Unmarshal(data, &f); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true) // a misspelt key is an error, not a default
+	if err := dec.Decode(&f); err != nil && err != io.EOF {
 		return nil, nil, fmt.Errorf("topology: %w", err)
 	}
 	t := &Topology{Name: f.Name, Fabric: f.Fabric, Nodes: f.Nodes, Links: f.Links, CustomerPorts: f.CustomerPorts,
@@ -280,15 +309,27 @@ func Load(path string) (*Topology, []FileService, error) {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9-]{1,15}$`)
 
+// FieldError is an error about one field of a topology, named by its path
+// in the file (links[2].a, fabric.ttl), so that a tool can point at its line.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func at(field string, err error) error { return &FieldError{Field: field, Err: err} }
+
 // Normalize validates t, fills defaults, sorts everything by name and assigns
 // link ids: a link keeps the id it has in prev (same endpoints), new links get
 // the smallest free id. prev may be nil.
 func (t *Topology) Normalize(prev *Topology) error {
 	if t.Fabric.TTL < 0 || t.Fabric.TTL > 255 {
-		return fmt.Errorf("topology: fabric ttl %d out of range 1..255", t.Fabric.TTL)
+		return at("fabric.ttl", fmt.Errorf("topology: fabric ttl %d out of range 1..255", t.Fabric.TTL))
 	}
 	if err := t.Fabric.BFD.validate("fabric"); err != nil {
-		return err
+		return at("fabric.bfd", err)
 	}
 	drained := map[string]bool{}
 	if prev != nil {
@@ -300,12 +341,12 @@ func (t *Topology) Normalize(prev *Topology) error {
 		t.Nodes[i].Drained = drained[t.Nodes[i].Name]
 	}
 	nodes := map[string]bool{}
-	for _, n := range t.Nodes {
+	for i, n := range t.Nodes {
 		if !nameRE.MatchString(n.Name) {
-			return fmt.Errorf("topology: node name %q: want [a-z0-9-], 1..15 characters", n.Name)
+			return at(fmt.Sprintf("nodes[%d].name", i), fmt.Errorf("topology: node name %q: want [a-z0-9-], 1..15 characters", n.Name))
 		}
 		if nodes[n.Name] {
-			return fmt.Errorf("topology: node %q listed twice", n.Name)
+			return at(fmt.Sprintf("nodes[%d].name", i), fmt.Errorf("topology: node %q listed twice", n.Name))
 		}
 		nodes[n.Name] = true
 	}
@@ -329,30 +370,31 @@ func (t *Topology) Normalize(prev *Topology) error {
 	}
 	for i := range t.Links {
 		l := &t.Links[i]
+		field := fmt.Sprintf("links[%d]", i)
 		if l.A.Node == l.B.Node {
-			return fmt.Errorf("topology: link %s connects node %s to itself", l.Name(), l.A.Node)
+			return at(field, fmt.Errorf("topology: link %s connects node %s to itself", l.Name(), l.A.Node))
 		}
 		if err := usePort(l.A, "fabric"); err != nil {
-			return err
+			return at(field+".a", err)
 		}
 		if err := usePort(l.B, "fabric"); err != nil {
-			return err
+			return at(field+".b", err)
 		}
 		if l.Cost == 0 {
 			l.Cost = DefaultCost
 		}
 		if l.Cost < 0 {
-			return fmt.Errorf("topology: link %s: cost %d must be positive", l.Name(), l.Cost)
+			return at(field+".cost", fmt.Errorf("topology: link %s: cost %d must be positive", l.Name(), l.Cost))
 		}
 		if l.CapacityMbps == 0 {
 			l.CapacityMbps = DefaultCapacityMbps
 		}
 		if l.CapacityMbps < 0 {
-			return fmt.Errorf("topology: link %s: capacity_mbps %d must be positive", l.Name(), l.CapacityMbps)
+			return at(field+".capacity_mbps", fmt.Errorf("topology: link %s: capacity_mbps %d must be positive", l.Name(), l.CapacityMbps))
 		}
 		if l.BFD != nil {
 			if err := l.BFD.validate("link " + l.Name()); err != nil {
-				return err
+				return at(field+".bfd", err)
 			}
 		}
 		// Canonical orientation (A < B) so that a link is matched across
@@ -361,9 +403,9 @@ func (t *Topology) Normalize(prev *Topology) error {
 			l.A, l.B = l.B, l.A
 		}
 	}
-	for _, cp := range t.CustomerPorts {
+	for i, cp := range t.CustomerPorts {
 		if err := usePort(Endpoint{Node: cp.Node, Port: cp.Port, Devargs: cp.Devargs}, "customer"); err != nil {
-			return err
+			return at(fmt.Sprintf("customer_ports[%d]", i), err)
 		}
 	}
 	if err := t.checkSegments(ports); err != nil {
@@ -396,33 +438,42 @@ func (t *Topology) checkSegments(ports map[[2]string]string) error {
 	inSegment := map[[2]string]string{}
 	for i := range t.Segments {
 		sg := &t.Segments[i]
-		if !nameRE.MatchString(sg.Name) {
-			return fmt.Errorf("topology: segment name %q: want [a-z0-9-], 1..15 characters", sg.Name)
+		if err := sg.check(ports, names, inSegment); err != nil {
+			return at(fmt.Sprintf("segments[%d]", i), err)
 		}
-		if names[sg.Name] {
-			return fmt.Errorf("topology: segment %q listed twice", sg.Name)
-		}
-		names[sg.Name] = true
-		nodes := map[string]bool{}
-		for _, p := range sg.Ports {
-			k := [2]string{p.Node, p.Port}
-			if ports[k] != "customer" {
-				return fmt.Errorf("topology: segment %s: %s:%s is not a customer port", sg.Name, p.Node, p.Port)
-			}
-			if other, ok := inSegment[k]; ok {
-				return fmt.Errorf("topology: segment %s: %s:%s is on segment %s already", sg.Name, p.Node, p.Port, other)
-			}
-			if nodes[p.Node] {
-				return fmt.Errorf("topology: segment %s: two ports on %s (a segment has one port per leaf)", sg.Name, p.Node)
-			}
-			inSegment[k], nodes[p.Node] = sg.Name, true
-		}
-		if len(sg.Ports) < 2 {
-			return fmt.Errorf("topology: segment %s: %d port(s), a segment is on two leaves or more", sg.Name, len(sg.Ports))
-		}
-		sort.Slice(sg.Ports, func(i, j int) bool { return sg.Ports[i].Node < sg.Ports[j].Node })
 	}
 	sort.Slice(t.Segments, func(i, j int) bool { return t.Segments[i].Name < t.Segments[j].Name })
+	return nil
+}
+
+// check validates one segment; names and inSegment collect the segments
+// checked before it.
+func (sg *Segment) check(ports map[[2]string]string, names map[string]bool, inSegment map[[2]string]string) error {
+	if !nameRE.MatchString(sg.Name) {
+		return fmt.Errorf("topology: segment name %q: want [a-z0-9-], 1..15 characters", sg.Name)
+	}
+	if names[sg.Name] {
+		return fmt.Errorf("topology: segment %q listed twice", sg.Name)
+	}
+	names[sg.Name] = true
+	nodes := map[string]bool{}
+	for _, p := range sg.Ports {
+		k := [2]string{p.Node, p.Port}
+		if ports[k] != "customer" {
+			return fmt.Errorf("topology: segment %s: %s:%s is not a customer port", sg.Name, p.Node, p.Port)
+		}
+		if other, ok := inSegment[k]; ok {
+			return fmt.Errorf("topology: segment %s: %s:%s is on segment %s already", sg.Name, p.Node, p.Port, other)
+		}
+		if nodes[p.Node] {
+			return fmt.Errorf("topology: segment %s: two ports on %s (a segment has one port per leaf)", sg.Name, p.Node)
+		}
+		inSegment[k], nodes[p.Node] = sg.Name, true
+	}
+	if len(sg.Ports) < 2 {
+		return fmt.Errorf("topology: segment %s: %d port(s), a segment is on two leaves or more", sg.Name, len(sg.Ports))
+	}
+	sort.Slice(sg.Ports, func(i, j int) bool { return sg.Ports[i].Node < sg.Ports[j].Node })
 	return nil
 }
 
@@ -528,4 +579,38 @@ func Devargs(port, given string) string {
 		return given
 	}
 	return "net_af_packet_" + port + ",iface=" + port
+}
+
+// Marshal writes t and services as a topology file that Parse reads back.
+func Marshal(t *Topology, services []FileService) ([]byte, error) {
+	f := fileFormat{Name: t.Name, Fabric: t.Fabric, Nodes: t.Nodes, Links: t.Links, CustomerPorts: t.CustomerPorts,
+		Segments: t.Segments, Services: services}
+	var doc yaml.Node
+	if err := doc.Encode(f); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	flowLeaves(&doc)
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// flowLeaves writes each mapping of scalars on one line ({node: leaf1,
+// port: fab1}), as the examples do.
+func flowLeaves(n *yaml.Node) {
+	leaf := n.Kind == yaml.MappingNode
+	for _, c := range n.Content {
+		flowLeaves(c)
+		leaf = leaf && c.Kind == yaml.ScalarNode
+	}
+	if leaf {
+		n.Style = yaml.FlowStyle
+	}
 }
