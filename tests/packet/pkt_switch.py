@@ -176,6 +176,8 @@ class Switch:
             for obj in sorted(self.rpc(f"{kind}_list"), key=lambda o: "primary" not in o):
                 self.rpc(f"{kind}_del", **{key: obj[key]})
         self.rpc("settings_set", **DEFAULT_SETTINGS)
+        self.rpc("sflow_set", rate=0)
+        self.rpc("sflow_read", max=4096)
         self.rpc("mac_flush")
         self.rpc("stats_clear")
 

@@ -167,6 +167,22 @@ uint64_t e3_ctl_pwoam_walk(uint64_t since, e3_pwoam_walk_fn fn, void *arg);
 /* Housekeeping: take the workers' events into the log. */
 void e3_ctl_pwoam_drain(void);
 
+/* ---- sFlow sampling (ctl/sflow.c, pipeline/sflow.h) -------------------------------- */
+/* Sample 1 in rate (0: off) of what port receives; port NULL: the node's
+ * rate, every port's (a port's own rate is forgotten). A port's own rate
+ * is kept by name for a port added later. */
+int e3_ctl_sflow_set(const char *port, uint32_t rate, char *err);
+uint32_t e3_ctl_sflow_node_rate(void);
+typedef void (*e3_sflow_port_fn)(const char *name, uint16_t port_id, uint32_t rate, uint64_t pool,
+				 uint64_t drops, void *arg);
+void e3_ctl_sflow_ports(e3_sflow_port_fn fn, void *arg);
+struct e3_sflow_sample;
+/* in and out: the ports' names (NULL: none, or gone). */
+typedef void (*e3_sflow_sample_fn)(const struct e3_sflow_sample *s, const char *in, const char *out,
+				   void *arg);
+/* Take up to max queued samples, oldest first; returns how many. */
+unsigned e3_ctl_sflow_read(unsigned max, e3_sflow_sample_fn fn, void *arg);
+
 /* ---- packet trace ------------------------------------------------------------------ */
 /* Trace the next n frames received that match the filter (replaces any
  * trace in progress and clears the buffer). n <= 1024. */

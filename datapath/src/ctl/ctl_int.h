@@ -31,6 +31,10 @@ bool e3_ctl_is_zero_mac(const uint8_t *m);
 /* s is non-empty and fits in size bytes with its terminator. */
 bool e3_ctl_str_ok(const char *s, size_t size);
 struct e3_port *e3_ctl_port_by_name(const char *name);
+/* A port's sampling rate as it opens (its own, else the node's), and 0
+ * as it closes (sflow.c). */
+void e3_ctl_sflow_port_opened(const struct e3_port *p);
+void e3_ctl_sflow_port_closed(uint16_t port_id);
 /* Circuits a service may have: one per end of an E-Line, any for an E-LAN. */
 unsigned e3_ctl_service_max_circuits(uint8_t type, uint32_t nhlfe);
 bool e3_ctl_nexthop_used(uint32_t id);

@@ -61,7 +61,7 @@ int e3_dp_init(const struct e3_dp_opts *o, char *err)
 	if (e3_rcu_init(n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "rcu: %s", rte_strerror(rte_errno));
 	if (e3_label_table_init() || e3_nhlfe_table_init() || e3_circuit_table_init() ||
-	    e3_oam_init() || e3_workers_init(n) || e3_inject_init() || e3_pwoam_init())
+	    e3_oam_init() || e3_workers_init(n) || e3_inject_init() || e3_pwoam_init() || e3_sflow_init())
 		return E3_ERR(err, E3_ENOSPC, "out of memory for the tables");
 	if (e3_mac_table_init(o->mac_table_size, n) != 0)
 		return E3_ERR(err, E3_ENOSPC, "MAC table of %u: %s", o->mac_table_size,

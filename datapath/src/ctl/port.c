@@ -80,6 +80,7 @@ int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
 		if (rc != 0)
 			return rc;
 		e3_stats_reset_port(p->port_id);
+		e3_ctl_sflow_port_opened(p);
 		e3_workers_assign();
 		return e3_ctl_ok(true);
 	}
@@ -119,6 +120,7 @@ int e3_ctl_port_del(const char *name, char *err)
 		return E3_ERR(err, E3_EBUSY, "port %s is used by %u nexthops, circuits or labels",
 			      name, e3_ctl_port_refs[p->port_id]);
 	e3_port_unpublish(p);
+	e3_ctl_sflow_port_closed(p->port_id);
 	e3_workers_assign();
 	e3_port_close(p);
 	return e3_ctl_ok(true);

@@ -16,6 +16,7 @@
 #include "base/stats.h"
 #include "base/token_bucket.h"
 #include "pipeline/runtime.h"
+#include "pipeline/sflow.h"
 
 /* Room for two bursts: a burst's unicast frames (at most E3_BURST) never
  * fill it, so they leave together at the end of the burst, timed as the
@@ -46,6 +47,8 @@ struct e3_worker {
 	struct e3_token_bucket *storm;     /* [E3_MAX_CIRCUITS * E3_STORM_MAX]: storm control */
 	struct e3_token_bucket pwoam[RTE_MAX_ETHPORTS]; /* MPLS echo punted, by receiving port */
 	struct e3_runtime rt;
+	struct e3_sflow_sampler sflow[RTE_MAX_ETHPORTS]; /* by receiving port (sflow.h) */
+	uint64_t rng;                      /* the samplers' random state (xorshift) */
 } __rte_cache_aligned;
 
 /* The contexts, e3.n_workers of them, created by e3_workers_init. */

@@ -58,6 +58,8 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 		b.meta[i].stacked = 0;
 		b.meta[i].flooded = 0;
 		b.meta[i].redirected = 0;
+		b.meta[i].sampled = 0;
+		b.meta[i].svc = NULL;
 		b.meta[i].below = 0;
 		b.meta[i].tr = NULL;
 		pc->rx_bytes += pkts[i]->pkt_len;
@@ -66,6 +68,11 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 		    rte_vlan_insert(&b.pkts[i]) != 0)
 			e3_drop(&b, i, E3_DROP_NO_MBUF);
 	}
+	uint32_t rate = __atomic_load_n(&e3_sflow_rate[rx_port], __ATOMIC_RELAXED);
+
+	b.n_smp = 0;
+	if (unlikely(rate != 0))
+		e3_sflow_burst(&b, rate);
 	if (unlikely(e3_trace_on()))
 		e3_trace_burst(&b);
 	if (p->kind == E3_PORT_CUSTOMER) {
@@ -85,5 +92,7 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 	}
 	if (unlikely(b.trace))
 		e3_trace_finish(&b);
+	if (unlikely(b.n_smp != 0))
+		e3_sflow_finish(&b);
 	return e3_tx_flush(w, tsc != 0 ? rte_rdtsc() : 0);
 }

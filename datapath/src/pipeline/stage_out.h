@@ -34,6 +34,14 @@ static __rte_always_inline void e3_sent(struct e3_burst *b, unsigned i, struct r
 {
 	if (m == b->pkts[i])
 		e3_done(b, i);
+	if (unlikely(b->meta[i].sampled)) {
+		struct e3_sflow_sample *x = &b->smp[b->meta[i].sampled - 1];
+
+		if (x->outputs++ == 0)
+			x->out_port = port;
+		if (b->meta[i].svc != NULL)
+			x->service = b->meta[i].svc->id;
+	}
 	e3_tx(b->w, port, out);
 }
 

@@ -69,6 +69,7 @@ struct e3_meta {
 	uint8_t stacked;      /* the label sits on an E-LAN's segment label */
 	uint8_t flooded;      /* E-LAN: came by a flood tree (REPLICATE), not by unicast */
 	uint8_t redirected;   /* came by a CIRCUIT entry: never redirected again */
+	uint8_t sampled;      /* sFlow: 1 + its sample's index in smp[], else 0 */
 	uint32_t below;       /* E-LAN: the segment label under the service's, pushed (customer:
 	                       * from a site) or read (fabric: stacked); 0 = none */
 	struct e3_trace_slot *tr;
@@ -87,7 +88,14 @@ struct e3_burst {
 	uint64_t fetched[2];  /* E-LAN keys whose buckets were fetched last (e3_elan_keys) */
 	struct rte_mbuf *pkts[E3_BURST];
 	struct e3_meta meta[E3_BURST];
+	uint8_t n_smp;        /* sFlow samples taken of this burst (sflow.h) */
+	struct e3_sflow_sample smp[E3_SFLOW_BURST];
 };
+
+/* sFlow (sflow.c): take this burst's samples at 1 in rate, and queue them
+ * once the burst is done. */
+void e3_sflow_burst(struct e3_burst *b, uint32_t rate);
+void e3_sflow_finish(struct e3_burst *b);
 
 /* Stages. Each is an always-inline body `name(b, tracing)` with a constant
  * tracing (see E3_TRACE) that returns how many frames it took, and this

@@ -67,6 +67,8 @@ enum {
 	X("pw_oam_log", m_pw_oam_log, &pw_oam_log_params) \
 	X("trace_start", m_trace_start, &trace_start_params) \
 	X("trace_get", m_trace_get, &trace_get_params) \
+	X("sflow_set", m_sflow_set, &sflow_set_params) \
+	X("sflow_read", m_sflow_read, &sflow_read_params) \
 	X("config_dump", e3_rpc_config_dump, &no_params) \
 	X("config_load", e3_rpc_config_load, &e3_config_load_params)
 

@@ -12,6 +12,7 @@
 #include <rte_cycles.h>
 
 #include "pipeline/pwoam.h"
+#include "pipeline/sflow.h"
 
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
@@ -859,6 +860,80 @@ static int m_trace_get(struct e3_rpc_call *c, void *p)
 		return e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
 	result(c, json_pack("{s:i, s:s}", "count", (int)frames, "pcap_base64", s));
 	free(s);
+	return 0;
+}
+
+/* ---- sFlow sampling ------------------------------------------ */
+struct sflow_set_params {
+	uint32_t rate;
+	char port[32];
+};
+static const struct e3_param sflow_set_table[] = {
+	E3_P_INT(struct sflow_set_params, rate, "rate", E3_PT_U32, true, 0, E3_SFLOW_RATE_MAX),
+	E3_P_STR(struct sflow_set_params, port, "port", false, 1),
+};
+static const struct e3_obj_type sflow_set_params = {
+	.what = "params", .params = sflow_set_table, .n_params = 2, .size = sizeof(struct sflow_set_params),
+};
+
+static int m_sflow_set(struct e3_rpc_call *c, void *p)
+{
+	const struct sflow_set_params *sp = p;
+	char err[E3_ERRLEN] = "";
+	int rc = e3_ctl_sflow_set((c->seen & 2) ? sp->port : NULL, sp->rate, err);
+
+	return rc < 0 ? e3_rpc_ctl_err(c, rc, err) : result_empty(c);
+}
+
+struct sflow_read_params {
+	uint32_t max;
+};
+static const struct e3_param sflow_read_table[] = {
+	E3_P_INT(struct sflow_read_params, max, "max", E3_PT_U32, false, 0, 4096),
+};
+static const struct e3_obj_type sflow_read_params = {
+	.what = "params", .params = sflow_read_table, .n_params = 1, .size = sizeof(struct sflow_read_params),
+};
+
+static void sflow_port_cb(const char *name, uint16_t port_id, uint32_t rate, uint64_t pool, uint64_t drops,
+			  void *arg)
+{
+	e3_jw_json(arg, NULL, json_pack("{s:s, s:i, s:I, s:I, s:I}", "port", name, "port_id", port_id,
+					"rate", (json_int_t)rate, "pool", (json_int_t)pool,
+					"drops", (json_int_t)drops));
+}
+
+static void sflow_sample_cb(const struct e3_sflow_sample *s, const char *in, const char *out, void *arg)
+{
+	char *hdr = base64(s->hdr, s->hdr_len);
+	json_t *o = json_pack("{s:I, s:I, s:I, s:i, s:I, s:s}", "rate", (json_int_t)s->rate,
+			      "pool", (json_int_t)s->pool, "drops", (json_int_t)s->drops,
+			      "outputs", s->outputs, "frame_length", (json_int_t)s->frame_len,
+			      "header", hdr ? hdr : "");
+
+	free(hdr);
+	if (in != NULL)
+		json_object_set_new(o, "in_port", json_string(in));
+	if (out != NULL)
+		json_object_set_new(o, "out_port", json_string(out));
+	if (s->service != E3_NONE)
+		json_object_set_new(o, "service", json_integer(s->service));
+	e3_jw_json(arg, NULL, o);
+}
+
+static int m_sflow_read(struct e3_rpc_call *c, void *p)
+{
+	unsigned max = (c->seen & 1) ? ((struct sflow_read_params *)p)->max : 1024;
+
+	e3_jw_open(&c->w, NULL, '{');
+	e3_jw_json(&c->w, "rate", json_integer(e3_ctl_sflow_node_rate()));
+	e3_jw_open(&c->w, "ports", '[');
+	e3_ctl_sflow_ports(sflow_port_cb, &c->w);
+	e3_jw_close(&c->w, ']');
+	e3_jw_open(&c->w, "samples", '[');
+	e3_ctl_sflow_read(max, sflow_sample_cb, &c->w);
+	e3_jw_close(&c->w, ']');
+	e3_jw_close(&c->w, '}');
 	return 0;
 }
 
