@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/httpguard"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
+	"github.com/e3fabric/e3fabric/control/internal/sflow"
 )
 
 func main() {
@@ -52,6 +54,10 @@ func run() error {
 		metricsAt = flag.String("metrics-listen", "", "serve the datapath's counters at http://ADDR/metrics (e.g. 127.0.0.1:9301), or on a Unix socket only root reaches (unix:PATH); empty: off")
 		metricsTk = flag.String("metrics-token-file", "", "file holding the bearer token /metrics asks for (the controller's read-only token); needed on TCP")
 		perLabel  = flag.Bool("metrics-labels", false, "also export a series per label entry (large fabrics have 10^5 of them)")
+		sfColl    = flag.String("sflow-collectors", "", "send sFlow v5 to these collectors (host:port, comma-separated; the standard port is 6343); empty: off")
+		sfRate    = flag.Uint("sflow-sampling", 1000, "sFlow: sample 1 in N of the frames each port receives")
+		sfPoll    = flag.Duration("sflow-polling", 20*time.Second, "sFlow: send each port's counters this often")
+		sfAgent   = flag.String("sflow-agent-address", "", "sFlow: the agent address in the datagrams (default: this host's address toward the first collector)")
 	)
 	if err := flagfile.Parse(flag.CommandLine, os.Args[1:], conf); err != nil {
 		return err
@@ -115,6 +121,11 @@ func run() error {
 	}()
 	if *metricsAt != "" {
 		if err := serveMetrics(ctx, *metricsAt, *metricsTk, *node, *socket, *rpcTO, *perLabel, log); err != nil {
+			return err
+		}
+	}
+	if *sfColl != "" {
+		if err := exportSFlow(ctx, strings.Split(*sfColl, ","), *sfRate, *sfPoll, *sfAgent, *socket, *rpcTO, log); err != nil {
 			return err
 		}
 	}
@@ -191,6 +202,36 @@ func serveMetrics(ctx context.Context, addr, tokenFile, node, socket string, tim
 		}
 	}()
 	log.Info("metrics", "listen", network+":"+addr, "token", token != "")
+	return nil
+}
+
+// exportSFlow sets the datapath's sampling and sends its samples and
+// counters to the collectors until ctx ends, through a connection of its
+// own (docs/operations.md, "sFlow").
+func exportSFlow(ctx context.Context, collectors []string, rate uint, polling time.Duration, agentAddr, socket string,
+	timeout time.Duration, log *slog.Logger) error {
+	if rate < 1 || rate > 1<<24 || polling <= 0 {
+		return fmt.Errorf("sflow: --sflow-sampling must be 1..16777216 and --sflow-polling positive")
+	}
+	var addr netip.Addr
+	if agentAddr != "" {
+		var err error
+		if addr, err = netip.ParseAddr(agentAddr); err != nil {
+			return fmt.Errorf("sflow: --sflow-agent-address: %w", err)
+		}
+	}
+	dp := dprpc.New(socket, timeout)
+	x, err := sflow.New(sflow.Config{DP: dp, Collectors: collectors, Rate: uint32(rate), Polling: polling, Agent: addr, Log: log})
+	if err != nil {
+		dp.Close()
+		return err
+	}
+	go func() {
+		defer dp.Close()
+		defer x.Close()
+		x.Run(ctx)
+	}()
+	log.Info("sflow", "collectors", collectors, "sampling", rate, "polling", polling)
 	return nil
 }
 
