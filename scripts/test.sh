@@ -23,7 +23,7 @@ if [ -f control/go.mod ]; then
   step control-go-race bash -c 'cd control && go test -race -count=1 ./...'
 fi
 pysuites=()
-for d in datapath/tests/rpc tests/packet tests/bench tests/e2e tests/control tests/package; do
+for d in datapath/tests/rpc tests/packet tests/bench tests/e2e tests/control tests/contract tests/package; do
   compgen -G "$d/test_*.py" >/dev/null && pysuites+=("$d")
 done
 if [ ${#pysuites[@]} -gt 0 ]; then

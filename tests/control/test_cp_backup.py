@@ -36,7 +36,8 @@ def test_bad_snapshot_refused(services, tmp_path):
     cp = services
     gen = cp.status()["generation"]
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"version": 9, "topology": {}, "services": []}))
+    bad.write_text(json.dumps({"version": 9, "topology": {"name": "x", "fabric": {}, "nodes": [], "links": [],
+                                                         "customer_ports": []}, "services": []}))
     p = cp.e3ctl("snapshot", "restore", bad, check=False)
     assert p.returncode != 0 and "version 9" in p.stderr, p.stderr
     p = cp.e3ctl("snapshot", "restore", bad, check=False, token=cp.read_token)

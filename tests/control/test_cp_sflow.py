@@ -58,6 +58,7 @@ def test_sflow_export_judged_by_tshark(services, lab):
     finally:
         cp.stop_agent("leaf1")
         agent.cmd = plain
+        lab.client("leaf1").call("sflow_set", {"rate": 0})   # the agent without sFlow leaves it as it is
         cp.start_agent("leaf1")
         collector.close()
     assert got, "no sFlow datagram came"

@@ -8,20 +8,23 @@ package api
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/desired"
@@ -33,9 +36,6 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/topology"
 	"github.com/e3fabric/e3fabric/control/internal/web"
 )
-
-//go:embed openapi.json
-var OpenAPI []byte
 
 // maxBody bounds a request body (a topology file is the largest), but for
 // a fabric snapshot's restore (maxSnapshotBody), which holds every
@@ -90,8 +90,14 @@ type Server struct {
 	// requests (429) and for a body that came too slowly (408).
 	unauthorized, forbidden, busyClient, slowBody atomic.Uint64
 	busyMu                                        sync.Mutex
-	busy                                          map[string]int // requests in progress by client address
+	busy                                          map[string]int                // requests in progress by client address
+	ops                                           []op                          // what handle registered: the document's source
+	openapi                                       []byte                        // the document (GET /openapi.json)
+	validators                                    map[string]*jsonschema.Schema // each body's schema, by pattern
 }
+
+// OpenAPI is the server's OpenAPI document.
+func (s *Server) OpenAPI() []byte { return s.openapi }
 
 // New returns the API handler.
 func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
@@ -110,82 +116,143 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	}
 	s := &Server{Config: cfg, c: c, log: log, mux: http.NewServeMux(), busy: map[string]int{}}
 	s.hub = newHub(s, cfg.MaxStreamsPerToken)
-	s.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(OpenAPI)
-	})
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
-	s.handle("GET /v1/status", roleRead, s.status)
-	s.handle("GET /v1/nodes", roleRead, s.nodes)
-	s.handle("GET /v1/links", roleRead, s.links)
-	s.handle("POST /v1/nodes/{node}/credentials", roleAdmin, s.nodeCredentials)
-	s.handle("PUT /v1/links/{link}/cost", roleAdmin, s.setCost)
-	s.handle("POST /v1/nodes/{node}/drain", roleAdmin, func(r *http.Request) (int, any, error) { return s.drain(r, true) })
-	s.handle("POST /v1/nodes/{node}/undrain", roleAdmin, func(r *http.Request) (int, any, error) { return s.drain(r, false) })
-	s.handle("GET /v1/events", roleRead, func(r *http.Request) (int, any, error) {
-		ev := s.c.Events()
-		if ev == nil {
-			ev = []model.Event{}
-		}
-		return 200, ev, nil
-	})
-	s.handle("GET /v1/snapshot", roleRead, func(r *http.Request) (int, any, error) {
-		snap, err := s.c.SaveSnapshot(r.Context())
-		if err == nil && snap.Topology != nil {
-			snap.Topology = s.topologyFor(r, snap.Topology)
-		}
-		return 200, snap, err
-	})
-	s.handle("PUT /v1/snapshot", roleAdmin, func(r *http.Request) (int, any, error) {
-		var snap model.FabricSnapshot
-		if err := decodeSnapshot(r, &snap); err != nil {
-			return 0, nil, err
-		}
-		if err := s.c.RestoreSnapshot(r.Context(), &snap); err != nil {
-			return 0, nil, err
-		}
-		return s.status(r)
-	})
-	s.handle("GET /v1/intent", roleRead, func(r *http.Request) (int, any, error) {
-		snap, err := s.c.Snapshot(r.Context())
-		if err != nil {
-			return 0, nil, err
-		}
-		in := model.Intent{Topology: s.topologyFor(r, snap.Topology), Services: []model.ServiceSpec{}}
-		for _, n := range snap.ServiceNames() {
-			in.Services = append(in.Services, snap.Services[n].Spec)
-		}
-		return 200, in, nil
-	})
-	s.handle("POST /v1/apply", roleAdmin, func(r *http.Request) (int, any, error) {
-		var req model.ApplyRequest
-		if err := decode(r, &req); err != nil {
-			return 0, nil, err
-		}
-		res, err := s.c.Apply(r.Context(), &req)
-		return 200, res, err
-	})
-	s.handle("GET /v1/topology", roleRead, s.getTopology)
-	s.handle("PUT /v1/topology", roleAdmin, s.putTopology)
-	s.handle("GET /v1/services", roleRead, s.listServices)
-	s.handle("POST /v1/services", roleAdmin, s.createService)
-	s.handle("GET /v1/services/{name}", roleRead, s.getService)
-	s.handle("PATCH /v1/services/{name}", roleAdmin, s.updateService)
-	s.handle("DELETE /v1/services/{name}", roleAdmin, s.deleteService)
-	// Ping and trace change no state, but send frames into the fabric.
-	s.handle("POST /v1/services/{name}/ping", roleAdmin, func(r *http.Request) (int, any, error) {
-		req := model.PingRequest{Count: 3}
-		if r.ContentLength != 0 {
+	admin, read := roleAdmin, roleRead
+	nodeParam := map[string]string{"node": "pattern=^[a-z0-9-]{1,15}$"}
+	svcParam := map[string]string{"name": "pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"}
+	s.handle(op{pattern: "GET /v1/status", id: "getStatus", summary: "fabric summary", role: read,
+		status: 200, resp: model.StatusView{}}, s.status)
+	s.handle(op{pattern: "GET /v1/nodes", id: "listNodes", role: read, status: 200, resp: []model.NodeView{},
+		summary: "nodes: forwarding (per OAM), agent, desired and applied generation, labels used, ports"}, s.nodes)
+	s.handle(op{pattern: "GET /v1/links", id: "listLinks", role: read, status: 200, resp: []model.LinkView{},
+		summary: "fabric links: cost, state, each end's BFD state and counters"}, s.links)
+	s.handle(op{pattern: "POST /v1/nodes/{node}/credentials", id: "nodeCredentials", role: admin, params: nodeParam,
+		summary: "new etcd credentials for the node's agent (docs/security.md); the node's older certificates are revoked",
+		status:  200, resp: etcdauth.Credentials{}, errs: []int{404, 501}}, s.nodeCredentials)
+	s.handle(op{pattern: "PUT /v1/links/{link}/cost", id: "setLinkCost", role: admin, body: model.LinkCost{},
+		params:  map[string]string{"link": "description=the link's id or name (leaf1:fab1-spine1:fab1)"},
+		summary: "set a link's cost; paths are recomputed", status: 200, resp: []model.LinkView{}, errs: []int{404}}, s.setCost)
+	s.handle(op{pattern: "POST /v1/nodes/{node}/drain", id: "drainNode", role: admin, params: nodeParam, status: 200,
+		resp: model.NodeView{}, errs: []int{404, 422},
+		summary: "maintenance: paths, trees and site roles leave the node make-before-break (docs/ha.md)"},
+		func(r *http.Request) (int, any, error) { return s.drain(r, true) })
+	s.handle(op{pattern: "POST /v1/nodes/{node}/undrain", id: "undrainNode", role: admin, params: nodeParam, status: 200,
+		resp: model.NodeView{}, errs: []int{404, 422}, summary: "bring a drained node back into use"},
+		func(r *http.Request) (int, any, error) { return s.drain(r, false) })
+	s.handle(op{pattern: "GET /v1/events", id: "listEvents", role: read, status: 200, resp: []model.Event{},
+		summary: "the event log: failures, local and global repairs, what they took"},
+		func(r *http.Request) (int, any, error) {
+			ev := s.c.Events()
+			if ev == nil {
+				ev = []model.Event{}
+			}
+			return 200, ev, nil
+		})
+	s.handle(op{pattern: "GET /v1/snapshot", id: "saveSnapshot", role: read, status: 200, resp: model.FabricSnapshot{},
+		summary: "the fabric's whole intent and what was allocated for it"},
+		func(r *http.Request) (int, any, error) {
+			snap, err := s.c.SaveSnapshot(r.Context())
+			if err == nil && snap.Topology != nil {
+				snap.Topology = s.topologyFor(r, snap.Topology)
+			}
+			return 200, snap, err
+		})
+	s.handle(op{pattern: "PUT /v1/snapshot", id: "restoreSnapshot", role: admin, body: model.FabricSnapshot{},
+		status: 200, resp: model.StatusView{}, errs: []int{404, 409, 422, 507},
+		summary: "make the fabric what the snapshot describes, with its labels (docs/control-plane.md)"},
+		func(r *http.Request) (int, any, error) {
+			var snap model.FabricSnapshot
+			if err := decodeSnapshot(r, &snap, s.checkPart); err != nil {
+				return 0, nil, err
+			}
+			if err := s.c.RestoreSnapshot(r.Context(), &snap); err != nil {
+				return 0, nil, err
+			}
+			return s.status(r)
+		})
+	s.handle(op{pattern: "GET /v1/intent", id: "getIntent", role: read, status: 200, resp: model.Intent{},
+		summary: "the whole declared fabric: the topology and every service, as e3ctl get writes it (BFD keys need the admin token)"},
+		func(r *http.Request) (int, any, error) {
+			snap, err := s.c.Snapshot(r.Context())
+			if err != nil {
+				return 0, nil, err
+			}
+			in := model.Intent{Topology: s.topologyFor(r, snap.Topology), Services: []model.ServiceSpec{}}
+			for _, n := range snap.ServiceNames() {
+				in.Services = append(in.Services, snap.Services[n].Spec)
+			}
+			return 200, in, nil
+		})
+	s.handle(op{pattern: "POST /v1/apply", id: "apply", role: admin, body: model.ApplyRequest{}, status: 200,
+		resp: model.ApplyResult{}, errs: []int{409, 422, 507},
+		summary: "make the fabric what the intent declares, in one change (docs/control-plane.md); a refused intent changes nothing"},
+		func(r *http.Request) (int, any, error) {
+			var req model.ApplyRequest
 			if err := decode(r, &req); err != nil {
 				return 0, nil, err
 			}
-		}
-		v, err := s.c.Ping(r.Context(), r.PathValue("name"), req.Count)
-		return 200, v, err
-	})
-	s.handle("POST /v1/services/{name}/trace", roleAdmin, func(r *http.Request) (int, any, error) {
-		v, err := s.c.Trace(r.Context(), r.PathValue("name"))
-		return 200, v, err
+			res, err := s.c.Apply(r.Context(), &req)
+			return 200, res, err
+		})
+	s.handle(op{pattern: "GET /v1/topology", id: "getTopology", role: read, status: 200, resp: topology.Topology{},
+		summary: "the topology as stored (hosts become customer ports, links get ids)"}, s.getTopology)
+	s.handle(op{pattern: "PUT /v1/topology", id: "importTopology", role: admin, body: topology.File{}, yaml: true,
+		status: 200, resp: topology.Topology{}, errs: []int{404, 409, 422, 507},
+		summary: "import a topology file (docs/topology.md; YAML or JSON): it replaces the topology, and creates its services that do not exist"},
+		s.putTopology)
+	s.handle(op{pattern: "GET /v1/services", id: "listServices", role: read, status: 200, resp: []model.ServiceView{},
+		summary: "every service with its status"}, s.listServices)
+	s.handle(op{pattern: "POST /v1/services", id: "createService", role: admin, body: model.ServiceSpec{},
+		status: 201, resp: model.ServiceView{}, errs: []int{404, 409, 422, 507}, summary: "create a service"}, s.createService)
+	s.handle(op{pattern: "GET /v1/services/{name}", id: "getService", role: read, params: svcParam, status: 200,
+		resp: model.ServiceView{}, errs: []int{404}, summary: "a service: paths, labels per node, status"}, s.getService)
+	s.handle(op{pattern: "PATCH /v1/services/{name}", id: "updateService", role: admin, params: svcParam,
+		body: model.ServiceUpdate{}, status: 200, resp: model.ServiceView{}, errs: []int{404, 409, 422, 507},
+		summary: "add and remove circuits"}, s.updateService)
+	s.handle(op{pattern: "DELETE /v1/services/{name}", id: "deleteService", role: admin, params: svcParam,
+		status: 204, errs: []int{404}, summary: "delete a service and free its labels"}, s.deleteService)
+	// Ping and trace change no state, but send frames into the fabric.
+	s.handle(op{pattern: "POST /v1/services/{name}/ping", id: "pingService", role: admin, params: svcParam,
+		body: model.PingRequest{}, optional: true, status: 200, resp: model.PingResult{}, errs: []int{404, 422, 504},
+		summary: "MPLS echo in the pseudowire, from one end to each other end (docs/operations.md)"},
+		func(r *http.Request) (int, any, error) {
+			req := model.PingRequest{Count: 3}
+			if r.ContentLength != 0 {
+				if err := decode(r, &req); err != nil {
+					return 0, nil, err
+				}
+			}
+			v, err := s.c.Ping(r.Context(), r.PathValue("name"), req.Count)
+			return 200, v, err
+		})
+	s.handle(op{pattern: "POST /v1/services/{name}/trace", id: "traceService", role: admin, params: svcParam,
+		status: 200, resp: []model.TraceResult{}, errs: []int{404, 422, 504},
+		summary: "each hop of the pseudowire: node, label in and out, time"},
+		func(r *http.Request) (int, any, error) {
+			v, err := s.c.Trace(r.Context(), r.PathValue("name"))
+			return 200, v, err
+		})
+	s.handle(op{pattern: "GET /healthz", id: "health", role: roleNone, status: 200, resp: map[string]bool{},
+		summary: "liveness"}, func(r *http.Request) (int, any, error) { return 200, map[string]bool{"ok": true}, nil })
+	s.handle(op{pattern: "GET /openapi.json", id: "openapi", role: roleNone, status: 200, content: "application/json",
+		summary: "this document"}, nil)
+	s.handle(op{pattern: "GET /v1/stream", id: "stream", role: read, status: 200, content: "text/event-stream",
+		summary: "the fabric's state every second, as Server-Sent Events (the fabric page)"}, nil)
+	if cfg.Metrics != nil {
+		s.handle(op{pattern: "GET /metrics", id: "metrics", role: read, status: 200, content: "text/plain",
+			summary: "Prometheus metrics (docs/operations.md)"}, nil)
+	}
+	s.handle(op{pattern: "GET /ui/", id: "page", role: roleNone, status: 200, content: "text/html",
+		summary: "the live fabric page (its files need no token; what it reads does)"}, nil)
+	doc, validators, err := document(s.ops, map[string]any{"title": "e3fabric controller API", "version": "1",
+		"description": "Northbound API of e3-controller (docs/control-plane.md, docs/security.md), generated from the " +
+			"handlers' registrations and the Go types they take and answer (control/internal/api/openapi.go)."})
+	if err != nil {
+		panic(err) // a registration or a type's tag is wrong: a test catches it
+	}
+	s.openapi, s.validators = doc, validators
+	s.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(s.openapi)
 	})
 	// The fabric page: its files need no token (they hold no data), what
 	// it reads does.
@@ -275,30 +342,51 @@ type httpError struct {
 	msg    string
 }
 
+// fieldError is a body the schema does not allow (400), at one field.
+type fieldError struct{ field, msg string }
+
+func (e *fieldError) Error() string { return e.msg }
+
+// fieldOf is the request field err is about ("": none).
+func fieldOf(err error) string {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fe.field
+	}
+	return controller.FieldOf(err)
+}
+
 func (e *httpError) Error() string { return e.msg }
 
 func badRequest(format string, a ...any) error {
 	return &httpError{http.StatusBadRequest, "invalid", fmt.Sprintf(format, a...)}
 }
 
-func (s *Server) handle(pattern string, need role, h handler) {
-	mutation := need == roleAdmin
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(w, r, need) {
+func (s *Server) handle(o op, h handler) {
+	s.ops = append(s.ops, o)
+	if h == nil {
+		return // served by a handler of its own
+	}
+	mutation := o.role == roleAdmin
+	s.mux.HandleFunc(o.pattern, func(w http.ResponseWriter, r *http.Request) {
+		if o.role != roleNone && !s.authorized(w, r, o.role) {
 			return
 		}
 		limit := int64(maxBody)
-		if pattern == "PUT /v1/snapshot" {
+		if o.pattern == "PUT /v1/snapshot" {
 			limit = maxSnapshotBody
 		}
 		r.Body = minRate(w, http.MaxBytesReader(w, r.Body, limit), s.MinBodyRate, s.BodyGrace, &s.slowBody)
-		status, body, err := h(r)
+		status, body, err := 0, any(nil), s.checkBody(r, o)
+		if err == nil {
+			status, body, err = h(r)
+		}
 		if err != nil {
 			st, code := errorStatus(err)
 			if st >= 500 {
 				s.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
-			writeFieldError(w, st, code, err.Error(), controller.FieldOf(err))
+			writeFieldError(w, st, code, err.Error(), fieldOf(err))
 			return
 		}
 		if mutation {
@@ -310,6 +398,103 @@ func (s *Server) handle(pattern string, need role, h handler) {
 		}
 		writeJSON(w, status, body)
 	})
+}
+
+// checkBody checks r's body against o's schema, and leaves it for the
+// handler to decode. A body that is not a JSON (or YAML) object is left to
+// the handler's decoder, which says what it is instead; a snapshot, which
+// may be a gigabyte, is checked by its streaming decoder alone.
+func (s *Server) checkBody(r *http.Request, o op) error {
+	v := s.validators[o.pattern]
+	if v == nil || o.pattern == "PUT /v1/snapshot" {
+		return nil
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var he *httpError
+		switch {
+		case errors.As(err, &mbe):
+			return &httpError{http.StatusRequestEntityTooLarge, "invalid", fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}
+		case errors.As(err, &he):
+			return he // too slow
+		}
+		return badRequest("reading body: %v", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	var doc any
+	if o.yaml && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		var y any
+		if yaml.Unmarshal(raw, &y) != nil {
+			return nil
+		}
+		j, err := json.Marshal(y)
+		if err != nil {
+			return nil
+		}
+		raw = j
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil
+	}
+	if doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
+		return nil
+	}
+	b, err := checked(v, doc)
+	if err != nil {
+		return err
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	return nil
+}
+
+// checkPart checks part of a snapshot (a property of FabricSnapshot, or
+// services/items) against its schema; field names it in errors.
+func (s *Server) checkPart(part, field string, raw json.RawMessage) ([]byte, error) {
+	v := s.validators["snapshot/"+part]
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if v == nil || err != nil {
+		return raw, nil // the decoder says what is wrong
+	}
+	b, err := checked(v, doc)
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		f := strings.TrimSuffix(field+"."+fe.field, ".")
+		f = strings.ReplaceAll(f, ".[", "[")
+		return nil, &fieldError{field: f, msg: strings.ReplaceAll(fe.msg, fe.field+":", f+":")}
+	}
+	return b, err
+}
+
+// checked is doc if v takes it, as the handler decodes it: JSON Schema's
+// integers include 7.0, Go's decoder does not, so integral numbers are
+// written as integers.
+func checked(v *jsonschema.Schema, doc any) ([]byte, error) {
+	if err := checkBody(v, doc); err != nil {
+		return nil, err
+	}
+	return json.Marshal(integral(doc))
+}
+
+// integral is doc with every integral number (7.0, 7e2) written as an
+// integer.
+func integral(doc any) any {
+	switch x := doc.(type) {
+	case map[string]any:
+		for k, v := range x {
+			x[k] = integral(v)
+		}
+	case []any:
+		for i, v := range x {
+			x[i] = integral(v)
+		}
+	case json.Number:
+		if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 &&
+			strings.ContainsAny(string(x), ".eE") {
+			return json.Number(strconv.FormatInt(int64(f), 10))
+		}
+	}
+	return doc
 }
 
 // authorized says whether r's token has the role need, and answers (401,
@@ -364,13 +549,18 @@ func errorStatus(err error) (int, string) {
 	if errors.As(err, &he) {
 		return he.status, he.code
 	}
+	if fe := (*fieldError)(nil); errors.As(err, &fe) {
+		return http.StatusBadRequest, "invalid"
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return http.StatusGatewayTimeout, "timeout"
 	}
 	k := controller.KindOf(err)
 	switch k {
 	case controller.KindInvalid:
-		return http.StatusBadRequest, string(k)
+		// Well-formed (the schema took it) but not what the fabric
+		// can take: a rule across fields, a name that is not there.
+		return http.StatusUnprocessableEntity, string(k)
 	case controller.KindNotFound:
 		return http.StatusNotFound, string(k)
 	case controller.KindConflict:
@@ -625,8 +815,32 @@ func (s *Server) putTopology(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, badRequest("reading body: %v", err)
 	}
-	t, services, err := topology.Parse(data)
+	var doc any
+	if yaml.Unmarshal(data, &doc) == nil {
+		if _, ok := doc.(map[string]any); !ok {
+			return 0, nil, badRequest("the body is not a topology file (a mapping of name, fabric, nodes, ...)")
+		}
+	}
+	var t *topology.Topology
+	var services []topology.FileService
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		// JSON: read as such (YAML takes most JSON, not all of its escapes).
+		var f topology.File
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err = dec.Decode(&f); err == nil {
+			t, services, err = f.Parse()
+		} else {
+			err = fmt.Errorf("topology: %w", err)
+		}
+	} else {
+		t, services, err = topology.Parse(data)
+	}
 	if err != nil {
+		var fe *topology.FieldError
+		if errors.As(err, &fe) { // well-formed, but not a topology the fabric takes
+			return 0, nil, &controller.Error{Kind: controller.KindInvalid, Msg: err.Error(), Field: fe.Field}
+		}
 		return 0, nil, badRequest("%v", err)
 	}
 	if err := s.c.ImportTopology(r.Context(), t, services); err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ const maxSnapshotBody = 1 << 30
 // decodeSnapshot reads a fabric snapshot as a stream: the services one at
 // a time, so the process holds the decoded records and one record's text,
 // never the whole body besides them. Unknown fields are errors, as in decode.
-func decodeSnapshot(r *http.Request, snap *model.FabricSnapshot) error {
+func decodeSnapshot(r *http.Request, snap *model.FabricSnapshot, check func(part, field string, raw json.RawMessage) ([]byte, error)) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	fail := func(err error) error {
@@ -33,6 +34,23 @@ func decodeSnapshot(r *http.Request, snap *model.FabricSnapshot) error {
 			return badRequest("request body is empty or cut short: want a JSON object")
 		}
 		return badRequest("malformed snapshot: %v", err)
+	}
+	// Each part is checked against its schema (at field), then decoded.
+	decode := func(part, field string, v any) error {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fail(err)
+		}
+		b, err := check(part, field, raw)
+		if err != nil {
+			return err
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		if err := d.Decode(v); err != nil {
+			return fail(err)
+		}
+		return nil
 	}
 	delim := func(want json.Delim) error {
 		t, err := dec.Token()
@@ -61,13 +79,20 @@ func decodeSnapshot(r *http.Request, snap *model.FabricSnapshot) error {
 		case "checks":
 			field = &snap.Checks
 		case "services":
-			if err := delim('['); err != nil {
-				return err
+			if !dec.More() {
+				return badRequest("malformed snapshot: services has no value")
 			}
-			for dec.More() {
+			if t, err := dec.Token(); err != nil {
+				return fail(err)
+			} else if t == nil {
+				continue // null: none
+			} else if d, ok := t.(json.Delim); !ok || d != '[' {
+				return badRequest("malformed snapshot: want \"[\", got %v", t)
+			}
+			for i := 0; dec.More(); i++ {
 				var rec model.ServiceRecord
-				if err := dec.Decode(&rec); err != nil {
-					return fail(err)
+				if err := decode("services/items", fmt.Sprintf("services[%d]", i), &rec); err != nil {
+					return err
 				}
 				snap.Services = append(snap.Services, rec)
 			}
@@ -78,8 +103,8 @@ func decodeSnapshot(r *http.Request, snap *model.FabricSnapshot) error {
 		default:
 			return badRequest("malformed snapshot: unknown field %v", t)
 		}
-		if err := dec.Decode(field); err != nil {
-			return fail(err)
+		if err := decode(t.(string), t.(string), field); err != nil {
+			return err
 		}
 	}
 	if err := delim('}'); err != nil {

@@ -213,11 +213,18 @@ func (c *Controller) Trace(ctx context.Context, name string) ([]model.TraceResul
 			probes[seq] = probe{i, ttl}
 		}
 	}
+	// A probe is answered by the node where its TTL ran out, and at the
+	// egress also by the reply back at the origin: the two come from
+	// different agents' reports, in either order.
 	answered := func(got map[string][]nodestate.OAMEvent, seq uint32) bool {
 		for _, evs := range got {
 			for _, e := range evs {
-				if e.Seq == seq && (e.Kind == "transit" || e.Kind == "egress") {
+				if e.Seq == seq && e.Kind == "transit" {
 					return true
+				}
+				if e.Seq == seq && e.Kind == "egress" {
+					_, replied := find(got, from, "reply", seq)
+					return replied
 				}
 			}
 		}

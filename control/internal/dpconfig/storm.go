@@ -11,9 +11,9 @@ import (
 // storm_*_pps); 0 = no limit. Services and circuits of the controller's
 // model and topology file carry it in this shape.
 type Storm struct {
-	BroadcastPPS int `json:"broadcast_pps,omitempty" yaml:"broadcast_pps"`
-	MulticastPPS int `json:"multicast_pps,omitempty" yaml:"multicast_pps"`
-	UnknownPPS   int `json:"unknown_pps,omitempty" yaml:"unknown_pps"`
+	BroadcastPPS int `json:"broadcast_pps,omitempty" yaml:"broadcast_pps" schema:"minimum=0;maximum=100000000"`
+	MulticastPPS int `json:"multicast_pps,omitempty" yaml:"multicast_pps" schema:"minimum=0;maximum=100000000"`
+	UnknownPPS   int `json:"unknown_pps,omitempty" yaml:"unknown_pps" schema:"minimum=0;maximum=100000000"`
 }
 
 // classes are the limits by class name (ParseStorm's), in order.

@@ -90,3 +90,11 @@ func ParseVLAN(x any) (VLAN, error) {
 		return 0, fmt.Errorf("vlan %v: want 1..4094 or %q", x, untaggedJSON)
 	}
 }
+
+// JSONSchema is a VLAN's JSON Schema (the API's document): 1..4094 or "untagged".
+func (VLAN) JSONSchema() map[string]any {
+	return map[string]any{"anyOf": []any{
+		map[string]any{"type": "integer", "minimum": 1, "maximum": 4094},
+		map[string]any{"const": untaggedJSON},
+	}}
+}

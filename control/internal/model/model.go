@@ -128,16 +128,16 @@ func SortCircuits(cs []Circuit) {
 
 // ServiceSpec is what the operator asks for.
 type ServiceSpec struct {
-	Name     string    `json:"name"`
-	Type     string    `json:"type"`
+	Name     string    `json:"name" schema:"pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"`
+	Type     string    `json:"type" schema:"enum=eline|elan"`
 	Circuits []Circuit `json:"circuits"`
-	MACLimit int       `json:"mac_limit,omitempty"`
+	MACLimit int       `json:"mac_limit,omitempty" schema:"minimum=0;maximum=16777216;description=the MACs an E-LAN may learn, 0: the node's default"`
 	// CircuitMACLimit caps the MACs an E-LAN learns on each of its
 	// circuits (0: only MACLimit), so one site cannot take the whole share.
-	CircuitMACLimit int `json:"circuit_mac_limit,omitempty"`
+	CircuitMACLimit int `json:"circuit_mac_limit,omitempty" schema:"minimum=0;maximum=16777216"`
 	// BandwidthMbps is the declared load the service puts on each link of
 	// its paths, used by the "load" link cost. 0 = the default.
-	BandwidthMbps int `json:"bandwidth_mbps,omitempty"`
+	BandwidthMbps int `json:"bandwidth_mbps,omitempty" schema:"minimum=0;maximum=100000000"`
 	// ECMP spreads the service's flows over its equal-cost paths at the
 	// ingress leaf (docs/multihoming.md), rather than keeping the standby
 	// path idle.
@@ -514,8 +514,8 @@ type CheckView struct {
 
 // ServiceUpdate adds and removes circuits.
 type ServiceUpdate struct {
-	AddCircuits    []Circuit `json:"add_circuits"`
-	RemoveCircuits []Circuit `json:"remove_circuits"`
+	AddCircuits    []Circuit `json:"add_circuits,omitempty"`
+	RemoveCircuits []Circuit `json:"remove_circuits,omitempty"`
 }
 
 // NodeView is a node as the API shows it.
@@ -585,7 +585,7 @@ type Event struct {
 
 // LinkCost is the body of a cost change.
 type LinkCost struct {
-	Cost int `json:"cost"`
+	Cost int `json:"cost" schema:"minimum=1;maximum=1048576"`
 }
 
 // StatusView is the fabric summary.
@@ -627,7 +627,7 @@ type APIError struct {
 
 // PingRequest is the body of POST /v1/services/{name}/ping.
 type PingRequest struct {
-	Count int `json:"count,omitempty"` // requests to each other end, 1..10; default 3
+	Count int `json:"count,omitempty" schema:"minimum=1;maximum=10;description=requests to each other end, default 3"`
 }
 
 // PingResult is a pseudowire ping of a service (POST /v1/services/{name}/ping):
@@ -671,4 +671,17 @@ type TraceHop struct {
 	LabelIn  uint32   `json:"label_in,omitempty"`
 	LabelOut uint32   `json:"label_out,omitempty"`
 	TimeMS   *float64 `json:"time_ms,omitempty"`
+}
+
+// JSONSchema is a circuit's JSON Schema (the API's document): every field
+// is optional in a request (a site's circuit has a segment and no node or
+// port; no vlan is untagged).
+func (Circuit) JSONSchema() map[string]any {
+	// "" too: a site's circuit has no node or port, a node's no segment.
+	name := map[string]any{"type": "string", "pattern": "^([a-z0-9-]{1,15})?$"}
+	return map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"node": name, "port": name, "segment": name,
+		"vlan":  dpconfig.VLAN(0).JSONSchema(),
+		"storm": map[string]any{"$ref": "#/components/schemas/Storm"},
+	}}
 }

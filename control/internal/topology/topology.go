@@ -43,7 +43,7 @@ type Topology struct {
 // circuit on a segment stands for a circuit on each of its ports, with one
 // VLAN (docs/multihoming.md).
 type Segment struct {
-	Name  string     `json:"name" yaml:"name,omitempty"`
+	Name  string     `json:"name" yaml:"name,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
 	Ports []Endpoint `json:"ports" yaml:"ports,omitempty"`
 	// LAG: the site's switch sends each frame up one of its links (a LAG),
 	// so every leaf takes the site's BUM. Without, it floods its BUM up
@@ -64,7 +64,7 @@ func (t *Topology) Segment(name string) *Segment {
 // Fabric holds the fabric-wide datapath settings.
 type Fabric struct {
 	ControlWord *bool `json:"control_word,omitempty" yaml:"control_word,omitempty"`
-	TTL         int   `json:"ttl,omitempty" yaml:"ttl,omitempty"`
+	TTL         int   `json:"ttl,omitempty" yaml:"ttl,omitempty" schema:"minimum=0;maximum=255;description=initial MPLS TTL, 0 for 64"`
 	BFD         BFD   `json:"bfd,omitempty" yaml:"bfd,omitempty"`
 }
 
@@ -72,14 +72,14 @@ type Fabric struct {
 // fabric-wide, and per link where a link overrides them. Zero means the
 // datapath's default (10 ms, 10 ms, 3, 5 s).
 type BFD struct {
-	TxMS       int  `json:"tx_ms,omitempty" yaml:"tx_ms,omitempty"`
-	RxMS       int  `json:"rx_ms,omitempty" yaml:"rx_ms,omitempty"`
-	Multiplier int  `json:"multiplier,omitempty" yaml:"multiplier,omitempty"`
-	WTRS       *int `json:"wtr_s,omitempty" yaml:"wtr_s,omitempty"`
+	TxMS       int  `json:"tx_ms,omitempty" yaml:"tx_ms,omitempty" schema:"minimum=0;maximum=60000"`
+	RxMS       int  `json:"rx_ms,omitempty" yaml:"rx_ms,omitempty" schema:"minimum=0;maximum=60000"`
+	Multiplier int  `json:"multiplier,omitempty" yaml:"multiplier,omitempty" schema:"minimum=0;maximum=255"`
+	WTRS       *int `json:"wtr_s,omitempty" yaml:"wtr_s,omitempty" schema:"minimum=0;maximum=3600"`
 	// Keyed SHA1 authentication of the link sessions (RFC 5880 6.7.4):
 	// the key, 1..20 bytes in hex, and its id. Both ends use the same.
-	AuthKey   string `json:"auth_key,omitempty" yaml:"auth_key,omitempty"`
-	AuthKeyID int    `json:"auth_key_id,omitempty" yaml:"auth_key_id,omitempty"`
+	AuthKey   string `json:"auth_key,omitempty" yaml:"auth_key,omitempty" schema:"pattern=^(([0-9a-fA-F]{2}){1,20}|\\(set\\))$;description=1..20 bytes in hex, or (set) where redacted"`
+	AuthKeyID int    `json:"auth_key_id,omitempty" yaml:"auth_key_id,omitempty" schema:"minimum=0;maximum=255"`
 }
 
 var hexKeyRE = regexp.MustCompile(`^([0-9a-fA-F]{2}){1,20}$`)
@@ -168,7 +168,7 @@ func (f Fabric) TTLOrDefault() int {
 
 // Node is one e3-vswitchd.
 type Node struct {
-	Name string `json:"name" yaml:"name,omitempty"`
+	Name string `json:"name" yaml:"name,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
 	Role string `json:"role,omitempty" yaml:"role,omitempty"`
 	// Drained: in maintenance (e3ctl node drain): paths and trees avoid
 	// it where another way exists. The operator's state, not the file's:
@@ -178,19 +178,19 @@ type Node struct {
 
 // Endpoint is one end of a fabric link.
 type Endpoint struct {
-	Node    string `json:"node" yaml:"node,omitempty"`
-	Port    string `json:"port" yaml:"port,omitempty"`
+	Node    string `json:"node" yaml:"node,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
+	Port    string `json:"port" yaml:"port,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
 	Devargs string `json:"devargs,omitempty" yaml:"devargs,omitempty"`
 }
 
 // Link is a fabric link between two node ports. ID is assigned by the
 // controller and stays with the link (matched by its endpoints) across imports.
 type Link struct {
-	ID           int      `json:"id" yaml:"-"`
+	ID           int      `json:"id,omitempty" yaml:"-" schema:"minimum=0;description=assigned by the controller: any value sent is ignored"`
 	A            Endpoint `json:"a" yaml:"a,omitempty"`
 	B            Endpoint `json:"b" yaml:"b,omitempty"`
-	Cost         int      `json:"cost" yaml:"cost,omitempty"`
-	CapacityMbps int      `json:"capacity_mbps" yaml:"capacity_mbps,omitempty"`
+	Cost         int      `json:"cost,omitempty" yaml:"cost,omitempty" schema:"minimum=0;maximum=1048576;description=0: the default, 1"`
+	CapacityMbps int      `json:"capacity_mbps,omitempty" yaml:"capacity_mbps,omitempty" schema:"minimum=0;maximum=100000000;description=0: the default, 10000"`
 	BFD          *BFD     `json:"bfd,omitempty" yaml:"bfd,omitempty"`
 }
 
@@ -209,41 +209,49 @@ func (l Link) End(node string) (local, remote Endpoint) {
 
 // CustomerPort is a port where customers' circuits attach.
 type CustomerPort struct {
-	Node    string `json:"node" yaml:"node,omitempty"`
-	Port    string `json:"port" yaml:"port,omitempty"`
+	Node    string `json:"node" yaml:"node,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
+	Port    string `json:"port" yaml:"port,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
 	Devargs string `json:"devargs,omitempty" yaml:"devargs,omitempty"`
 }
 
 // fileFormat is docs/topology.md: customer ports come from hosts (and from the
 // controller's own customer_ports list); services are returned separately.
-type fileFormat struct {
-	Name          string         `yaml:"name,omitempty"`
-	Fabric        Fabric         `yaml:"fabric,omitempty"`
-	Nodes         []Node         `yaml:"nodes,omitempty"`
-	Links         []Link         `yaml:"links,omitempty"`
-	CustomerPorts []CustomerPort `yaml:"customer_ports,omitempty"`
-	Segments      []Segment      `yaml:"segments,omitempty"`
-	Hosts         []struct {
-		Name    string     `yaml:"name,omitempty"`
-		Node    string     `yaml:"node,omitempty"`
-		Port    string     `yaml:"port,omitempty"`
-		Devargs string     `yaml:"devargs,omitempty"`
-		Also    []Endpoint `yaml:"also,omitempty"`   // a multi-homed host's other uplinks
-		Behind  string     `yaml:"behind,omitempty"` // a host of a multi-homed site: no port of its own
-		// The host's addresses: the lab's and the demo's, not the controller's.
-		Interfaces []struct {
-			VLAN any    `yaml:"vlan"`
-			IP   string `yaml:"ip"`
-			MAC  string `yaml:"mac"`
-		} `yaml:"interfaces,omitempty"`
-	} `yaml:"hosts,omitempty"`
-	Services []FileService `yaml:"services,omitempty"`
+// File is a topology file as written (docs/topology.md): the topology,
+// the lab's hosts (whose ports become customer ports) and services.
+type File struct {
+	Name          string         `json:"name,omitempty" yaml:"name,omitempty"`
+	Fabric        Fabric         `json:"fabric,omitempty" yaml:"fabric,omitempty"`
+	Nodes         []Node         `json:"nodes,omitempty" yaml:"nodes,omitempty"`
+	Links         []Link         `json:"links,omitempty" yaml:"links,omitempty"`
+	CustomerPorts []CustomerPort `json:"customer_ports,omitempty" yaml:"customer_ports,omitempty"`
+	Segments      []Segment      `json:"segments,omitempty" yaml:"segments,omitempty"`
+	Hosts         []Host         `json:"hosts,omitempty" yaml:"hosts,omitempty"`
+	Services      []FileService  `json:"services,omitempty" yaml:"services,omitempty"`
+}
+
+// Host is a lab host: its port (and a multi-homed one's others) is a
+// customer port; the rest is the lab's and the demo's.
+type Host struct {
+	Name       string          `json:"name,omitempty" yaml:"name,omitempty"`
+	Node       string          `json:"node,omitempty" yaml:"node,omitempty"`
+	Port       string          `json:"port,omitempty" yaml:"port,omitempty"`
+	Devargs    string          `json:"devargs,omitempty" yaml:"devargs,omitempty"`
+	Also       []Endpoint      `json:"also,omitempty" yaml:"also,omitempty"`     // a multi-homed host's other uplinks
+	Behind     string          `json:"behind,omitempty" yaml:"behind,omitempty"` // a host of a multi-homed site: no port of its own
+	Interfaces []HostInterface `json:"interfaces,omitempty" yaml:"interfaces,omitempty"`
+}
+
+// HostInterface is a lab host's address on a VLAN (none: untagged).
+type HostInterface struct {
+	VLAN any    `json:"vlan,omitempty" yaml:"vlan"`
+	IP   string `json:"ip,omitempty" yaml:"ip"`
+	MAC  string `json:"mac,omitempty" yaml:"mac"`
 }
 
 // FileService is a service listed in a topology file.
 type FileService struct {
-	Name            string          `yaml:"name,omitempty" json:"name"`
-	Type            string          `yaml:"type,omitempty" json:"type"`
+	Name            string          `yaml:"name,omitempty" json:"name" schema:"pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"`
+	Type            string          `yaml:"type,omitempty" json:"type" schema:"enum=eline|elan"`
 	Circuits        []FileCircuit   `yaml:"circuits,omitempty" json:"circuits"`
 	MACLimit        int             `yaml:"mac_limit,omitempty" json:"mac_limit,omitempty"`
 	CircuitMACLimit int             `yaml:"circuit_mac_limit,omitempty" json:"circuit_mac_limit,omitempty"`
@@ -254,22 +262,28 @@ type FileService struct {
 
 // FileCircuit is a circuit of a FileService.
 type FileCircuit struct {
-	Node    string          `yaml:"node,omitempty" json:"node"`
-	Port    string          `yaml:"port,omitempty" json:"port"`
-	VLAN    any             `yaml:"vlan" json:"vlan"`
-	Segment string          `yaml:"segment,omitempty" json:"segment"` // a multi-homed site: no node or port
-	Storm   *dpconfig.Storm `yaml:"storm,omitempty" json:"storm"`     // this circuit's storm control
+	Node    string          `yaml:"node,omitempty" json:"node,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
+	Port    string          `yaml:"port,omitempty" json:"port,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
+	VLAN    any             `yaml:"vlan" json:"vlan,omitempty"`
+	Segment string          `yaml:"segment,omitempty" json:"segment,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"` // a multi-homed site: no node or port
+	Storm   *dpconfig.Storm `yaml:"storm,omitempty" json:"storm,omitempty"`                                        // this circuit's storm control
 }
 
 // Parse reads a topology file's bytes. It returns the topology (validated,
 // defaults filled in) and the services the file lists.
 func Parse(data []byte) (*Topology, []FileService, error) {
-	var f fileFormat
+	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true) // a misspelt key is an error, not a default
 	if err := dec.Decode(&f); err != nil && err != io.EOF {
 		return nil, nil, fmt.Errorf("topology: %w", err)
 	}
+	return f.Parse()
+}
+
+// Parse is the topology f describes (validated, defaults filled in) and
+// the services it lists.
+func (f *File) Parse() (*Topology, []FileService, error) {
 	t := &Topology{Name: f.Name, Fabric: f.Fabric, Nodes: f.Nodes, Links: f.Links, CustomerPorts: f.CustomerPorts,
 		Segments: f.Segments}
 	seen := map[[2]string]bool{}
@@ -583,7 +597,7 @@ func Devargs(port, given string) string {
 
 // Marshal writes t and services as a topology file that Parse reads back.
 func Marshal(t *Topology, services []FileService) ([]byte, error) {
-	f := fileFormat{Name: t.Name, Fabric: t.Fabric, Nodes: t.Nodes, Links: t.Links, CustomerPorts: t.CustomerPorts,
+	f := File{Name: t.Name, Fabric: t.Fabric, Nodes: t.Nodes, Links: t.Links, CustomerPorts: t.CustomerPorts,
 		Segments: t.Segments, Services: services}
 	var doc yaml.Node
 	if err := doc.Encode(f); err != nil {
