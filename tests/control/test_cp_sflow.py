@@ -44,7 +44,8 @@ def test_sflow_export_judged_by_tshark(services, lab):
     try:
         cp.stop_agent("leaf1")
         agent.cmd = plain + ["--sflow-collectors", f"127.0.0.1:{collector.getsockname()[1]}",
-                             "--sflow-sampling", str(RATE), "--sflow-polling", "1s"]
+                             "--sflow-sampling", str(RATE), "--sflow-polling", "1s",
+                             "--sflow-port-sampling", "fab2=0"]
         cp.start_agent("leaf1")
         flood = start_flood(lab, "h1", RED_H2, 300)
         got, deadline = [], time.monotonic() + 60
@@ -91,6 +92,7 @@ def test_sflow_export_judged_by_tshark(services, lab):
     assert max(pools) >= RATE * 3, "the pool counts every frame, not the samples"
     cust1 = str(ports["cust1"] + 1)
     assert cust1 in col(flows, "sflow.flow_sample.input_interface")
+    assert str(ports["fab2"] + 1) not in col(flows, "sflow.flow_sample.input_interface"), "fab2 is not sampled"
     # Sampled on cust1: the request as h1 sent it, VLAN 1000 ICMP echo to h2,
     # out of a fabric port, in service red.
     assert "1000" in col(flows, "vlan.id") and RED_H2 in col(flows, "ip.dst")

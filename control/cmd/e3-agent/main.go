@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +57,7 @@ func run() error {
 		perLabel  = flag.Bool("metrics-labels", false, "also export a series per label entry (large fabrics have 10^5 of them)")
 		sfColl    = flag.String("sflow-collectors", "", "send sFlow v5 to these collectors (host:port, comma-separated; the standard port is 6343); empty: off")
 		sfRate    = flag.Uint("sflow-sampling", 1000, "sFlow: sample 1 in N of the frames each port receives")
+		sfPorts   = flag.String("sflow-port-sampling", "", "sFlow: ports with a rate of their own, PORT=N,... (N 0: the port is not sampled)")
 		sfPoll    = flag.Duration("sflow-polling", 20*time.Second, "sFlow: send each port's counters this often")
 		sfAgent   = flag.String("sflow-agent-address", "", "sFlow: the agent address in the datagrams (default: this host's address toward the first collector)")
 	)
@@ -125,7 +127,7 @@ func run() error {
 		}
 	}
 	if *sfColl != "" {
-		if err := exportSFlow(ctx, strings.Split(*sfColl, ","), *sfRate, *sfPoll, *sfAgent, *socket, *rpcTO, log); err != nil {
+		if err := exportSFlow(ctx, strings.Split(*sfColl, ","), *sfRate, *sfPorts, *sfPoll, *sfAgent, *socket, *rpcTO, log); err != nil {
 			return err
 		}
 	}
@@ -208,10 +210,22 @@ func serveMetrics(ctx context.Context, addr, tokenFile, node, socket string, tim
 // exportSFlow sets the datapath's sampling and sends its samples and
 // counters to the collectors until ctx ends, through a connection of its
 // own (docs/operations.md, "sFlow").
-func exportSFlow(ctx context.Context, collectors []string, rate uint, polling time.Duration, agentAddr, socket string,
-	timeout time.Duration, log *slog.Logger) error {
+func exportSFlow(ctx context.Context, collectors []string, rate uint, portRates string, polling time.Duration,
+	agentAddr, socket string, timeout time.Duration, log *slog.Logger) error {
 	if rate < 1 || rate > 1<<24 || polling <= 0 {
 		return fmt.Errorf("sflow: --sflow-sampling must be 1..16777216 and --sflow-polling positive")
+	}
+	ports := map[string]uint32{}
+	for _, kv := range strings.Split(portRates, ",") {
+		if kv == "" {
+			continue
+		}
+		port, n, ok := strings.Cut(kv, "=")
+		v, err := strconv.ParseUint(n, 10, 32)
+		if !ok || port == "" || err != nil || v > 1<<24 {
+			return fmt.Errorf("sflow: --sflow-port-sampling %q: want PORT=N with N 0..16777216", kv)
+		}
+		ports[port] = uint32(v)
 	}
 	var addr netip.Addr
 	if agentAddr != "" {
@@ -221,7 +235,8 @@ func exportSFlow(ctx context.Context, collectors []string, rate uint, polling ti
 		}
 	}
 	dp := dprpc.New(socket, timeout)
-	x, err := sflow.New(sflow.Config{DP: dp, Collectors: collectors, Rate: uint32(rate), Polling: polling, Agent: addr, Log: log})
+	x, err := sflow.New(sflow.Config{DP: dp, Collectors: collectors, Rate: uint32(rate), PortRates: ports, Polling: polling,
+		Agent: addr, Log: log})
 	if err != nil {
 		dp.Close()
 		return err

@@ -15,8 +15,9 @@ import (
 // Config is what an Exporter samples and where it sends.
 type Config struct {
 	DP         *dprpc.Client
-	Collectors []string // host:port (UDP; the standard port is 6343)
-	Rate       uint32   // 1 in Rate of each port's frames
+	Collectors []string          // host:port (UDP; the standard port is 6343)
+	Rate       uint32            // 1 in Rate of each port's frames
+	PortRates  map[string]uint32 // ports with a rate of their own (0: not sampled)
 	Polling    time.Duration
 	Agent      netip.Addr // the datagrams' agent address; invalid: the address toward the first collector
 	Log        *slog.Logger
@@ -103,6 +104,7 @@ type readResult struct {
 	Ports []struct {
 		Port   string `json:"port"`
 		PortID uint32 `json:"port_id"`
+		Rate   uint32 `json:"rate"`
 	} `json:"ports"`
 	Samples []struct {
 		InPort   string `json:"in_port"`
@@ -126,12 +128,8 @@ func (x *Exporter) readSamples(ctx context.Context) error {
 	if err := x.cfg.DP.Call(ctx, "sflow_read", map[string]any{"max": 4096}, &r); err != nil {
 		return err
 	}
-	if r.Rate != x.cfg.Rate {
-		// Not set yet, or the datapath restarted without it.
-		if err := x.cfg.DP.Call(ctx, "sflow_set", map[string]any{"rate": x.cfg.Rate}, nil); err != nil {
-			return err
-		}
-		x.cfg.Log.Info("sflow: sampling", "rate", x.cfg.Rate)
+	if err := x.setRates(ctx, &r); err != nil {
+		return err
 	}
 	ifIndex := map[string]uint32{}
 	for _, p := range r.Ports {
@@ -153,6 +151,34 @@ func (x *Exporter) readSamples(ctx context.Context) error {
 		x.add(fs.Encode())
 	}
 	x.flush()
+	return nil
+}
+
+// setRates sets the datapath's rates where they are not the configured
+// ones: not set yet, or the datapath restarted without them.
+func (x *Exporter) setRates(ctx context.Context, r *readResult) error {
+	want := func(port string) uint32 {
+		if n, ok := x.cfg.PortRates[port]; ok {
+			return n
+		}
+		return x.cfg.Rate
+	}
+	wrong := r.Rate != x.cfg.Rate
+	for _, p := range r.Ports {
+		wrong = wrong || p.Rate != want(p.Port)
+	}
+	if !wrong {
+		return nil
+	}
+	if err := x.cfg.DP.Call(ctx, "sflow_set", map[string]any{"rate": x.cfg.Rate}, nil); err != nil {
+		return err
+	}
+	for port, n := range x.cfg.PortRates {
+		if err := x.cfg.DP.Call(ctx, "sflow_set", map[string]any{"rate": n, "port": port}, nil); err != nil {
+			return err
+		}
+	}
+	x.cfg.Log.Info("sflow: sampling", "rate", x.cfg.Rate, "ports", x.cfg.PortRates)
 	return nil
 }
 
