@@ -23,7 +23,7 @@ from lab import Lab  # noqa: E402
 from lab.control import ControlPlane  # noqa: E402
 
 ST = REPO / "build" / "st" / "bin" / "st"   # scripts/deps.sh installs it
-SEED, BUDGET_S = 20261127, 150
+SEED, BUDGET_S = 20261127, 90
 
 
 @pytest.fixture(scope="module")
