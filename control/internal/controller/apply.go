@@ -81,16 +81,11 @@ func intended(st *state, topo *topology.Topology, req *model.ApplyRequest) ([]mo
 		if _, ok := listed[name]; ok || req.Prune {
 			continue
 		}
-		for _, ci := range st.services[name].rec.Spec.Circuits {
-			if _, ok := topo.CustomerPort(ci.Node, ci.Port); !ok {
-				return nil, &Error{Kind: KindConflict, Field: "topology", Msg: fmt.Sprintf("the topology has no customer "+
-					"port %s:%s, which service %s uses: list the service, or prune it", ci.Node, ci.Port, name)}
-			}
-			if sg := topo.Segment(ci.Segment); ci.Segment != "" && (sg == nil ||
-				!slices.Contains(sg.Ports, topology.Endpoint{Node: ci.Node, Port: ci.Port})) {
-				return nil, &Error{Kind: KindConflict, Field: "topology", Msg: fmt.Sprintf("the topology has no port "+
-					"%s:%s on segment %s, which service %s uses", ci.Node, ci.Port, ci.Segment, name)}
-			}
+		spec := &st.services[name].rec.Spec
+		if err := fits(topo, name, spec); err != nil {
+			return nil, atField("topology", err)
+		}
+		for _, ci := range spec.Circuits {
 			circuits[ci.Key()] = name
 		}
 	}

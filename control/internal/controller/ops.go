@@ -233,6 +233,22 @@ func (c *Controller) DeleteService(ctx context.Context, name string) error {
 	})
 }
 
+// fits says whether service name's circuits are still on ports of t (and
+// of their segments): a new topology must keep every service it keeps.
+func fits(t *topology.Topology, name string, spec *model.ServiceSpec) error {
+	for _, ci := range spec.Circuits {
+		if _, ok := t.CustomerPort(ci.Node, ci.Port); !ok {
+			return errorf(KindConflict, "the topology has no customer port %s:%s, which service %s uses", ci.Node, ci.Port, name)
+		}
+		if sg := t.Segment(ci.Segment); ci.Segment != "" && (sg == nil || !slices.Contains(sg.Ports,
+			topology.Endpoint{Node: ci.Node, Port: ci.Port})) {
+			return errorf(KindConflict, "the topology has no port %s:%s on segment %s, which service %s uses",
+				ci.Node, ci.Port, ci.Segment, name)
+		}
+	}
+	return nil
+}
+
 // ImportTopology replaces the topology (links keep their ids) and creates
 // the file's services that do not exist yet. Importing the same file again
 // changes nothing. It refuses a topology that no longer has a node or port a
@@ -243,15 +259,8 @@ func (c *Controller) ImportTopology(ctx context.Context, t *topology.Topology, s
 			return errorf(KindInvalid, "%v", err)
 		}
 		for name, s := range st.services {
-			for _, ci := range s.rec.Spec.Circuits {
-				if _, ok := t.CustomerPort(ci.Node, ci.Port); !ok {
-					return errorf(KindConflict, "topology has no customer port %s:%s, which service %s uses", ci.Node, ci.Port, name)
-				}
-				if sg := t.Segment(ci.Segment); ci.Segment != "" && (sg == nil || !slices.Contains(sg.Ports,
-					topology.Endpoint{Node: ci.Node, Port: ci.Port})) {
-					return errorf(KindConflict, "topology has no port %s:%s on segment %s, which service %s uses",
-						ci.Node, ci.Port, ci.Segment, name)
-				}
+			if err := fits(t, name, &s.rec.Spec); err != nil {
+				return err
 			}
 		}
 		if topoEqual(t, st.topo) {
