@@ -428,6 +428,9 @@ func (s *Server) checkBody(r *http.Request, o op) error {
 		if yaml.Unmarshal(raw, &y) != nil {
 			return nil
 		}
+		if _, ok := y.(map[string]any); !ok {
+			return badRequest("the body is not a mapping (a topology file's name, fabric, nodes, ...)")
+		}
 		j, err := json.Marshal(y)
 		if err != nil {
 			return nil
@@ -440,7 +443,7 @@ func (s *Server) checkBody(r *http.Request, o op) error {
 	if doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
 		return nil
 	}
-	b, err := checked(v, doc)
+	b, err := checked(v, doc, "")
 	if err != nil {
 		return err
 	}
@@ -456,21 +459,14 @@ func (s *Server) checkPart(part, field string, raw json.RawMessage) ([]byte, err
 	if v == nil || err != nil {
 		return raw, nil // the decoder says what is wrong
 	}
-	b, err := checked(v, doc)
-	var fe *fieldError
-	if errors.As(err, &fe) {
-		f := strings.TrimSuffix(field+"."+fe.field, ".")
-		f = strings.ReplaceAll(f, ".[", "[")
-		return nil, &fieldError{field: f, msg: strings.ReplaceAll(fe.msg, fe.field+":", f+":")}
-	}
-	return b, err
+	return checked(v, doc, field)
 }
 
-// checked is doc if v takes it, as the handler decodes it: JSON Schema's
-// integers include 7.0, Go's decoder does not, so integral numbers are
-// written as integers.
-func checked(v *jsonschema.Schema, doc any) ([]byte, error) {
-	if err := checkBody(v, doc); err != nil {
+// checked is doc if v takes it (errors name fields below prefix), as the
+// handler decodes it: JSON Schema's integers include 7.0, Go's decoder
+// does not, so integral numbers are written as integers.
+func checked(v *jsonschema.Schema, doc any, prefix string) ([]byte, error) {
+	if err := validate(v, doc, prefix); err != nil {
 		return nil, err
 	}
 	return json.Marshal(integral(doc))
@@ -814,12 +810,6 @@ func (s *Server) putTopology(r *http.Request) (int, any, error) {
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		return 0, nil, badRequest("reading body: %v", err)
-	}
-	var doc any
-	if yaml.Unmarshal(data, &doc) == nil {
-		if _, ok := doc.(map[string]any); !ok {
-			return 0, nil, badRequest("the body is not a topology file (a mapping of name, fabric, nodes, ...)")
-		}
 	}
 	var t *topology.Topology
 	var services []topology.FileService

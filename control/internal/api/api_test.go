@@ -126,6 +126,8 @@ func TestRefusedRequestsChangeNothing(t *testing.T) {
 		{"bad cost", "PUT", "/v1/links/1/cost", token, `{"cost":0}`, 400, "invalid", "cost"},
 		{"unknown link", "PUT", "/v1/links/99/cost", token, `{"cost":3}`, 404, "not_found", "link"},
 		{"bad topology", "PUT", "/v1/topology", token, "nodes: [{name: Leaf_1}]", 400, "invalid", "pattern"},
+		{"null topology", "PUT", "/v1/topology", token, "null", 400, "invalid", "not a mapping"},
+		{"empty topology body", "PUT", "/v1/topology", token, "", 400, "invalid", "not a mapping"},
 		{"topology drops a used port", "PUT", "/v1/topology", token, "nodes: [{name: leaf1}]", 409, "conflict", "leaf1:cust1"},
 		{"unknown endpoint", "GET", "/v1/nope", "", "", 404, "not_found", "no such endpoint"},
 		{"undeclared method", "TRACE", "/v1/status", token, "", 405, "method_not_allowed", "takes GET, HEAD"},

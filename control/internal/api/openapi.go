@@ -198,9 +198,9 @@ func document(ops []op, info map[string]any) ([]byte, map[string]*jsonschema.Sch
 	return buf.Bytes(), validators, nil
 }
 
-// checkBody checks a decoded JSON body against v; the error is a 400
-// naming the first field at fault.
-func checkBody(v *jsonschema.Schema, body any) error {
+// validate checks a decoded JSON body against v; the error is a 400
+// naming the first field at fault (a path below prefix).
+func validate(v *jsonschema.Schema, body any, prefix string) error {
 	err := v.Validate(body)
 	if err == nil {
 		return nil
@@ -227,12 +227,12 @@ func checkBody(v *jsonschema.Schema, body any) error {
 		for groupRE.MatchString(m) {
 			m = groupRE.ReplaceAllString(m, "$1$2")
 		}
-		if f := fieldPath(l.InstanceLocation); f != "" {
+		if f := fieldPath(prefix, l.InstanceLocation); f != "" {
 			m = f + ": " + m
 		}
 		msgs = append(msgs, m)
 	}
-	return &fieldError{field: fieldPath(leaves[0].InstanceLocation), msg: strings.Join(msgs, "; ")}
+	return &fieldError{field: fieldPath(prefix, leaves[0].InstanceLocation), msg: strings.Join(msgs, "; ")}
 }
 
 var (
@@ -240,9 +240,11 @@ var (
 	groupRE = regexp.MustCompile(`(\d),(\d{3})`) // the printer writes 4,095: the API writes 4095
 )
 
-// fieldPath writes a JSON instance location as services[2].circuits[0].
-func fieldPath(loc []string) string {
+// fieldPath writes a JSON instance location below prefix as
+// services[2].circuits[0].
+func fieldPath(prefix string, loc []string) string {
 	var b strings.Builder
+	b.WriteString(prefix)
 	for _, p := range loc {
 		if _, err := strconv.Atoi(p); err == nil {
 			fmt.Fprintf(&b, "[%s]", p)
