@@ -125,13 +125,14 @@ func (c *Controller) commitIntent(ctx context.Context, st *state, topo *topology
 		}()
 	}
 	listed := map[string]bool{}
-	replacing := map[string]bool{}
+	changed := map[string]bool{}   // listed and created or updated
+	replacing := map[string]bool{} // existing, and updated or deleted
 	var admit []model.ServiceSpec
 	for _, spec := range want {
 		listed[spec.Name] = true
 		if old := st.services[spec.Name]; old == nil || !specEqual(&old.rec.Spec, &spec) {
 			admit = append(admit, spec)
-			replacing[spec.Name] = old != nil
+			changed[spec.Name], replacing[spec.Name] = true, old != nil
 		}
 	}
 	var kept []string
@@ -152,7 +153,7 @@ func (c *Controller) commitIntent(ctx context.Context, st *state, topo *topology
 	full, live := c.graphs(st, topo, replacing)
 	for i, spec := range want {
 		old := st.services[spec.Name]
-		if _, changed := replacing[spec.Name]; !changed && ch.topo == nil {
+		if !changed[spec.Name] && ch.topo == nil {
 			continue
 		}
 		if err := c.plan(st, ch, topo, full, live, spec, old); err != nil {
