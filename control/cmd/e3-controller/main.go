@@ -57,7 +57,11 @@ func run() error {
 		maxBusy    = flag.Int("max-busy-per-client", api.DefaultMaxBusyPerClient, "most API requests in progress per client address")
 		maxStreams = flag.Int("max-streams-per-token", api.DefaultMaxStreamsPerToken, "most GET /v1/stream per token")
 		topoFile   = flag.String("topology", "", "topology file to import when this replica leads (idempotent)")
-		linkCost   = flag.String("link-cost", controller.CostHops, "path cost: hops (declared link costs) or load (declared cost x utilisation)")
+		linkCost   = flag.String("link-cost", controller.CostHops, "path cost: hops (declared link costs) or load (declared cost x measured and reserved utilisation)")
+		loadWindow = flag.Duration("load-window", 30*time.Second, "load cost: averaging window of the measured rates")
+		reopt      = flag.Duration("reoptimize-interval", 30*time.Second, "load cost: how often routes are re-optimised for load")
+		reoptGain  = flag.Float64("reoptimize-gain", 0.2, "load cost: the fraction of its cost a path must gain to move (0 < gain < 1)")
+		reoptHold  = flag.Duration("reoptimize-hold", 5*time.Minute, "load cost: how long a service moved for load stays where it is")
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
 		grace      = flag.Duration("grace", 5*time.Second, "on taking leadership, wait this long for agents' reports before acting on them")
 		hold       = flag.Duration("repair-hold", 500*time.Millisecond, "longest a global repair waits while the fabric keeps changing (negative: none)")
@@ -68,6 +72,9 @@ func run() error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if *linkCost != controller.CostHops && *linkCost != controller.CostLoad {
 		return fmt.Errorf("--link-cost %q: want hops or load", *linkCost)
+	}
+	if *reoptGain <= 0 || *reoptGain >= 1 || *loadWindow <= 0 || *reopt <= 0 || *reoptHold <= 0 {
+		return fmt.Errorf("--reoptimize-gain wants 0 < gain < 1; --load-window, --reoptimize-interval and --reoptimize-hold must be positive")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -118,7 +125,9 @@ func run() error {
 	if *advertise == "" {
 		*advertise = scheme + "://" + *listen
 	}
-	c := controller.New(controller.Options{Etcd: cli, LinkCost: *linkCost, IgnoreStatus: *ignore, Advertise: *advertise, Grace: *grace, RepairHold: *hold, Log: log})
+	c := controller.New(controller.Options{Etcd: cli, LinkCost: *linkCost, IgnoreStatus: *ignore, Advertise: *advertise,
+		Grace: *grace, RepairHold: *hold, LoadWindow: *loadWindow, Reoptimize: *reopt, ReoptimizeGain: *reoptGain,
+		ReoptimizeHold: *reoptHold, Log: log})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

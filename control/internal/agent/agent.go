@@ -92,6 +92,8 @@ type Agent struct {
 	macTable int64
 	ports    []nodestate.PortStatus
 	rates    portRates // the ports' counters a second ago, for their rates
+	svcRates serviceRates
+	svcBPS   map[string]float64 // the busiest services' ingress rates
 	bfd      []nodestate.BFDStatus
 	oam      oamLog // PW OAM: requests sent, the datapath's log (oam.go)
 
@@ -562,6 +564,12 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 	if err == nil {
 		sessions, err = a.cfg.DP.BFDList(ctx)
 	}
+	var svcs []dprpc.ServiceInfo
+	svcNow := time.Now()
+	readSvcs := err == nil && a.svcRates.due(svcNow)
+	if readSvcs {
+		svcs, err = a.cfg.DP.ServiceList(ctx)
+	}
 	n := a.cfg.DP.Connections()
 	if n != *conns {
 		restarted = *conns != 0 // the first connection is not a restart
@@ -590,6 +598,9 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 		a.bootID = info.BootID
 	}
 	a.macTable = info.Limits["macs"]
+	if readSvcs {
+		a.svcBPS = a.svcRates.update(svcs, svcNow)
+	}
 	a.ports = make([]nodestate.PortStatus, 0, len(ports))
 	now := time.Now()
 	for _, p := range ports {
@@ -609,8 +620,9 @@ func (a *Agent) status() nodestate.NodeStatus {
 	defer a.mu.Unlock()
 	st := nodestate.NodeStatus{Node: a.cfg.Node, BootID: a.bootID, AppliedGeneration: a.applied, MACTable: a.macTable,
 		Ports: append([]nodestate.PortStatus{}, a.ports...), BFD: append([]nodestate.BFDStatus(nil), a.bfd...),
-		OAM:     append([]nodestate.OAMEvent(nil), a.oam.events...),
-		Updated: time.Now().UTC().Truncate(time.Millisecond)}
+		OAM:      append([]nodestate.OAMEvent(nil), a.oam.events...),
+		Services: maps.Clone(a.svcBPS),
+		Updated:  time.Now().UTC().Truncate(time.Millisecond)}
 	switch {
 	case a.dpErr != nil:
 		st.Error = a.dpErr.Error()
@@ -622,9 +634,10 @@ func (a *Agent) status() nodestate.NodeStatus {
 	return st
 }
 
-// sameStatus compares all but the time stamp and the ports' traffic.
+// sameStatus compares all but the time stamp and the traffic.
 func sameStatus(x, y nodestate.NodeStatus) bool {
 	x.Updated, y.Updated = time.Time{}, time.Time{}
+	x.Services, y.Services = nil, nil
 	x.Ports, y.Ports = nodestate.WithoutStats(x.Ports), nodestate.WithoutStats(y.Ports)
 	xb, _ := json.Marshal(x)
 	yb, _ := json.Marshal(y)

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
@@ -42,4 +44,46 @@ func (r *portRates) update(port string, c dprpc.PortStats, now time.Time) *nodes
 	}
 	r.last[port] = out
 	return &out
+}
+
+// serviceRates turns the services' ingress counters, read once per
+// rateWindow (service_list is as long as the node's services), into rates
+// by service name. Only the poll loop uses it.
+type serviceRates struct {
+	at    time.Time
+	bytes map[uint32]uint64 // rx_bytes by service id at `at`
+}
+
+func (r *serviceRates) due(now time.Time) bool { return now.Sub(r.at) >= rateWindow }
+
+// update takes every service's counters read at now and returns the
+// busiest services' rates (nil on the first read).
+func (r *serviceRates) update(list []dprpc.ServiceInfo, now time.Time) map[string]float64 {
+	dt := now.Sub(r.at).Seconds()
+	first := r.bytes == nil
+	var out map[string]float64
+	next := make(map[uint32]uint64, len(list))
+	for _, s := range list {
+		next[s.ID] = s.Stats.RxBytes
+		prev, ok := r.bytes[s.ID]
+		if first || !ok || s.Stats.RxBytes <= prev || s.Name == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[s.Name] += 8 * float64(s.Stats.RxBytes-prev) / dt
+	}
+	r.at, r.bytes = now, next
+	if len(out) > nodestate.MaxServiceRates {
+		names := make([]string, 0, len(out))
+		for n := range out {
+			names = append(names, n)
+		}
+		slices.SortFunc(names, func(a, b string) int { return cmp.Compare(out[b], out[a]) })
+		for _, n := range names[nodestate.MaxServiceRates:] {
+			delete(out, n)
+		}
+	}
+	return out
 }

@@ -559,7 +559,7 @@ func errorStatus(err error) (int, string) {
 		return http.StatusUnprocessableEntity, string(k)
 	case controller.KindNotFound:
 		return http.StatusNotFound, string(k)
-	case controller.KindConflict:
+	case controller.KindConflict, controller.KindNoBandwidth:
 		return http.StatusConflict, string(k)
 	case controller.KindUnroutable:
 		return http.StatusUnprocessableEntity, string(k)
@@ -764,7 +764,11 @@ func linkViews(snap *controller.Snapshot) []model.LinkView {
 	out := []model.LinkView{}
 	for _, l := range snap.Topology.Links {
 		v := model.LinkView{ID: l.ID, Name: l.Name(), A: l.A.Node + ":" + l.A.Port, B: l.B.Node + ":" + l.B.Port,
-			Cost: l.Cost, CapacityMbps: l.CapacityMbps, Up: snap.LinkUp(l.ID), BFD: snap.LinkBFD(l)}
+			Cost: l.Cost, CapacityMbps: l.CapacityMbps, ReservedMbps: snap.Reserved[l.ID], Up: snap.LinkUp(l.ID),
+			BFD: snap.LinkBFD(l)}
+		if m, ok := snap.Load[l.ID]; ok {
+			v.LoadMbps = &m
+		}
 		for _, e := range []topology.Endpoint{l.A, l.B} {
 			if st := snap.PortStats(e.Node, e.Port); st != nil {
 				if v.Stats == nil {

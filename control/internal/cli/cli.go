@@ -516,9 +516,14 @@ func (o *opts) print(w io.Writer, v any, table func(*tabwriter.Writer)) error {
 
 func (o *opts) printLinks(w io.Writer, v []model.LinkView) error {
 	return o.print(w, v, func(tw *tabwriter.Writer) {
-		fmt.Fprintln(tw, "ID\tA\tB\tCOST\tCAPACITY\tSTATE\tBFD A\tBFD B")
+		fmt.Fprintln(tw, "ID\tA\tB\tCOST\tCAPACITY\tRESERVED\tLOAD\tSTATE\tBFD A\tBFD B")
 		for _, l := range v {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%dM\t%s\t%s\t%s\n", l.ID, l.A, l.B, l.Cost, l.CapacityMbps, upDown(l.Up),
+			load := "-"
+			if l.LoadMbps != nil {
+				load = fmt.Sprintf("%.1fM", *l.LoadMbps)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%dM\t%dM\t%s\t%s\t%s\t%s\n", l.ID, l.A, l.B, l.Cost, l.CapacityMbps,
+				l.ReservedMbps, load, upDown(l.Up),
 				dash(l.BFD[strings.SplitN(l.A, ":", 2)[0]]), dash(l.BFD[strings.SplitN(l.B, ":", 2)[0]]))
 		}
 	})
@@ -568,6 +573,9 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
 	fmt.Fprintf(tw, "protection\t%s\n", dash(v.Protection))
 	fmt.Fprintf(tw, "ecmp\t%s\n", ecmpState(v))
+	if v.BandwidthMbps > 0 {
+		fmt.Fprintf(tw, "bandwidth\t%d Mbps reserved on every link of its paths\n", v.BandwidthMbps)
+	}
 	if v.MACLimit > 0 || v.CircuitMACLimit > 0 {
 		fmt.Fprintf(tw, "mac limits\tservice %s, per circuit %s\n", limit(v.MACLimit), limit(v.CircuitMACLimit))
 	}

@@ -150,13 +150,13 @@ func (c *Controller) commitIntent(ctx context.Context, st *state, topo *topology
 		ch.abort()
 		return err
 	}
-	full, live := c.graphs(st, topo, replacing)
+	full, live := c.graphs(st, topo)
 	for i, spec := range want {
 		old := st.services[spec.Name]
 		if !changed[spec.Name] && ch.topo == nil {
 			continue
 		}
-		if err := c.plan(st, ch, topo, full, live, spec, old); err != nil {
+		if err := c.plan(st, ch, topo, full, live, spec, old, true); err != nil {
 			ch.abort()
 			return atField(fmt.Sprintf("services[%d]", i), err)
 		}
@@ -169,7 +169,7 @@ func (c *Controller) commitIntent(ctx context.Context, st *state, topo *topology
 				return &Error{Kind: KindConflict, Field: "topology",
 					Msg: fmt.Sprintf("the topology would disconnect service %s: %v", name, err)}
 			}
-			if err := c.plan(st, ch, topo, full, live, old.rec.Spec, old); err != nil && KindOf(err) != KindUnroutable {
+			if err := c.plan(st, ch, topo, full, live, old.rec.Spec, old, false); err != nil && KindOf(err) != KindUnroutable {
 				ch.abort()
 				return err
 			}

@@ -146,7 +146,7 @@ func (c *Controller) restore(ctx context.Context, st *state, s *model.FabricSnap
 		}
 	}
 	sort.Strings(names)
-	full, live := c.graphs(st, st.topo, nil)
+	full, live := c.graphs(st, st.topo)
 	for _, name := range names {
 		rec := want[name]
 		if err := validate(st, &rec.Spec); err != nil {
@@ -155,7 +155,7 @@ func (c *Controller) restore(ctx context.Context, st *state, s *model.FabricSnap
 		if err := take("service "+name, rec.Allocs); err != nil {
 			return fail(err)
 		}
-		if err := c.plan(st, ch, st.topo, full, live, rec.Spec, &svcState{rec: rec}); err != nil {
+		if err := c.plan(st, ch, st.topo, full, live, rec.Spec, &svcState{rec: rec}, false); err != nil {
 			return fail(err)
 		}
 	}

@@ -64,6 +64,7 @@ func build(rec *model.ServiceRecord, as *labels.Assigner, watch desired.Watcher)
 
 func (st *state) put(s *svcState) {
 	st.services[s.rec.Spec.Name] = s
+	st.reserve(s, 1)
 	for _, e := range s.deps {
 		if st.deps[e] == nil {
 			st.deps[e] = map[string]bool{}
@@ -86,6 +87,7 @@ func (st *state) remove(name string) {
 	if s == nil {
 		return
 	}
+	st.reserve(s, -1)
 	for n := range s.frags {
 		delete(st.byNode[n], name)
 	}
@@ -100,13 +102,12 @@ func (st *state) remove(name string) {
 	delete(st.services, name)
 }
 
-// graphs returns the full fabric and the live one (without what is down).
-func (c *Controller) graphs(st *state, topo *topology.Topology, skip map[string]bool) (full, live *paths.Graph) {
-	cost := c.costFunc(st, topo, skip)
-	if cost != nil {
-		return paths.New(topo, paths.Options{Cost: cost}),
-			paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links,
-				DownPorts: st.down.ports, Restoring: st.down.restoring})
+// graphs returns the full fabric and the live one (without what is down),
+// costed for a new service. (With the load cost, route costs each
+// existing service's graphs as it sees them.)
+func (c *Controller) graphs(st *state, topo *topology.Topology) (full, live *paths.Graph) {
+	if c.opt.LinkCost == CostLoad {
+		return c.loadGraphs(st, topo, &model.ServiceSpec{}, nil)
 	}
 	g := &st.graphs
 	if g.full == nil || g.topo != topo || !g.down.equal(st.down) {
@@ -126,34 +127,6 @@ type graphCache struct {
 	topo       *topology.Topology
 	down       downView
 	full, live *paths.Graph
-}
-
-// costFunc is nil for hop count (declared costs), or the load cost: the
-// declared cost times 1 + 10 x utilisation, where utilisation is the declared
-// bandwidth of the services whose paths use the link (other than skip)
-// over its capacity.
-func (c *Controller) costFunc(st *state, topo *topology.Topology, skip map[string]bool) func(topology.Link) int64 {
-	if c.opt.LinkCost != CostLoad {
-		return nil
-	}
-	used := map[int]int64{}
-	for name, s := range st.services {
-		if skip[name] {
-			continue
-		}
-		bw := int64(s.rec.Spec.BandwidthMbps)
-		if bw == 0 {
-			bw = DefaultBandwidthMbps
-		}
-		for _, p := range activePaths(&s.rec.Route) {
-			for _, h := range p {
-				used[h.Link] += bw
-			}
-		}
-	}
-	return func(l topology.Link) int64 {
-		return int64(l.Cost) * (1 + 10*used[l.ID]/int64(l.CapacityMbps))
-	}
 }
 
 // activePaths: the route's active paths and its flood tree's edges (the
@@ -191,15 +164,12 @@ func pointPaths(r *model.Route, ecmp bool) []model.Path {
 }
 
 // plan computes spec's route and fragments into ch. old is the service's
-// current state or nil.
-func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, live *paths.Graph, spec model.ServiceSpec, old *svcState) error {
-	var oldRoute *model.Route
-	if old != nil {
-		oldRoute = &old.rec.Route
-	}
-	route, err := desired.Route(&spec, full, live, oldRoute)
+// current state or nil. With admit, a reservation that does not fit is
+// refused (load.go).
+func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, live *paths.Graph, spec model.ServiceSpec, old *svcState, admit bool) error {
+	route, err := c.route(st, ch, topo, full, live, &spec, old, admit)
 	if err != nil {
-		return errorf(KindUnroutable, "%v", err)
+		return err
 	}
 	return c.planRouted(st, ch, topo, spec, route, old)
 }
@@ -367,24 +337,22 @@ func (c *Controller) recompute(ctx context.Context, st *state, ch *change, names
 	} else if ch.topo != nil {
 		topo = ch.topo
 	}
-	full, live := c.graphs(st, topo, nil)
+	full, live := c.graphs(st, topo)
 	for _, name := range names {
 		old := st.services[name]
 		if old == nil {
 			continue
 		}
-		route, err := desired.Route(&old.rec.Spec, full, live, &old.rec.Route)
-		if err == nil && reflect.DeepEqual(route, old.rec.Route) && ch.topo == nil && !st.rebuilt[name] {
-			continue
-		}
+		route, err := c.route(st, ch, topo, full, live, &old.rec.Spec, old, false)
 		if err != nil {
 			// The topology no longer connects it: keep the service, down.
 			c.log.Warn("service unroutable", "service", name, "err", err)
+			continue
 		}
-		if err := c.plan(st, ch, topo, full, live, old.rec.Spec, old); err != nil {
-			if KindOf(err) == KindUnroutable {
-				continue
-			}
+		if reflect.DeepEqual(route, old.rec.Route) && ch.topo == nil && !st.rebuilt[name] {
+			continue
+		}
+		if err := c.planRouted(st, ch, topo, old.rec.Spec, route, old); err != nil {
 			ch.abort()
 			return err
 		}
@@ -498,6 +466,8 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	}
 	for name := range ch.del {
 		st.remove(name)
+		st.meter.Forget(name)
+		delete(st.movedAt, name)
 	}
 	for name, s := range ch.put {
 		st.remove(name)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/labels"
+	"github.com/e3fabric/e3fabric/control/internal/linkload"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
@@ -35,14 +36,21 @@ import (
 const (
 	CostHops = "hops"
 	CostLoad = "load"
-	// DefaultBandwidthMbps is a service's declared load when it gives none.
-	DefaultBandwidthMbps = 10
 )
 
 // Options configure a Controller.
 type Options struct {
 	Etcd     *clientv3.Client
 	LinkCost string // CostHops (default) or CostLoad
+	// The load cost's measurements and re-optimisation (load.go): the
+	// averaging window of measured rates (default 30s), how often the
+	// routes are re-optimised (default 30s), the gain a move must bring
+	// (default 0.2: a fifth of the path's cost) and how long a moved
+	// service stays (default 5 minutes).
+	LoadWindow     time.Duration
+	Reoptimize     time.Duration
+	ReoptimizeGain float64
+	ReoptimizeHold time.Duration
 	// Spaces overrides the identifier spaces (tests shrink them).
 	Spaces map[string]labels.Space
 	// IgnoreStatus treats every node and link as up whatever the agents
@@ -110,6 +118,14 @@ type state struct {
 	graphs    graphCache
 	// fullPass: no reaction has run since taking over (reactLocked).
 	fullPass bool
+	// Load (load.go): reservations (link -> Mbps), measured rates, when
+	// re-optimisation last moved each service, when its measurements
+	// will show the last moves, and the moves of a pass not yet measured.
+	reserved    map[int]int64
+	meter       *linkload.Meter
+	movedAt     map[string]time.Time
+	settleUntil time.Time
+	shift       map[int]float64
 }
 
 type downView struct {
@@ -143,6 +159,18 @@ func New(o Options) *Controller {
 	}
 	if o.FullPass == 0 {
 		o.FullPass = 10 * time.Minute
+	}
+	if o.LoadWindow == 0 {
+		o.LoadWindow = 30 * time.Second
+	}
+	if o.Reoptimize == 0 {
+		o.Reoptimize = 30 * time.Second
+	}
+	if o.ReoptimizeGain == 0 {
+		o.ReoptimizeGain = 0.2
+	}
+	if o.ReoptimizeHold == 0 {
+		o.ReoptimizeHold = 5 * time.Minute
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -250,6 +278,12 @@ func (c *Controller) lead(ctx context.Context) error {
 	// (with load-based costs, a route also depends on the others' routes).
 	fullPass := time.NewTicker(c.opt.FullPass)
 	defer fullPass.Stop()
+	var reopt <-chan time.Time
+	if c.opt.LinkCost == CostLoad {
+		t := time.NewTicker(c.opt.Reoptimize)
+		defer t.Stop()
+		reopt = t.C
+	}
 	for {
 		select {
 		case <-lctx.Done():
@@ -265,6 +299,10 @@ func (c *Controller) lead(ctx context.Context) error {
 		case <-fullPass.C:
 			if !inGrace {
 				c.react(lctx, "periodic full pass", true)
+			}
+		case <-reopt:
+			if !inGrace && held == nil {
+				c.Reoptimize(lctx)
 			}
 		case wr, ok := <-wch:
 			if !ok || wr.Err() != nil {
@@ -286,6 +324,7 @@ func (c *Controller) lead(ctx context.Context) error {
 						continue
 					}
 					c.leader.status[node] = s
+					c.leader.meter.Observe(c.leader.topo, s)
 					cur = &s
 				}
 				c.record(statusEvents(now, node, old, cur, c.sessionName)...)
@@ -499,6 +538,9 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		checksAt:  map[string]map[string]bool{},
 		deps:      map[string]map[string]bool{},
 		fullPass:  true,
+		reserved:  map[int]int64{},
+		meter:     linkload.NewMeter(o.LoadWindow),
+		movedAt:   map[string]time.Time{},
 	}
 	c := o.Etcd
 	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {
@@ -585,6 +627,9 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	st.status, st.statusRev, err = store.Statuses(ctx, c)
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range st.status {
+		st.meter.Observe(st.topo, s)
 	}
 	return st, nil
 }

@@ -10,13 +10,14 @@ type Kind string
 
 // Error kinds.
 const (
-	KindInvalid    Kind = "invalid"    // bad input
-	KindNotFound   Kind = "not_found"  // no such service, node, link
-	KindConflict   Kind = "conflict"   // already exists, VLAN in use
-	KindUnroutable Kind = "no_path"    // circuits not connected
-	KindExhausted  Kind = "exhausted"  // a node's label (or other id) space is full
-	KindNotLeader  Kind = "not_leader" // this replica does not write
-	KindInternal   Kind = "internal"   // etcd or a bug
+	KindInvalid     Kind = "invalid"      // bad input
+	KindNotFound    Kind = "not_found"    // no such service, node, link
+	KindConflict    Kind = "conflict"     // already exists, VLAN in use
+	KindUnroutable  Kind = "no_path"      // circuits not connected
+	KindExhausted   Kind = "exhausted"    // a node's label (or other id) space is full
+	KindNoBandwidth Kind = "no_bandwidth" // a reservation does not fit
+	KindNotLeader   Kind = "not_leader"   // this replica does not write
+	KindInternal    Kind = "internal"     // etcd or a bug
 )
 
 // Error is an error with a kind, and the field of the request it is about

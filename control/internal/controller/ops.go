@@ -139,17 +139,26 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 	// New services carry no load yet: one pair of graphs serves the
 	// batch, their shortest-path trees are shared, and each route depends
 	// on its spec alone, so the routes are computed side by side.
-	full, live := c.graphs(st, st.topo, nil)
+	full, live := c.graphs(st, st.topo)
 	routes := make([]model.Route, len(valid))
 	errs := make([]error, len(valid))
 	parallel(len(valid), func(i int) {
-		routes[i], errs[i] = desired.Route(&valid[i], full, live, nil)
+		if valid[i].BandwidthMbps == 0 {
+			routes[i], errs[i] = desired.Route(&valid[i], full, live, nil)
+		}
 	})
 	pre := newPrecoder(model.LinksOf(st.topo))
 	for i, spec := range valid {
+		if spec.BandwidthMbps > 0 {
+			// Admitted one by one: each takes capacity from the next.
+			routes[i], errs[i] = c.route(st, ch, st.topo, full, live, &spec, nil, true)
+		}
 		if errs[i] != nil {
 			pre.wait(ch)
 			ch.abort()
+			if KindOf(errs[i]) != KindInternal {
+				return errs[i]
+			}
 			return errorf(KindUnroutable, "%v", errs[i])
 		}
 		if err := c.planRouted(st, ch, st.topo, spec, routes[i], nil); err != nil {
@@ -211,8 +220,8 @@ func (c *Controller) updateService(ctx context.Context, st *state, name string, 
 		return err
 	}
 	ch := newChange()
-	full, live := c.graphs(st, st.topo, map[string]bool{name: true})
-	if err := c.plan(st, ch, st.topo, full, live, spec, old); err != nil {
+	full, live := c.graphs(st, st.topo)
+	if err := c.plan(st, ch, st.topo, full, live, spec, old, true); err != nil {
 		ch.abort()
 		return err
 	}
@@ -304,7 +313,7 @@ func (c *Controller) recomputeTopo(ctx context.Context, st *state, ch *change) e
 }
 
 func (c *Controller) recomputeTopoView(ctx context.Context, st *state, ch *change) error {
-	full, _ := c.graphs(st, ch.topo, nil)
+	full, _ := c.graphs(st, ch.topo)
 	for name, s := range st.services {
 		if _, err := full.Tree(s.rec.Spec.Members(), name); err != nil {
 			return errorf(KindConflict, "the topology would disconnect service %s: %v", name, err)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,10 @@ type Snapshot struct {
 	down       downView
 	ignore     bool
 	checks     map[string]*checkState // path checks by key
+	// Reserved is each link's reserved bandwidth, Load its smoothed
+	// measured load (the leader's only), in Mbps, by link id.
+	Reserved map[int]int64
+	Load     map[int]float64
 }
 
 func copyChecks(st *state) map[string]*checkState {
@@ -56,6 +61,12 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		s.down = c.view(st)
 		s.checks = copyChecks(st)
+		s.Reserved, s.Load = maps.Clone(st.reserved), map[int]float64{}
+		for _, l := range st.topo.Links {
+			if m, ok := st.meter.Measured(l); ok {
+				s.Load[l.ID] = m
+			}
+		}
 		return s, nil
 	}
 	c.mu.Unlock()
@@ -65,7 +76,7 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	s := &Snapshot{Topology: st.topo, Services: map[string]*model.ServiceRecord{}, Status: st.status,
 		NodeGen: st.nodeGen, Generation: st.gen, down: c.view(st), ignore: c.opt.IgnoreStatus,
-		checks: copyChecks(st)}
+		checks: copyChecks(st), Reserved: st.reserved}
 	for n, sv := range st.services {
 		s.Services[n] = sv.rec
 	}

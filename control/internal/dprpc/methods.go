@@ -90,6 +90,23 @@ func (c *Client) PortList(ctx context.Context) ([]PortInfo, error) {
 	return r, err
 }
 
+// ServiceInfo is one service of service_list: its configuration and the
+// counters the agent reads (the datapath reports more).
+type ServiceInfo struct {
+	dpconfig.Service
+	Stats struct {
+		RxPkts  uint64 `json:"rx_pkts"`
+		RxBytes uint64 `json:"rx_bytes"`
+	} `json:"stats"`
+}
+
+// ServiceList calls service_list for every service.
+func (c *Client) ServiceList(ctx context.Context) ([]ServiceInfo, error) {
+	var r []ServiceInfo
+	err := c.Call(ctx, "service_list", nil, &r)
+	return r, err
+}
+
 // AddResult is what every _add answers.
 type AddResult struct {
 	Changed bool `json:"changed"`

@@ -135,9 +135,11 @@ type ServiceSpec struct {
 	// CircuitMACLimit caps the MACs an E-LAN learns on each of its
 	// circuits (0: only MACLimit), so one site cannot take the whole share.
 	CircuitMACLimit int `json:"circuit_mac_limit,omitempty" schema:"minimum=0;maximum=16777216"`
-	// BandwidthMbps is the declared load the service puts on each link of
-	// its paths, used by the "load" link cost. 0 = the default.
-	BandwidthMbps int `json:"bandwidth_mbps,omitempty" schema:"minimum=0;maximum=100000000"`
+	// BandwidthMbps is the bandwidth the service reserves on every link
+	// its route crosses (primary and backup paths, flood tree): it is
+	// admitted only where that much is left (docs/control-plane.md,
+	// "Bandwidth"). 0: it reserves nothing.
+	BandwidthMbps int `json:"bandwidth_mbps,omitempty" schema:"minimum=0;maximum=100000000;description=Mbps reserved on every link of the service's paths and tree, admitted only where that much is left (0: none)"`
 	// ECMP spreads the service's flows over its equal-cost paths at the
 	// ingress leaf (docs/multihoming.md), rather than keeping the standby
 	// path idle.
@@ -554,7 +556,13 @@ type LinkView struct {
 	B            string `json:"b"`
 	Cost         int    `json:"cost"`
 	CapacityMbps int    `json:"capacity_mbps"`
-	Up           bool   `json:"up"`
+	// ReservedMbps is the bandwidth the services over the link reserve.
+	ReservedMbps int64 `json:"reserved_mbps"`
+	// LoadMbps is the link's measured load, averaged over the
+	// controller's load window, in its busier direction (the leader's
+	// view; absent where nothing was measured).
+	LoadMbps *float64 `json:"load_mbps,omitempty"`
+	Up       bool     `json:"up"`
 	// BFD is each end's session state as its agent reports it ("up",
 	// "down", "init", or "up (restoring)" within the wait-to-restore time);
 	// absent for an end whose agent does not report.

@@ -118,7 +118,15 @@ type NodeStatus struct {
 	// OAM is what the datapath's pseudowire OAM log saw in the last
 	// OAMKeep (pw_oam_log): the controller's ping and trace read it.
 	OAM []OAMEvent `json:"oam,omitempty"`
+	// Services is the ingress rate (bits per second, from the node's
+	// circuits) of the busiest services on the node, by name, at most
+	// MaxServiceRates of them: the controller's load cost tells a
+	// service's own traffic from the rest of a link's.
+	Services map[string]float64 `json:"service_rx_bps,omitempty"`
 }
+
+// MaxServiceRates bounds NodeStatus.Services.
+const MaxServiceRates = 64
 
 // OAMKeep is how long an agent reports a PW OAM event.
 const OAMKeep = time.Minute

@@ -545,18 +545,24 @@ func (t *Topology) CustomerPort(node, port string) (CustomerPort, bool) {
 
 // IsFabricPort reports whether node:port is the end of a fabric link.
 func (t *Topology) IsFabricPort(node, port string) bool {
-	for _, l := range t.Links {
-		if (l.A.Node == node && l.A.Port == port) || (l.B.Node == node && l.B.Port == port) {
-			return true
-		}
-	}
-	return false
+	_, ok := t.LinkAt(node, port)
+	return ok
 }
 
 // LinkByID returns the link with id.
 func (t *Topology) LinkByID(id int) (Link, bool) {
 	for _, l := range t.Links {
 		if l.ID == id {
+			return l, true
+		}
+	}
+	return Link{}, false
+}
+
+// LinkAt returns the link that ends on node:port, if one does.
+func (t *Topology) LinkAt(node, port string) (Link, bool) {
+	for _, l := range t.Links {
+		if (l.A.Node == node && l.A.Port == port) || (l.B.Node == node && l.B.Port == port) {
 			return l, true
 		}
 	}
