@@ -199,22 +199,29 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		status: 200, resp: topology.Topology{}, errs: []int{404, 409, 422, 507},
 		summary: "import a topology file (docs/topology.md; YAML or JSON): it replaces the topology, and creates its services that do not exist"},
 		s.putTopology)
-	s.handle(op{pattern: "GET /v1/services", id: "listServices", role: read, status: 200, resp: []model.ServiceView{},
-		summary: "every service with its status"}, s.listServices)
-	s.handle(op{pattern: "POST /v1/services", id: "createService", role: admin, body: model.ServiceSpec{},
-		status: 201, resp: model.ServiceView{}, errs: []int{404, 409, 422, 507}, summary: "create a service"}, s.createService)
-	s.handle(op{pattern: "GET /v1/services/{name}", id: "getService", role: read, params: svcParam, status: 200,
-		resp: model.ServiceView{}, errs: []int{404}, summary: "a service: paths, labels per node, status"}, s.getService)
-	s.handle(op{pattern: "PATCH /v1/services/{name}", id: "updateService", role: admin, params: svcParam,
+	// A tenant's token reaches the services of its tenant, and no other
+	// exists for it (404).
+	s.handle(op{pattern: "GET /v1/services", id: "listServices", role: read, tenant: true, status: 200,
+		resp: []model.ServiceView{}, summary: "every service (of the token's tenant) with its status"}, s.listServices)
+	s.handle(op{pattern: "POST /v1/services", id: "createService", role: admin, tenant: true, body: model.ServiceSpec{},
+		status: 201, resp: model.ServiceView{}, errs: []int{404, 409, 422, 507},
+		summary: "create a service (a tenant's token: of its tenant, within its ports and quota)"}, s.createService)
+	s.handle(op{pattern: "GET /v1/services/{name}", id: "getService", role: read, tenant: true, params: svcParam,
+		status: 200, resp: model.ServiceView{}, errs: []int{404}, summary: "a service: paths, labels per node, status"},
+		s.getService)
+	s.handle(op{pattern: "PATCH /v1/services/{name}", id: "updateService", role: admin, tenant: true, params: svcParam,
 		body: model.ServiceUpdate{}, status: 200, resp: model.ServiceView{}, errs: []int{404, 409, 422, 507},
 		summary: "add and remove circuits"}, s.updateService)
-	s.handle(op{pattern: "DELETE /v1/services/{name}", id: "deleteService", role: admin, params: svcParam,
-		status: 204, errs: []int{404}, summary: "delete a service and free its labels"}, s.deleteService)
+	s.handle(op{pattern: "DELETE /v1/services/{name}", id: "deleteService", role: admin, tenant: true, params: svcParam,
+		status: 204, errs: []int{404, 409}, summary: "delete a service and free its labels"}, s.deleteService)
 	// Ping and trace change no state, but send frames into the fabric.
-	s.handle(op{pattern: "POST /v1/services/{name}/ping", id: "pingService", role: admin, params: svcParam,
+	s.handle(op{pattern: "POST /v1/services/{name}/ping", id: "pingService", role: admin, tenant: true, params: svcParam,
 		body: model.PingRequest{}, optional: true, status: 200, resp: model.PingResult{}, errs: []int{404, 422, 504},
 		summary: "MPLS echo in the pseudowire, from one end to each other end (docs/operations.md)"},
 		func(r *http.Request) (int, any, error) {
+			if err := s.owns(r, r.PathValue("name")); err != nil {
+				return 0, nil, err
+			}
 			req := model.PingRequest{Count: 3}
 			if r.ContentLength != 0 {
 				if err := decode(r, &req); err != nil {
@@ -224,13 +231,17 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 			v, err := s.c.Ping(r.Context(), r.PathValue("name"), req.Count)
 			return 200, v, err
 		})
-	s.handle(op{pattern: "POST /v1/services/{name}/trace", id: "traceService", role: admin, params: svcParam,
-		status: 200, resp: []model.TraceResult{}, errs: []int{404, 422, 504},
+	s.handle(op{pattern: "POST /v1/services/{name}/trace", id: "traceService", role: admin, tenant: true,
+		params: svcParam, status: 200, resp: []model.TraceResult{}, errs: []int{404, 422, 504},
 		summary: "each hop of the pseudowire: node, label in and out, time"},
 		func(r *http.Request) (int, any, error) {
+			if err := s.owns(r, r.PathValue("name")); err != nil {
+				return 0, nil, err
+			}
 			v, err := s.c.Trace(r.Context(), r.PathValue("name"))
 			return 200, v, err
 		})
+	s.tenantOps()
 	s.handle(op{pattern: "GET /healthz", id: "health", role: roleNone, status: 200, resp: map[string]bool{},
 		summary: "liveness"}, func(r *http.Request) (int, any, error) { return 200, map[string]bool{"ok": true}, nil })
 	s.handle(op{pattern: "GET /openapi.json", id: "openapi", role: roleNone, status: 200, content: "application/json",
@@ -261,14 +272,13 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		http.Redirect(w, r, "/ui/", http.StatusFound)
 	})
 	s.mux.HandleFunc("GET /v1/stream", func(w http.ResponseWriter, r *http.Request) {
-		if s.authorized(w, r, roleRead) {
-			tok, _ := s.role(r)
-			s.stream(w, r, tok)
+		if who, ok := s.authorized(w, r, roleRead, false); ok {
+			s.stream(w, r, who.role)
 		}
 	})
 	if cfg.Metrics != nil {
 		s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-			if s.authorized(w, r, roleRead) {
+			if _, ok := s.authorized(w, r, roleRead, false); ok {
 				cfg.Metrics.ServeHTTP(w, r)
 			}
 		})
@@ -369,8 +379,12 @@ func (s *Server) handle(o op, h handler) {
 	}
 	mutation := o.role == roleAdmin
 	s.mux.HandleFunc(o.pattern, func(w http.ResponseWriter, r *http.Request) {
-		if o.role != roleNone && !s.authorized(w, r, o.role) {
-			return
+		if o.role != roleNone {
+			who, ok := s.authorized(w, r, o.role, o.tenant)
+			if !ok {
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
 		}
 		limit := int64(maxBody)
 		if o.pattern == "PUT /v1/snapshot" {
@@ -495,22 +509,28 @@ func integral(doc any) any {
 
 // authorized says whether r's token has the role need, and answers (401,
 // 403) when it has not.
-func (s *Server) authorized(w http.ResponseWriter, r *http.Request, need role) bool {
-	switch has, ok := s.role(r); {
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, need role, tenantOK bool) (principal, bool) {
+	who, ok := s.principal(r)
+	switch {
 	case !ok:
 		s.unauthorized.Add(1)
 		// Answered at once and closed: a body it announced is never waited for.
 		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
 		writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
-		return false
-	case has < need:
+		return who, false
+	case who.role < need:
 		s.forbidden.Add(1)
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs the admin token, not the read-only one")
-		return false
+		writeError(w, http.StatusForbidden, "forbidden", "this request changes state: it needs an admin token, not a read-only one")
+		return who, false
+	case who.tenant != "" && !tenantOK:
+		s.forbidden.Add(1)
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusForbidden, "forbidden", "this request is about the whole fabric: a tenant's token reaches only its own services")
+		return who, false
 	}
-	return true
+	return who, true
 }
 
 // Collectors returns the API's counters of refused requests, for a registry.
@@ -528,16 +548,43 @@ func (s *Server) Collectors() []prometheus.Collector {
 }
 
 // role is what the request's bearer token allows, if it is one of ours.
-func (s *Server) role(r *http.Request) (role, bool) {
+// principal is who a request comes from: its token's role, and its
+// tenant ("" for the fabric's own tokens).
+type principal struct {
+	role   role
+	tenant string
+}
+
+type principalKey struct{}
+
+// caller is the principal of a request its handler serves.
+func caller(r *http.Request) principal {
+	p, _ := r.Context().Value(principalKey{}).(principal)
+	return p
+}
+
+// principal finds r's token: one of the fabric's, or a tenant's (a read
+// of etcd, so a revoked token stops at once on every replica).
+func (s *Server) principal(r *http.Request) (principal, bool) {
 	tok, ok := httpguard.BearerToken(r)
 	match := func(want string) bool { return ok && httpguard.Equal(tok, want) }
 	switch {
 	case match(s.Tokens.Admin):
-		return roleAdmin, true
+		return principal{role: roleAdmin}, true
 	case match(s.Tokens.Read):
-		return roleRead, true
+		return principal{role: roleRead}, true
+	case !ok:
+		return principal{}, false
 	}
-	return roleRead, false
+	tenant, rl, found, err := s.c.LookupToken(r.Context(), tok)
+	if err != nil || !found {
+		return principal{}, false
+	}
+	p := principal{role: roleRead, tenant: tenant}
+	if rl == model.RoleAdmin {
+		p.role = roleAdmin
+	}
+	return p, true
 }
 
 func errorStatus(err error) (int, string) {
@@ -559,7 +606,7 @@ func errorStatus(err error) (int, string) {
 		return http.StatusUnprocessableEntity, string(k)
 	case controller.KindNotFound:
 		return http.StatusNotFound, string(k)
-	case controller.KindConflict, controller.KindNoBandwidth:
+	case controller.KindConflict, controller.KindNoBandwidth, controller.KindQuota:
 		return http.StatusConflict, string(k)
 	case controller.KindUnroutable:
 		return http.StatusUnprocessableEntity, string(k)
@@ -803,7 +850,7 @@ func (s *Server) getTopology(r *http.Request) (int, any, error) {
 
 // topologyFor is t as r's token may read it: BFD keys are the admin's.
 func (s *Server) topologyFor(r *http.Request, t *topology.Topology) *topology.Topology {
-	if tok, _ := s.role(r); tok < roleAdmin {
+	if caller(r).role < roleAdmin {
 		return t.Redacted()
 	}
 	return t
@@ -860,10 +907,27 @@ func (s *Server) listServices(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	out := []model.ServiceView{}
+	tenant := caller(r).tenant
 	for _, n := range snap.ServiceNames() {
-		out = append(out, s.view(snap, snap.Services[n], false))
+		if rec := snap.Services[n]; tenant == "" || rec.Spec.Tenant == tenant {
+			out = append(out, s.view(snap, rec, false))
+		}
 	}
 	return 200, out, nil
+}
+
+// owns refuses a tenant's request about a service of another tenant as
+// if it did not exist.
+func (s *Server) owns(r *http.Request, name string) error {
+	tenant := caller(r).tenant
+	if tenant == "" {
+		return nil
+	}
+	rec, err := s.c.Service(r.Context(), name)
+	if err != nil || rec.Spec.Tenant != tenant {
+		return &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("service %s not found", name)}
+	}
+	return nil
 }
 
 func (s *Server) service(r *http.Request, name string, status int) (int, any, error) {
@@ -872,7 +936,7 @@ func (s *Server) service(r *http.Request, name string, status int) (int, any, er
 		return 0, nil, err
 	}
 	rec, ok := snap.Services[name]
-	if !ok {
+	if t := caller(r).tenant; !ok || (t != "" && rec.Spec.Tenant != t) {
 		return 0, nil, &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("service %s not found", name)}
 	}
 	return status, s.view(snap, rec, true), nil
@@ -887,6 +951,12 @@ func (s *Server) createService(r *http.Request) (int, any, error) {
 	if err := decode(r, &spec); err != nil {
 		return 0, nil, err
 	}
+	if t := caller(r).tenant; t != "" {
+		if spec.Tenant != "" && spec.Tenant != t {
+			return 0, nil, &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("tenant %s not found", spec.Tenant)}
+		}
+		spec.Tenant = t
+	}
 	if err := s.c.CreateService(r.Context(), spec); err != nil {
 		return 0, nil, err
 	}
@@ -899,6 +969,9 @@ func (s *Server) updateService(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	name := r.PathValue("name")
+	if err := s.owns(r, name); err != nil {
+		return 0, nil, err
+	}
 	if err := s.c.UpdateService(r.Context(), name, u.AddCircuits, u.RemoveCircuits); err != nil {
 		return 0, nil, err
 	}
@@ -906,6 +979,9 @@ func (s *Server) updateService(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) deleteService(r *http.Request) (int, any, error) {
+	if err := s.owns(r, r.PathValue("name")); err != nil {
+		return 0, nil, err
+	}
 	if err := s.c.DeleteService(r.Context(), r.PathValue("name")); err != nil {
 		return 0, nil, err
 	}

@@ -28,6 +28,7 @@ type op struct {
 	id       string // operationId
 	summary  string
 	role     role              // the token it needs; roleNone: none
+	tenant   bool              // a tenant's token may call it (on its own services)
 	body     any               // the request body's Go type (a zero value); nil: none
 	optional bool              // the body may be absent
 	yaml     bool              // the body is YAML (or JSON, which is YAML)

@@ -203,3 +203,33 @@ func (c *Client) Apply(ctx context.Context, req model.ApplyRequest) (v model.App
 	err = c.doJSON(ctx, "POST", "/v1/apply", req, &v)
 	return
 }
+
+// Tenants lists the tenants.
+func (c *Client) Tenants(ctx context.Context) (v []model.TenantView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/tenants", nil, &v)
+}
+
+// Tenant returns one tenant.
+func (c *Client) Tenant(ctx context.Context, name string) (v model.TenantView, err error) {
+	return v, c.doJSON(ctx, "GET", "/v1/tenants/"+url.PathEscape(name), nil, &v)
+}
+
+// PutTenant creates or replaces a tenant.
+func (c *Client) PutTenant(ctx context.Context, t model.Tenant) (v model.TenantView, err error) {
+	return v, c.doJSON(ctx, "PUT", "/v1/tenants/"+url.PathEscape(t.Name), t, &v)
+}
+
+// DeleteTenant deletes a tenant without services, and its tokens.
+func (c *Client) DeleteTenant(ctx context.Context, name string) error {
+	return c.doJSON(ctx, "DELETE", "/v1/tenants/"+url.PathEscape(name), nil, nil)
+}
+
+// CreateToken makes a token of the tenant with role (admin or read).
+func (c *Client) CreateToken(ctx context.Context, tenant, role string) (v model.NewToken, err error) {
+	return v, c.doJSON(ctx, "POST", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens", model.TokenRequest{Role: role}, &v)
+}
+
+// RevokeToken revokes the tenant's token with id.
+func (c *Client) RevokeToken(ctx context.Context, tenant, id string) error {
+	return c.doJSON(ctx, "DELETE", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens/"+url.PathEscape(id), nil, nil)
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -45,12 +46,20 @@ const Usage = `usage: e3ctl [--server URL] [--token-file FILE] [--ca FILE | --fi
   service list
   service show NAME                        paths, labels per node, status
   service create eline|elan NAME --circuit NODE:PORT:VLAN ... [--mac-limit N] [--circuit-mac-limit N] [--bandwidth-mbps N] [--ecmp]
-                 [--storm broadcast=N,multicast=N,unknown=N]
+                 [--storm broadcast=N,multicast=N,unknown=N] [--tenant T] [--avoid-node N]... [--avoid-link L]...
+                 [--disjoint-from SERVICE [--node-disjoint]] [--prefer-node N]
   service add-circuit NAME --circuit NODE:PORT:VLAN ...
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
   service delete NAME
   service ping NAME [--count N]            MPLS echo in the pseudowire, from one end to each other end
   service trace NAME                       each hop of the pseudowire: node, label in and out, time
+  tenant list                              tenants: quota, usage, tokens (their ids)
+  tenant show NAME
+  tenant set NAME [--port NODE:PORT[:VLANS]]... [--max-services N] [--max-circuits N] [--max-macs N]
+                  [--max-bandwidth-mbps N]     create or replace a tenant (VLANS: 100-199,300,untagged)
+  tenant delete NAME                       a tenant without services, and its tokens
+  tenant token NAME [--read-only]          a new token of the tenant: shown once, keep it
+  tenant revoke NAME ID                    revoke a token (ID from tenant show)
 
 VLAN is 1..4094 or "untagged" (NODE:PORT alone is untagged). An E-LAN's
 circuit on a multi-homed site is @SEGMENT:VLAN (a segment of the topology):
@@ -58,6 +67,7 @@ one circuit on each of the segment's ports. --ecmp spreads the service's
 flows over its equal-cost paths (each flow on one), rather than keeping the
 backup idle. --storm limits, in frames per second, what an E-LAN floods from
 each of its circuits (a circuit's own limits: the API or the topology file).
+A tenant's token (docs/tenants.md) reaches only its tenant's services.
 --server defaults to $E3_SERVER or https://127.0.0.1:8080. The token (the
 admin one, or the read-only one for reads) is read from --token-file
 ($E3_TOKEN_FILE, e.g. the controller's <data-dir>/token) or taken from
@@ -84,6 +94,11 @@ type opts struct {
 	file          string
 	output        string
 	prune, dryRun bool
+	tenant        string
+	paths         model.PathConstraints
+	ports         []string
+	quota         model.TenantQuota
+	readOnly      bool
 	args          []string
 }
 
@@ -130,6 +145,28 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			o.dryRun = true
 		case "--ecmp":
 			o.ecmp = true
+		case "--read-only":
+			o.readOnly = true
+		case "--node-disjoint":
+			o.paths.Disjoint = "node"
+		case "--tenant":
+			o.tenant, err = value()
+		case "--disjoint-from":
+			o.paths.DisjointFrom, err = value()
+		case "--prefer-node":
+			o.paths.PreferNode, err = value()
+		case "--avoid-node", "--avoid-link", "--port":
+			var v string
+			if v, err = value(); err == nil {
+				switch name {
+				case "--avoid-node":
+					o.paths.AvoidNodes = append(o.paths.AvoidNodes, v)
+				case "--avoid-link":
+					o.paths.AvoidLinks = append(o.paths.AvoidLinks, v)
+				default:
+					o.ports = append(o.ports, v)
+				}
+			}
 		case "--circuit":
 			var v string
 			v, err = value()
@@ -142,7 +179,8 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.storm = &s
 				}
 			}
-		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count", "--wait":
+		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count", "--wait",
+			"--max-services", "--max-circuits", "--max-macs", "--max-bandwidth-mbps":
 			var v string
 			if v, err = value(); err == nil {
 				var n int
@@ -158,6 +196,14 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.count = n
 				case "--wait":
 					o.wait = n
+				case "--max-services":
+					o.quota.Services = n
+				case "--max-circuits":
+					o.quota.Circuits = n
+				case "--max-macs":
+					o.quota.MACs = n
+				case "--max-bandwidth-mbps":
+					o.quota.BandwidthMbps = n
 				default:
 					o.bandwidth = n
 				}
@@ -425,14 +471,20 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		v, err := c.CreateService(ctx, model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit,
-			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth, ECMP: o.ecmp, Storm: o.storm})
+		spec := model.ServiceSpec{Name: a[3], Type: a[2], Circuits: cs, MACLimit: o.macLimit,
+			CircuitMACLimit: o.circMACLimit, BandwidthMbps: o.bandwidth, ECMP: o.ecmp, Storm: o.storm, Tenant: o.tenant}
+		if !reflect.ValueOf(o.paths).IsZero() {
+			spec.Paths = &o.paths
+		}
+		v, err := c.CreateService(ctx, spec)
 		if err != nil {
 			return err
 		}
 		return o.print(w, v, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "created %s %s (id %d): %s\n", v.Type, v.Name, v.ID, v.Status.State)
 		})
+	case a[0] == "tenant":
+		return runTenant(ctx, o, c, w, cmd, a)
 	case cmd == "service add-circuit", cmd == "service remove-circuit":
 		// Circuits may also be given as arguments after the name.
 		if len(a) < 3 {
@@ -573,6 +625,12 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "status\t%s\t%s\n", v.Status.State, v.Status.Reason)
 	fmt.Fprintf(tw, "protection\t%s\n", dash(v.Protection))
 	fmt.Fprintf(tw, "ecmp\t%s\n", ecmpState(v))
+	if v.Tenant != "" {
+		fmt.Fprintf(tw, "tenant\t%s\n", v.Tenant)
+	}
+	if v.Paths != nil {
+		fmt.Fprintf(tw, "path constraints\t%s\n", v.Paths)
+	}
 	if v.BandwidthMbps > 0 {
 		fmt.Fprintf(tw, "bandwidth\t%d Mbps reserved on every link of its paths\n", v.BandwidthMbps)
 	}

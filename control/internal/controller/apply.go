@@ -150,6 +150,10 @@ func (c *Controller) commitIntent(ctx context.Context, st *state, topo *topology
 		ch.abort()
 		return err
 	}
+	if err := admitTenants(st, admit, replacing); err != nil {
+		ch.abort()
+		return err
+	}
 	full, live := c.graphs(st, topo)
 	for i, spec := range want {
 		old := st.services[spec.Name]

@@ -152,6 +152,9 @@ func (c *Controller) restore(ctx context.Context, st *state, s *model.FabricSnap
 		if err := validate(st, &rec.Spec); err != nil {
 			return fail(err)
 		}
+		if t := rec.Spec.Tenant; t != "" && st.tenants[t] == nil {
+			return fail(errorf(KindNotFound, "service %s: tenant %s not found: create it before restoring", name, t))
+		}
 		if err := take("service "+name, rec.Allocs); err != nil {
 			return fail(err)
 		}

@@ -122,6 +122,7 @@ type state struct {
 	// re-optimisation last moved each service, when its measurements
 	// will show the last moves, and the moves of a pass not yet measured.
 	reserved    map[int]int64
+	tenants     map[string]*model.Tenant
 	meter       *linkload.Meter
 	movedAt     map[string]time.Time
 	settleUntil time.Time
@@ -539,6 +540,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		deps:      map[string]map[string]bool{},
 		fullPass:  true,
 		reserved:  map[int]int64{},
+		tenants:   map[string]*model.Tenant{},
 		meter:     linkload.NewMeter(o.LoadWindow),
 		movedAt:   map[string]time.Time{},
 	}
@@ -550,6 +552,13 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		return nil, err
 	}
 	if err := loadDesired(ctx, c, st); err != nil {
+		return nil, err
+	}
+	if _, err := store.ListJSON(ctx, c, store.TenantPrefix, func(name string, v []byte) error {
+		t := &model.Tenant{}
+		st.tenants[name] = t
+		return json.Unmarshal(v, t)
+	}); err != nil {
 		return nil, err
 	}
 	// Every stored value is reserved before anything is rebuilt, so that

@@ -16,6 +16,7 @@ const (
 	KindUnroutable  Kind = "no_path"      // circuits not connected
 	KindExhausted   Kind = "exhausted"    // a node's label (or other id) space is full
 	KindNoBandwidth Kind = "no_bandwidth" // a reservation does not fit
+	KindQuota       Kind = "quota"        // outside its tenant's ports or quota
 	KindNotLeader   Kind = "not_leader"   // this replica does not write
 	KindInternal    Kind = "internal"     // etcd or a bug
 )

@@ -119,11 +119,14 @@ func (c *Controller) route(st *state, ch *change, topo *topology.Topology, full,
 	if old != nil {
 		oldRoute = &old.rec.Route
 	}
-	if c.opt.LinkCost == CostLoad {
-		full, live = c.loadGraphs(st, topo, spec, old)
+	if c.opt.LinkCost == CostLoad || spec.Paths != nil {
+		full, live = c.serviceGraphs(st, ch, topo, spec, old)
 	}
 	route, err := desired.Route(spec, full, live, oldRoute)
 	if err != nil {
+		if spec.Paths != nil {
+			return route, errorf(KindUnroutable, "%v (within its path constraints: %s)", err, spec.Paths)
+		}
 		return route, errorf(KindUnroutable, "%v", err)
 	}
 	bw := int64(spec.BandwidthMbps)

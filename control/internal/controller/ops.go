@@ -136,6 +136,9 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 	if err := admitMACs(st, valid, nil); err != nil {
 		return err
 	}
+	if err := admitTenants(st, valid, nil); err != nil {
+		return err
+	}
 	// New services carry no load yet: one pair of graphs serves the
 	// batch, their shortest-path trees are shared, and each route depends
 	// on its spec alone, so the routes are computed side by side.
@@ -143,14 +146,15 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 	routes := make([]model.Route, len(valid))
 	errs := make([]error, len(valid))
 	parallel(len(valid), func(i int) {
-		if valid[i].BandwidthMbps == 0 {
+		if valid[i].BandwidthMbps == 0 && valid[i].Paths == nil {
 			routes[i], errs[i] = desired.Route(&valid[i], full, live, nil)
 		}
 	})
 	pre := newPrecoder(model.LinksOf(st.topo))
 	for i, spec := range valid {
-		if spec.BandwidthMbps > 0 {
-			// Admitted one by one: each takes capacity from the next.
+		if spec.BandwidthMbps > 0 || spec.Paths != nil {
+			// One by one: each takes capacity from the next, and may
+			// have to keep off the paths of one before.
 			routes[i], errs[i] = c.route(st, ch, st.topo, full, live, &spec, nil, true)
 		}
 		if errs[i] != nil {
@@ -219,6 +223,9 @@ func (c *Controller) updateService(ctx context.Context, st *state, name string, 
 	if err := admitMACs(st, []model.ServiceSpec{spec}, map[string]bool{name: true}); err != nil {
 		return err
 	}
+	if err := admitTenants(st, []model.ServiceSpec{spec}, map[string]bool{name: true}); err != nil {
+		return err
+	}
 	ch := newChange()
 	full, live := c.graphs(st, st.topo)
 	if err := c.plan(st, ch, st.topo, full, live, spec, old, true); err != nil {
@@ -234,6 +241,11 @@ func (c *Controller) DeleteService(ctx context.Context, name string) error {
 		old := st.services[name]
 		if old == nil {
 			return errorf(KindNotFound, "service %s not found", name)
+		}
+		for _, n := range keys(st.services) {
+			if p := st.services[n].rec.Spec.Paths; p != nil && p.DisjointFrom == name {
+				return errorf(KindConflict, "service %s keeps its paths disjoint from %s: change or delete it first", n, name)
+			}
 		}
 		ch := newChange()
 		ch.del[name] = true

@@ -33,6 +33,7 @@ type Snapshot struct {
 	// measured load (the leader's only), in Mbps, by link id.
 	Reserved map[int]int64
 	Load     map[int]float64
+	Tenants  map[string]*model.Tenant
 }
 
 func copyChecks(st *state) map[string]*checkState {
@@ -61,7 +62,7 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		s.down = c.view(st)
 		s.checks = copyChecks(st)
-		s.Reserved, s.Load = maps.Clone(st.reserved), map[int]float64{}
+		s.Reserved, s.Load, s.Tenants = maps.Clone(st.reserved), map[int]float64{}, maps.Clone(st.tenants)
 		for _, l := range st.topo.Links {
 			if m, ok := st.meter.Measured(l); ok {
 				s.Load[l.ID] = m
@@ -76,7 +77,7 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	s := &Snapshot{Topology: st.topo, Services: map[string]*model.ServiceRecord{}, Status: st.status,
 		NodeGen: st.nodeGen, Generation: st.gen, down: c.view(st), ignore: c.opt.IgnoreStatus,
-		checks: copyChecks(st), Reserved: st.reserved}
+		checks: copyChecks(st), Reserved: st.reserved, Tenants: st.tenants}
 	for n, sv := range st.services {
 		s.Services[n] = sv.rec
 	}

@@ -147,6 +147,11 @@ type ServiceSpec struct {
 	// Storm is the storm control of each of an E-LAN's circuits that has
 	// none of its own (docs/operations.md).
 	Storm *dpconfig.Storm `json:"storm,omitempty"`
+	// Tenant owns the service ("": the fabric's operator); a tenant's
+	// token sees and changes only its own (docs/tenants.md).
+	Tenant string `json:"tenant,omitempty" schema:"pattern=^[a-z0-9][a-z0-9_-]{0,31}$"`
+	// Paths are constraints on its paths and tree.
+	Paths *PathConstraints `json:"paths,omitempty"`
 }
 
 // StormOf is circuit c's storm control: its own, else the service's.

@@ -33,7 +33,12 @@ const (
 	ServicePrefix  = nodestate.Prefix + "services/"
 	CheckPrefix    = nodestate.Prefix + "checks/"
 	ElectionPrefix = nodestate.Prefix + "leader"
+	TenantPrefix   = nodestate.Prefix + "tenants/"
+	TokenPrefix    = nodestate.Prefix + "tokens/" // + the token's SHA-256, hex
 )
+
+// TenantKey names one tenant's record.
+func TenantKey(name string) string { return TenantPrefix + name }
 
 // ServiceKey names one service's record.
 func ServiceKey(name string) string { return ServicePrefix + name }

@@ -1,0 +1,177 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+)
+
+// Tenant is a customer of the fabric: it owns services, has tokens that
+// reach only them, quotas, and the customer ports and VLANs its services
+// may use (docs/tenants.md).
+type Tenant struct {
+	Name  string       `json:"name" schema:"pattern=^[a-z0-9][a-z0-9_-]{0,31}$"`
+	Quota TenantQuota  `json:"quota"`
+	Ports []TenantPort `json:"ports,omitempty" schema:"description=the customer ports its circuits may use (none: no port)"`
+}
+
+// TenantQuota caps what a tenant's services may hold together (0: no cap).
+type TenantQuota struct {
+	Services      int `json:"services,omitempty" schema:"minimum=0;maximum=1000000;description=services (0: no cap)"`
+	Circuits      int `json:"circuits,omitempty" schema:"minimum=0;maximum=1000000;description=circuits of all its services (0: no cap)"`
+	MACs          int `json:"macs,omitempty" schema:"minimum=0;maximum=16777216;description=the sum of its E-LANs' mac_limit, each E-LAN giving one under a cap (0: no cap)"`
+	BandwidthMbps int `json:"bandwidth_mbps,omitempty" schema:"minimum=0;maximum=100000000;description=the sum of its services' bandwidth_mbps (0: no cap)"`
+}
+
+// TenantPort is a customer port a tenant may use, and which VLANs of it.
+type TenantPort struct {
+	Node  string `json:"node" schema:"pattern=^[a-z0-9-]{1,15}$"`
+	Port  string `json:"port" schema:"pattern=^[A-Za-z0-9_.-]{1,15}$"`
+	VLANs string `json:"vlans,omitempty" schema:"pattern=^((untagged|[0-9]{1,4}(-[0-9]{1,4})?)(,(untagged|[0-9]{1,4}(-[0-9]{1,4})?))*)?$;description=VLANs it may use (100-199,300,untagged), empty: all"`
+}
+
+// Allows says whether c is on one of t's ports and VLANs.
+func (t *Tenant) Allows(c Circuit) bool {
+	for _, p := range t.Ports {
+		if p.Node == c.Node && p.Port == c.Port && vlanIn(p.VLANs, c.VLAN) {
+			return true
+		}
+	}
+	return false
+}
+
+func vlanIn(ranges string, v dpconfig.VLAN) bool {
+	if ranges == "" {
+		return true
+	}
+	for _, r := range strings.Split(ranges, ",") {
+		if r == "untagged" {
+			if v == dpconfig.Untagged {
+				return true
+			}
+			continue
+		}
+		lo, hi, _ := strings.Cut(r, "-")
+		a, _ := strconv.Atoi(lo)
+		b := a
+		if hi != "" {
+			b, _ = strconv.Atoi(hi)
+		}
+		if v != dpconfig.Untagged && int(v) >= a && int(v) <= b {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks what the schema cannot: VLAN ranges in order and in
+// 1..4094, each port once.
+func (t *Tenant) Validate() error {
+	seen := map[[2]string]bool{}
+	for i, p := range t.Ports {
+		if seen[[2]string{p.Node, p.Port}] {
+			return fmt.Errorf("tenant %s: ports[%d]: %s:%s is listed twice", t.Name, i, p.Node, p.Port)
+		}
+		seen[[2]string{p.Node, p.Port}] = true
+		if p.VLANs == "" {
+			continue
+		}
+		for _, r := range strings.Split(p.VLANs, ",") {
+			if r == "untagged" {
+				continue
+			}
+			lo, hi, _ := strings.Cut(r, "-")
+			a, _ := strconv.Atoi(lo)
+			b := a
+			if hi != "" {
+				b, _ = strconv.Atoi(hi)
+			}
+			if a < 1 || b > 4094 || a > b {
+				return fmt.Errorf("tenant %s: ports[%d]: VLAN range %q: want 1..4094, low to high", t.Name, i, r)
+			}
+		}
+	}
+	return nil
+}
+
+// TenantUsage is what a tenant's services hold, against its quota.
+type TenantUsage struct {
+	Services      int `json:"services"`
+	Circuits      int `json:"circuits"`
+	MACs          int `json:"macs"`
+	BandwidthMbps int `json:"bandwidth_mbps"`
+}
+
+// TenantView is a tenant as the API shows it.
+type TenantView struct {
+	Tenant
+	Usage  TenantUsage `json:"usage"`
+	Tokens []TokenInfo `json:"tokens"`
+}
+
+// Token roles.
+const (
+	RoleAdmin = "admin"
+	RoleRead  = "read"
+)
+
+// TokenRequest asks for a new token of a tenant.
+type TokenRequest struct {
+	Role string `json:"role" schema:"enum=admin|read;description=admin: reads and changes its services, read: reads them"`
+}
+
+// TokenInfo describes a token without giving it: its id (the start of
+// its digest, to revoke it by), role and creation time.
+type TokenInfo struct {
+	ID      string    `json:"id"`
+	Tenant  string    `json:"tenant"`
+	Role    string    `json:"role"`
+	Created time.Time `json:"created"`
+}
+
+// NewToken is a token as created: the only time the token itself is shown.
+type NewToken struct {
+	TokenInfo
+	Token string `json:"token"`
+}
+
+// PathConstraints are what a service asks of its paths (docs/tenants.md).
+type PathConstraints struct {
+	// AvoidNodes and AvoidLinks (names, leaf1:fab1-spine1:fab1) are never
+	// crossed; a service they disconnect is refused.
+	AvoidNodes []string `json:"avoid_nodes,omitempty" schema:"description=nodes its paths never cross"`
+	AvoidLinks []string `json:"avoid_links,omitempty" schema:"description=links (by name) its paths never cross"`
+	// DisjointFrom is another service of the same tenant whose paths and
+	// tree its own share no link with (Disjoint "link", the default) or
+	// no transit node (Disjoint "node").
+	DisjointFrom string `json:"disjoint_from,omitempty" schema:"pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"`
+	Disjoint     string `json:"disjoint,omitempty" schema:"enum=link|node"`
+	// PreferNode is a node its paths cross where the fabric allows: links
+	// that do not touch it cost four times as much.
+	PreferNode string `json:"prefer_node,omitempty" schema:"pattern=^[a-z0-9-]{1,15}$"`
+}
+
+// String is the constraints for humans.
+func (p *PathConstraints) String() string {
+	var out []string
+	if len(p.AvoidNodes) > 0 {
+		out = append(out, "avoid nodes "+strings.Join(p.AvoidNodes, ","))
+	}
+	if len(p.AvoidLinks) > 0 {
+		out = append(out, "avoid links "+strings.Join(p.AvoidLinks, ","))
+	}
+	if p.DisjointFrom != "" {
+		kind := p.Disjoint
+		if kind == "" {
+			kind = "link"
+		}
+		out = append(out, kind+"-disjoint from "+p.DisjointFrom)
+	}
+	if p.PreferNode != "" {
+		out = append(out, "prefer "+p.PreferNode)
+	}
+	return strings.Join(out, "; ")
+}
