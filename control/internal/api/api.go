@@ -246,8 +246,8 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		summary: "liveness"}, func(r *http.Request) (int, any, error) { return 200, map[string]bool{"ok": true}, nil })
 	s.handle(op{pattern: "GET /openapi.json", id: "openapi", role: roleNone, status: 200, content: "application/json",
 		summary: "this document"}, nil)
-	s.handle(op{pattern: "GET /v1/stream", id: "stream", role: read, status: 200, content: "text/event-stream",
-		summary: "the fabric's state every second, as Server-Sent Events (the fabric page)"}, nil)
+	s.handle(op{pattern: "GET /v1/stream", id: "stream", role: read, tenant: true, status: 200, content: "text/event-stream",
+		summary: "every second, as Server-Sent Events: the fabric's state (a fabric event: the fabric page), or to a tenant's token its services (a services event)"}, nil)
 	if cfg.Metrics != nil {
 		s.handle(op{pattern: "GET /metrics", id: "metrics", role: read, status: 200, content: "text/plain",
 			summary: "Prometheus metrics (docs/operations.md)"}, nil)
@@ -272,8 +272,8 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 		http.Redirect(w, r, "/ui/", http.StatusFound)
 	})
 	s.mux.HandleFunc("GET /v1/stream", func(w http.ResponseWriter, r *http.Request) {
-		if who, ok := s.authorized(w, r, roleRead, false); ok {
-			s.stream(w, r, who.role)
+		if who, ok := s.authorized(w, r, roleRead, true); ok {
+			s.stream(w, r, who)
 		}
 	})
 	if cfg.Metrics != nil {
@@ -517,7 +517,11 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, need role, t
 		// Answered at once and closed: a body it announced is never waited for.
 		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="e3-controller"`)
-		writeError(w, http.StatusUnauthorized, "unauthorized", "this request needs the header Authorization: Bearer <token> (the read-only or the admin token)")
+		msg := "this request needs the header Authorization: Bearer <token> (the read-only or the admin token, or a tenant's)"
+		if _, given := httpguard.BearerToken(r); given {
+			msg = "the token is not one of ours, or was revoked (Authorization: Bearer <token>)"
+		}
+		writeError(w, http.StatusUnauthorized, "unauthorized", msg)
 		return who, false
 	case who.role < need:
 		s.forbidden.Add(1)

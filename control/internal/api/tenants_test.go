@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -78,14 +80,14 @@ func TestTenantScope(t *testing.T) {
 		} `json:"paths"`
 	}
 	json.Unmarshal(mustCall(t, srv, "GET", "/openapi.json", "", "", 200), &doc)
-	tenantOps := []string{"listServices", "createService", "getService", "updateService", "deleteService",
+	tenantOps := []string{"stream", "listServices", "createService", "getService", "updateService", "deleteService",
 		"pingService", "traceService"}
 	args := strings.NewReplacer("{name}", "b1", "{node}", "leaf1", "{link}", "1", "{tenant}", "beta", "{id}", "0123456789ab")
 	seen := 0
 	for path, methods := range doc.Paths {
 		for method, o := range methods {
-			if o.Security != nil && len(*o.Security) == 0 {
-				continue
+			if o.Security != nil && len(*o.Security) == 0 || o.OperationID == "stream" {
+				continue // no token needed; the stream lasts (below)
 			}
 			seen++
 			m, p := strings.ToUpper(method), args.Replace(path)
@@ -120,6 +122,16 @@ func TestTenantScope(t *testing.T) {
 
 	if got := serviceNames(t, srv, acmeRead); !slices.Equal(got, []string{"a1"}) {
 		t.Fatalf("acme sees %v", got)
+	}
+	// Its stream carries its services, not the fabric.
+	ev, data := firstEvent(t, srv, acmeRead)
+	var sv model.TenantStreamView
+	if err := json.Unmarshal([]byte(data), &sv); err != nil || ev != "services" || sv.Tenant != "acme" ||
+		len(sv.Services) != 1 || sv.Services[0].Name != "a1" {
+		t.Fatalf("acme's stream: %s %s", ev, data)
+	}
+	if ev, _ := firstEvent(t, srv, token); ev != "fabric" {
+		t.Fatalf("the fabric's stream: %s", ev)
 	}
 	if got := serviceNames(t, srv, token); !slices.Equal(got, []string{"a1", "b1", "fab"}) {
 		t.Fatalf("the fabric admin sees %v", got)
@@ -168,4 +180,32 @@ func TestTenantScope(t *testing.T) {
 	mustCall(t, srv, "DELETE", "/v1/services/a2", token, "", 204)
 	mustCall(t, srv, "DELETE", "/v1/tenants/acme", token, "", 204)
 	mustCall(t, srv, "GET", "/v1/services", acmeRead, "", 401) // its tokens went with it
+}
+
+// firstEvent reads the first Server-Sent Event of GET /v1/stream.
+func firstEvent(t *testing.T, srv *httptest.Server, tok string) (event, data string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "event: "); ok {
+			event = v
+		}
+		if v, ok := strings.CutPrefix(line, "data: "); ok {
+			return event, v
+		}
+	}
+	t.Fatalf("stream ended: %v", sc.Err())
+	return "", ""
 }

@@ -175,3 +175,11 @@ func (p *PathConstraints) String() string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// TenantStreamView is what GET /v1/stream sends a tenant's token every
+// second (a `services` event): its services and their status.
+type TenantStreamView struct {
+	Time     time.Time     `json:"time"`
+	Tenant   string        `json:"tenant"`
+	Services []ServiceView `json:"services"`
+}

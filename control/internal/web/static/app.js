@@ -3,10 +3,13 @@
 // sessionStorage, or typed in) and follows GET /v1/stream, a Server-Sent
 // Events stream read with fetch so that it carries the token too.
 //
+// A tenant's token (docs/tenants.md) reaches no fabric data: the page then
+// shows its services only, kept live by the stream's `services` events.
+//
 // window.e3 exposes the graph and the selection, for tests and the console.
 "use strict";
 
-const e3 = (window.e3 = { cy: null, selected: null, services: [], view: null, streaming: false });
+const e3 = (window.e3 = { cy: null, selected: null, services: [], view: null, streaming: false, tenant: null });
 
 // ---- the token -------------------------------------------------------------
 function token() {
@@ -31,10 +34,12 @@ document.getElementById("login").addEventListener("submit", (ev) => {
 });
 
 class Unauthorized extends Error {}
+class Forbidden extends Error {}
 
 async function api(path, options = {}) {
   const r = await fetch(path, { ...options, headers: { Authorization: "Bearer " + token() } });
   if (r.status === 401) throw new Unauthorized("the controller refused the token");
+  if (r.status === 403) throw new Forbidden(`${path}: ${await r.text()}`);
   if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return r;
 }
@@ -85,7 +90,11 @@ function draw(topo) {
 
 // ---- services ----------------------------------------------------------------
 async function listServices() {
-  e3.services = await getJSON("/v1/services");
+  showServices(await getJSON("/v1/services"));
+}
+
+function showServices(services) {
+  e3.services = services;
   const ul = document.getElementById("services");
   ul.replaceChildren(...e3.services.map((s) => {
     const li = document.createElement("li");
@@ -116,7 +125,10 @@ function activePaths(r) {
 async function select(name) {
   const s = await getJSON("/v1/services/" + encodeURIComponent(name));
   e3.selected = name;
+  document.querySelectorAll("#services li").forEach((li) => li.classList.toggle("selected", li.dataset.service === name));
+  showDetail(s);
   const cy = e3.cy;
+  if (!cy) return; // a tenant's page: no graph
   cy.elements().removeClass("active backup tree member");
   const r = s.route || {};
   const members = new Set(s.circuits.map((c) => c.node).filter(Boolean));
@@ -128,8 +140,6 @@ async function select(name) {
     cy.$(edgesOf(r.tree)).addClass("tree");
   }
   members.forEach((n) => cy.$id(n).addClass("member"));
-  document.querySelectorAll("#services li").forEach((li) => li.classList.toggle("selected", li.dataset.service === name));
-  showDetail(s);
 }
 
 function pathText(p) {
@@ -230,8 +240,13 @@ async function follow() {
         while ((end = buf.indexOf("\n\n")) >= 0) {
           const event = buf.slice(0, end);
           buf = buf.slice(end + 2);
-          const data = event.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+          const lines = event.split("\n");
+          const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
           if (!data) continue;
+          if (lines.includes("event: services")) {
+            tenantUpdate(JSON.parse(data));
+            continue;
+          }
           update(JSON.parse(data));
           if (++n % 10 === 0) refresh();
         }
@@ -244,6 +259,15 @@ async function follow() {
   }
 }
 
+// A tenant's view: its services, their status.
+function tenantUpdate(view) {
+  e3.tenant = view.tenant;
+  showServices(view.services);
+  const states = view.services.map((s) => s.status.state);
+  document.getElementById("summary").textContent = `tenant ${view.tenant} · ${view.services.length} services · ` +
+    `${states.filter((s) => s === "programmed").length} programmed`;
+}
+
 async function refresh() {
   await listServices();
   if (e3.selected) await select(e3.selected);
@@ -251,16 +275,26 @@ async function refresh() {
 
 async function start() {
   if (!token()) return showLogin();
+  let fabric = true;
   try {
-    draw(await getJSON("/v1/topology"));
+    try {
+      draw(await getJSON("/v1/topology"));
+    } catch (err) {
+      if (!(err instanceof Forbidden)) throw err;
+      fabric = false; // a tenant's token: its services only
+    }
     await listServices();
   } catch (err) {
     return showLogin(err.message);
   }
   document.getElementById("login").hidden = true;
   document.getElementById("app").hidden = false;
-  e3.cy.resize();
-  e3.cy.fit(undefined, 40);
+  document.getElementById("graph").hidden = !fabric;
+  document.getElementById("links-section").hidden = !fabric;
+  if (fabric) {
+    e3.cy.resize();
+    e3.cy.fit(undefined, 40);
+  }
   follow();
 }
 
