@@ -11,7 +11,7 @@ import (
 // field it is about (a topology.FieldError relative to the service).
 func SpecFromFile(fs topology.FileService) (ServiceSpec, error) {
 	spec := ServiceSpec{Name: fs.Name, Type: fs.Type, MACLimit: fs.MACLimit, CircuitMACLimit: fs.CircuitMACLimit,
-		BandwidthMbps: fs.BandwidthMbps, ECMP: fs.ECMP, Storm: fs.Storm}
+		BandwidthMbps: fs.BandwidthMbps, ECMP: fs.ECMP, Storm: fs.Storm, Tenant: fs.Tenant, Paths: fs.Paths}
 	for i, ci := range fs.Circuits {
 		v, err := dpconfig.ParseVLAN(ci.VLAN)
 		if err != nil {
@@ -27,7 +27,7 @@ func SpecFromFile(fs topology.FileService) (ServiceSpec, error) {
 // File is s as a topology file lists it (SpecFromFile's inverse).
 func (s *ServiceSpec) File() topology.FileService {
 	fs := topology.FileService{Name: s.Name, Type: s.Type, MACLimit: s.MACLimit, CircuitMACLimit: s.CircuitMACLimit,
-		BandwidthMbps: s.BandwidthMbps, ECMP: s.ECMP, Storm: s.Storm}
+		BandwidthMbps: s.BandwidthMbps, ECMP: s.ECMP, Storm: s.Storm, Tenant: s.Tenant, Paths: s.Paths}
 	for _, ci := range s.Circuits {
 		var vlan any = ci.VLAN.String()
 		if ci.VLAN != dpconfig.Untagged {

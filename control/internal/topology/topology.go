@@ -250,14 +250,16 @@ type HostInterface struct {
 
 // FileService is a service listed in a topology file.
 type FileService struct {
-	Name            string          `yaml:"name,omitempty" json:"name" schema:"pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"`
-	Type            string          `yaml:"type,omitempty" json:"type" schema:"enum=eline|elan"`
-	Circuits        []FileCircuit   `yaml:"circuits,omitempty" json:"circuits"`
-	MACLimit        int             `yaml:"mac_limit,omitempty" json:"mac_limit,omitempty"`
-	CircuitMACLimit int             `yaml:"circuit_mac_limit,omitempty" json:"circuit_mac_limit,omitempty"`
-	BandwidthMbps   int             `yaml:"bandwidth_mbps,omitempty" json:"bandwidth_mbps,omitempty"`
-	ECMP            bool            `yaml:"ecmp,omitempty" json:"ecmp,omitempty"`   // spread flows over equal-cost paths
-	Storm           *dpconfig.Storm `yaml:"storm,omitempty" json:"storm,omitempty"` // storm control of every circuit without its own
+	Name            string           `yaml:"name,omitempty" json:"name" schema:"pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"`
+	Type            string           `yaml:"type,omitempty" json:"type" schema:"enum=eline|elan"`
+	Circuits        []FileCircuit    `yaml:"circuits,omitempty" json:"circuits"`
+	MACLimit        int              `yaml:"mac_limit,omitempty" json:"mac_limit,omitempty"`
+	CircuitMACLimit int              `yaml:"circuit_mac_limit,omitempty" json:"circuit_mac_limit,omitempty"`
+	BandwidthMbps   int              `yaml:"bandwidth_mbps,omitempty" json:"bandwidth_mbps,omitempty"`
+	ECMP            bool             `yaml:"ecmp,omitempty" json:"ecmp,omitempty"`   // spread flows over equal-cost paths
+	Storm           *dpconfig.Storm  `yaml:"storm,omitempty" json:"storm,omitempty"` // storm control of every circuit without its own
+	Tenant          string           `yaml:"tenant,omitempty" json:"tenant,omitempty" schema:"pattern=^[a-z0-9][a-z0-9_-]{0,31}$"`
+	Paths           *PathConstraints `yaml:"paths,omitempty" json:"paths,omitempty"`
 }
 
 // FileCircuit is a circuit of a FileService.
