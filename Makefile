@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control web test test-repeat test-unit test-go test-py \
-        package demo demo-down bench bench-quick bench-failover bench-multihoming bench-upgrade bench-controller clean
+        package demo demo-down bench bench-quick bench-failover bench-multihoming bench-migration bench-upgrade bench-controller clean
 
 all: build
 
@@ -66,6 +66,10 @@ bench-upgrade: build
 
 bench-multihoming: build
 	@python3 bench/multihoming.py $(MULTIHOMING_ARGS)
+
+# A VM's E-LAN endpoint live-migrates to another leaf (bench/FAILOVER.md).
+bench-migration: build
+	@python3 bench/migration.py $(MIGRATION_ARGS)
 
 # Controller and agent at scale (bench/controller/README.md).
 bench-controller: build

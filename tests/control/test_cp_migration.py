@@ -1,0 +1,81 @@
+"""Live migration of an E-LAN endpoint (docs/operations.md, "Live
+migration"): a VM on green's LAN behind leaf1 (h1's VLAN 3000) moves to
+leaf3's (h3's), while h2 (leaf2) streams to it at 1,000 datagrams/s. Its
+RARP announcement, flooded once, moves its MAC on every leaf at once: the
+stream resumes at the new place, leaf2 sends it there (no flood: green's
+flooded count on leaf2 barely moves), leaf1 learns it behind leaf3, leaf3
+on its own circuit. The loss window is bench/migration.py's to measure."""
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from cplib import GREEN, ensure_service
+from lab.control import wait_for
+from lab.migration import VM
+
+STREAM = Path(__file__).resolve().parents[1] / "lab" / "udpstream.py"
+MAC, IP = "02:00:0a:1e:00:99", "10.30.0.99/24"
+RATE, SECONDS = 1000, 4.0
+
+
+def where(lab, node: str, mac: str):
+    """How node's datapath knows mac in green: ("circuit", id), ("source", id) or None."""
+    svc = lab.client(node).call("service_list")
+    (green,) = [s for s in svc if s.get("name") == "green"]
+    for m in lab.client(node).call("mac_list", {"service": green["id"]}):
+        if m["mac"] == mac:
+            return ("circuit", m["circuit"]) if "circuit" in m else ("source", m["source"])
+    return None
+
+
+def flooded(lab, node: str) -> int:
+    (green,) = [s for s in lab.client(node).call("service_list") if s.get("name") == "green"]
+    return green["stats"]["flooded"]
+
+
+@pytest.fixture
+def vm(lab):
+    v = VM(lab, "vm", MAC, IP, ("h1", "eth0.3000"), ("h3", "eth0.3000"))
+    try:
+        yield v.up()
+    finally:
+        v.down()
+        lab.host_exec("h2", ["ip", "neigh", "del", IP.split("/")[0], "dev", "eth0.3000"], check=False)
+
+
+def test_elan_endpoint_migrates(lab, services, vm):
+    cp = services
+    ensure_service(cp, *GREEN)
+    vm.announce()
+    wait_for("every leaf learns the VM behind leaf1", lambda: where(lab, "leaf1", MAC) and where(lab, "leaf1", MAC)[0] ==
+             "circuit" and all(where(lab, n, MAC) and where(lab, n, MAC)[0] == "source" for n in ("leaf2", "leaf3")))
+    src_leaf1 = where(lab, "leaf2", MAC)
+    # h2 knows the VM's MAC (as after its first ARP): the stream is unicast from the start.
+    lab.host_exec("h2", ["ip", "neigh", "replace", IP.split("/")[0], "lladdr", MAC, "dev", "eth0.3000", "nud", "permanent"])
+    vm.prepare()
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "rx.json")
+        rx = vm.popen(["python3", str(STREAM), "recv", "--port", "5801", "--seconds", str(SECONDS + 3), "--out", out,
+                       "--sent", str(int(RATE * SECONDS)), "--rate", str(RATE)])
+        time.sleep(0.5)
+        before = flooded(lab, "leaf2")
+        tx = lab.host_popen("h2", ["python3", str(STREAM), "send", "--dst", IP.split("/")[0], "--port", "5801",
+                                   "--rate", str(RATE), "--seconds", str(SECONDS)])
+        time.sleep(SECONDS / 2)
+        vm.migrate()
+        tx.wait(timeout=60)
+        rx.wait(timeout=60)
+        res = json.loads(Path(out).read_text())
+    assert res["received"] > 0 and res["last"] == RATE * SECONDS - 1, f"the stream did not resume after the move: {res}"
+    assert len(res["missing"]) <= 1, f"more than one gap: {res}"
+
+    # Moved on every leaf by the one announcement, without a flood.
+    at_leaf2 = where(lab, "leaf2", MAC)
+    assert at_leaf2[0] == "source" and at_leaf2 != src_leaf1, (src_leaf1, at_leaf2)
+    assert where(lab, "leaf3", MAC)[0] == "circuit"
+    assert where(lab, "leaf1", MAC)[0] == "source"
+    assert flooded(lab, "leaf2") - before < 100, "leaf2 flooded the stream: it did not know where the VM went"
