@@ -1,6 +1,8 @@
 """E-Line through a real e3-vswitchd: ingress encapsulation (with and without
 the control word, judged field by field and by tshark), egress
 decapsulation onto tagged and untagged circuits, and hairpin E-Lines."""
+import pytest
+
 from pkt_frames import (assert_customer, assert_fabric, customer_frame, fabric_frame, token,
                         tshark_frames, untag)
 from pkt_net import assert_delivered, wait_for
@@ -236,3 +238,35 @@ def test_whole_port_circuit_carries_other_tags(sw, wire):
         assert_delivered(got, {"f1p": 1})
         assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=pcp,
                       ttl=64, inner=frame)
+
+
+def test_branch_copies_each_frame_during_a_move(sw, wire):
+    """An E-Line whose other end is moving: each frame from its circuit goes
+    to the old place (its nhlfe) and a copy to the new one (its branch),
+    both whole; without the branch, to the old place only. A second branch,
+    or one without an nhlfe, is refused."""
+    eline(sw)
+    sw.nhlfe(9, "f2", 900)
+    sw.rpc("service_add", id=1, type="eline", name="pk-eline-1", nhlfe=1, branches=[9])
+    tok = token()
+    frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=3)
+    got = wire.exchange([("c1p", frame)], expect=2, match=tok)
+    assert_delivered(got, {"f1p": 1, "f2p": 1})
+    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=3, ttl=64,
+                  inner=untag(frame))
+    assert_fabric(got["f2p"][0], dst=PEER_MAC["f2"], src=MAC["f2"], label=900, tc=3, ttl=64,
+                  inner=untag(frame))
+
+    sw.nhlfe(10, "f3", 1000)
+    for params, msg in (({"nhlfe": 1, "branches": [9, 10]}, "at most 1"),
+                        ({"branches": [9]}, "needs an nhlfe"),
+                        ({"nhlfe": 1, "branches": [1]}, "given twice"),
+                        ({"nhlfe": 1, "remotes": [{"source": 1, "nhlfe": 9}]}, "elan")):
+        with pytest.raises(Exception, match=msg):
+            sw.rpc("service_add", id=1, type="eline", name="pk-eline-1", **params)
+
+    sw.rpc("service_add", id=1, type="eline", name="pk-eline-1", nhlfe=1)   # the move is over
+    tok = token()
+    frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000)
+    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
+    assert_delivered(got, {"f1p": 1})

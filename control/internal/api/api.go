@@ -241,6 +241,23 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 			v, err := s.c.Trace(r.Context(), r.PathValue("name"))
 			return 200, v, err
 		})
+	s.handle(op{pattern: "POST /v1/services/{name}/move", id: "moveCircuit", role: admin, tenant: true,
+		params: svcParam, body: model.MoveRequest{}, status: 200, resp: model.ServiceView{}, errs: []int{404, 409, 422, 507},
+		summary: "live migration: move one end of an E-Line to another circuit, make-before-break: both deliver for the window, then the old one is removed (docs/operations.md)"},
+		func(r *http.Request) (int, any, error) {
+			var req model.MoveRequest
+			if err := decode(r, &req); err != nil {
+				return 0, nil, err
+			}
+			name := r.PathValue("name")
+			if err := s.owns(r, name); err != nil {
+				return 0, nil, err
+			}
+			if err := s.c.MoveCircuit(r.Context(), name, req.From, req.To, time.Duration(req.WindowS)*time.Second); err != nil {
+				return 0, nil, err
+			}
+			return s.service(r, name, 200)
+		})
 	s.tenantOps()
 	s.handle(op{pattern: "GET /healthz", id: "health", role: roleNone, status: 200, resp: map[string]bool{},
 		summary: "liveness"}, func(r *http.Request) (int, any, error) { return 200, map[string]bool{"ok": true}, nil })
@@ -902,6 +919,7 @@ func (s *Server) view(snap *controller.Snapshot, rec *model.ServiceRecord, detai
 		v.Route, v.Allocs, v.Checks = &route, labels.Sorted(rec.Allocs), snap.Checks(rec)
 		v.DF = desired.DesignatedForwarders(&rec.Spec, &rec.Route)
 	}
+	v.Move = rec.Move
 	return v
 }
 

@@ -80,7 +80,7 @@ func TestTenantScope(t *testing.T) {
 		} `json:"paths"`
 	}
 	json.Unmarshal(mustCall(t, srv, "GET", "/openapi.json", "", "", 200), &doc)
-	tenantOps := []string{"stream", "listServices", "createService", "getService", "updateService", "deleteService",
+	tenantOps := []string{"stream", "moveCircuit", "listServices", "createService", "getService", "updateService", "deleteService",
 		"pingService", "traceService"}
 	args := strings.NewReplacer("{name}", "b1", "{node}", "leaf1", "{link}", "1", "{tenant}", "beta", "{id}", "0123456789ab")
 	seen := 0
@@ -92,7 +92,11 @@ func TestTenantScope(t *testing.T) {
 			seen++
 			m, p := strings.ToUpper(method), args.Replace(path)
 			before := storeDump(t, cli)
-			code, body := call(t, srv, m, p, acme, "{}")
+			req := "{}"
+			if o.OperationID == "moveCircuit" {
+				req = `{"from":{"node":"leaf2","port":"cust1","vlan":5},"to":{"node":"leaf3","port":"cust1","vlan":5}}`
+			}
+			code, body := call(t, srv, m, p, acme, req)
 			switch {
 			case !slices.Contains(tenantOps, o.OperationID):
 				if code != 403 || !strings.Contains(string(body), "tenant's token reaches only its own services") {

@@ -233,3 +233,8 @@ func (c *Client) CreateToken(ctx context.Context, tenant, role string) (v model.
 func (c *Client) RevokeToken(ctx context.Context, tenant, id string) error {
 	return c.doJSON(ctx, "DELETE", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens/"+url.PathEscape(id), nil, nil)
 }
+
+// MoveCircuit starts moving one end of an E-Line (live migration).
+func (c *Client) MoveCircuit(ctx context.Context, name string, req model.MoveRequest) (v model.ServiceView, err error) {
+	return v, c.doJSON(ctx, "POST", "/v1/services/"+url.PathEscape(name)+"/move", req, &v)
+}

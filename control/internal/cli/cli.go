@@ -50,6 +50,9 @@ const Usage = `usage: e3ctl [--server URL] [--token-file FILE] [--ca FILE | --fi
                  [--disjoint-from SERVICE [--node-disjoint]] [--prefer-node N]
   service add-circuit NAME --circuit NODE:PORT:VLAN ...
   service remove-circuit NAME --circuit NODE:PORT:VLAN ...
+  service move NAME --circuit NODE:PORT:VLAN --to NODE:PORT:VLAN [--window SECONDS]
+                                           live migration of an E-Line's end: both circuits deliver for the
+                                           window (30 s), then the new one replaces the old one
   service delete NAME
   service ping NAME [--count N]            MPLS echo in the pseudowire, from one end to each other end
   service trace NAME                       each hop of the pseudowire: node, label in and out, time
@@ -99,6 +102,8 @@ type opts struct {
 	ports         []string
 	quota         model.TenantQuota
 	readOnly      bool
+	to            string
+	window        int
 	args          []string
 }
 
@@ -151,6 +156,8 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			o.paths.Disjoint = "node"
 		case "--tenant":
 			o.tenant, err = value()
+		case "--to":
+			o.to, err = value()
 		case "--disjoint-from":
 			o.paths.DisjointFrom, err = value()
 		case "--prefer-node":
@@ -180,7 +187,7 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 				}
 			}
 		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count", "--wait",
-			"--max-services", "--max-circuits", "--max-macs", "--max-bandwidth-mbps":
+			"--max-services", "--max-circuits", "--max-macs", "--max-bandwidth-mbps", "--window":
 			var v string
 			if v, err = value(); err == nil {
 				var n int
@@ -196,6 +203,8 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 					o.count = n
 				case "--wait":
 					o.wait = n
+				case "--window":
+					o.window = n
 				case "--max-services":
 					o.quota.Services = n
 				case "--max-circuits":
@@ -483,6 +492,21 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		return o.print(w, v, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "created %s %s (id %d): %s\n", v.Type, v.Name, v.ID, v.Status.State)
 		})
+	case cmd == "service move":
+		if err := want(a, 3, "service move NAME --circuit NODE:PORT:VLAN --to NODE:PORT:VLAN [--window SECONDS]"); err != nil {
+			return err
+		}
+		cs, err := parseCircuits(append(o.circuits, o.to))
+		if err != nil || len(cs) != 2 || o.to == "" {
+			return usageError("usage: e3ctl service move NAME --circuit NODE:PORT:VLAN --to NODE:PORT:VLAN [--window SECONDS]")
+		}
+		v, err := c.MoveCircuit(ctx, a[2], model.MoveRequest{From: cs[0], To: cs[1], WindowS: o.window})
+		if err != nil {
+			return err
+		}
+		return o.print(w, v, func(tw *tabwriter.Writer) {
+			fmt.Fprintf(tw, "moving %s to %s: both deliver until %s\n", v.Move.From, v.Move.To, v.Move.Until.Local().Format(time.TimeOnly))
+		})
 	case a[0] == "tenant":
 		return runTenant(ctx, o, c, w, cmd, a)
 	case cmd == "service add-circuit", cmd == "service remove-circuit":
@@ -627,6 +651,9 @@ func showService(tw *tabwriter.Writer, v *model.ServiceView) {
 	fmt.Fprintf(tw, "ecmp\t%s\n", ecmpState(v))
 	if v.Tenant != "" {
 		fmt.Fprintf(tw, "tenant\t%s\n", v.Tenant)
+	}
+	if m := v.Move; m != nil {
+		fmt.Fprintf(tw, "moving\t%s to %s, both delivering until %s\n", m.From, m.To, m.Until.Local().Format(time.TimeOnly))
 	}
 	if v.Paths != nil {
 		fmt.Fprintf(tw, "path constraints\t%s\n", v.Paths)

@@ -80,6 +80,9 @@ func (st *state) put(s *svcState) {
 	for _, ci := range s.rec.Spec.Circuits {
 		st.circuits[ci.Key()] = s.rec.Spec.Name
 	}
+	if mv := s.rec.Move; mv != nil {
+		st.circuits[mv.To.Key()] = s.rec.Spec.Name
+	}
 }
 
 func (st *state) remove(name string) {
@@ -98,6 +101,9 @@ func (st *state) remove(name string) {
 		if st.circuits[ci.Key()] == name {
 			delete(st.circuits, ci.Key())
 		}
+	}
+	if mv := s.rec.Move; mv != nil && st.circuits[mv.To.Key()] == name {
+		delete(st.circuits, mv.To.Key())
 	}
 	delete(st.services, name)
 }
@@ -181,6 +187,14 @@ func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, 
 		oldAllocs = old.rec.Allocs
 	}
 	rec := &model.ServiceRecord{Spec: spec, Route: route}
+	if old != nil {
+		// A move in progress and the names of moved ends' labels outlive
+		// a recomputation (move.go).
+		rec.Peers = old.rec.Peers
+		if mv := old.rec.Move; mv != nil && hasCircuit(&spec, mv.From) {
+			rec.Move = mv
+		}
+	}
 	as := st.alloc.NewAssigner(oldAllocs)
 	var checks []string
 	frags, err := build(rec, as, st.watcher(ch, topo, &checks))

@@ -279,6 +279,9 @@ func (c *Controller) lead(ctx context.Context) error {
 	// (with load-based costs, a route also depends on the others' routes).
 	fullPass := time.NewTicker(c.opt.FullPass)
 	defer fullPass.Stop()
+	// Moves whose window has passed are finished (move.go).
+	moves := time.NewTicker(time.Second)
+	defer moves.Stop()
 	var reopt <-chan time.Time
 	if c.opt.LinkCost == CostLoad {
 		t := time.NewTicker(c.opt.Reoptimize)
@@ -300,6 +303,10 @@ func (c *Controller) lead(ctx context.Context) error {
 		case <-fullPass.C:
 			if !inGrace {
 				c.react(lctx, "periodic full pass", true)
+			}
+		case now := <-moves.C:
+			if !inGrace {
+				c.finishMoves(lctx, now)
 			}
 		case <-reopt:
 			if !inGrace && held == nil {

@@ -123,6 +123,15 @@ func (c *Controller) route(st *state, ch *change, topo *topology.Topology, full,
 		full, live = c.serviceGraphs(st, ch, topo, spec, old)
 	}
 	route, err := desired.Route(spec, full, live, oldRoute)
+	if err == nil && old != nil && old.rec.Move != nil && hasCircuit(spec, old.rec.Move.From) {
+		// A move in progress: the route to the new place, computed as
+		// it will be once the move is done (move.go).
+		leg, lerr := desired.Route(moved(spec, old.rec.Move), full, live, nil)
+		if lerr != nil {
+			return route, errorf(KindUnroutable, "%v", lerr)
+		}
+		route.Move = &leg
+	}
 	if err != nil {
 		if spec.Paths != nil {
 			return route, errorf(KindUnroutable, "%v (within its path constraints: %s)", err, spec.Paths)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/model"
@@ -190,6 +191,10 @@ func (c *Controller) updateService(ctx context.Context, st *state, name string, 
 	old := st.services[name]
 	if old == nil {
 		return errorf(KindNotFound, "service %s not found", name)
+	}
+	if mv := old.rec.Move; mv != nil {
+		return errorf(KindConflict, "service %s: circuit %s is moving to %s until %s: change it after", name,
+			mv.From, mv.To, mv.Until.Format(time.RFC3339))
 	}
 	spec := old.rec.Spec
 	spec.Circuits = nil

@@ -44,7 +44,7 @@ func decodeRecord(b []byte, links model.Links) (*storedRecord, error) {
 		return nil, err
 	}
 	out := &storedRecord{rec: &model.ServiceRecord{Spec: s.Spec, ID: s.ID, Generation: s.Generation,
-		NodeGenerations: s.NodeGenerations, Route: route}, values: map[string]map[string][]uint32{}, roles: s.Roles}
+		NodeGenerations: s.NodeGenerations, Route: route, Move: s.Move, Peers: s.Peers}, values: map[string]map[string][]uint32{}, roles: s.Roles}
 	for node, kinds := range s.Values {
 		out.values[node] = map[string][]uint32{}
 		for kind, vs := range kinds {
@@ -90,7 +90,7 @@ func (r *storedRecord) assigner(a *labels.Allocator) *labels.Assigner {
 func storedForm(s *svcState, links model.Links) *model.StoredService {
 	values, roles := labels.Sequence(s.rec.Allocs)
 	out := &model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Route: model.StoreRoute(&s.rec.Route, links),
-		Values: make(map[string]map[string]model.Deltas, len(values)), Roles: roles}
+		Values: make(map[string]map[string]model.Deltas, len(values)), Roles: roles, Move: s.rec.Move, Peers: s.rec.Peers}
 	for node, kinds := range values {
 		out.Values[node] = make(map[string]model.Deltas, len(kinds))
 		for kind, vs := range kinds {

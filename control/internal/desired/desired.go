@@ -77,21 +77,27 @@ func (b *builder) circuits(node string, reachable bool) error {
 		return nil
 	}
 	for _, c := range b.rec.Spec.Circuits {
-		if c.Node != node {
-			continue
+		if c.Node == node {
+			if err := b.circuit(c); err != nil {
+				return err
+			}
 		}
-		id, err := b.get(node, model.KindCircuit, "circuit:"+c.Port+":"+c.VLAN.String())
-		if err != nil {
-			return err
-		}
-		f := b.frag(node)
-		st := b.site[c.Key()]
-		dc := dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
-			MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: st.nonDF, Peers: st.peers,
-			SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods, Announce: st.announce}
-		b.rec.Spec.StormOf(c).Apply(&dc)
-		f.Circuits = append(f.Circuits, dc)
 	}
+	return nil
+}
+
+func (b *builder) circuit(c model.Circuit) error {
+	id, err := b.get(c.Node, model.KindCircuit, "circuit:"+c.Port+":"+c.VLAN.String())
+	if err != nil {
+		return err
+	}
+	st := b.site[c.Key()]
+	dc := dpconfig.Circuit{ID: id, Port: c.Port, VLAN: c.VLAN, Service: b.rec.ID,
+		MACLimit: b.rec.Spec.CircuitMACLimit, NonDF: st.nonDF, Peers: st.peers,
+		SegmentSource: st.source, SegmentLabel: st.label, SiteFloods: st.floods, Announce: st.announce}
+	b.rec.Spec.StormOf(c).Apply(&dc)
+	f := b.frag(c.Node)
+	f.Circuits = append(f.Circuits, dc)
 	return nil
 }
 
@@ -251,17 +257,81 @@ func (b *builder) eline() error {
 	if r.Active == "" {
 		return nil // down: nothing to program
 	}
-	// Both planned paths are installed (hot standby); a fallback path only
-	// while it is the active one. The ingress service points at the active.
-	type dir struct{ src, dst string }
-	ingress := map[dir]uint32{}
-	for _, d := range []dir{{a, z}, {z, a}} {
-		term, err := b.get(d.dst, model.KindLabel, "eline-term<"+d.src)
-		if err != nil {
+	ingress, err := b.elineLeg(a, z, r)
+	if err != nil {
+		return err
+	}
+	mv := b.rec.Move
+	if mv == nil || r.Move == nil || r.Move.Active == "" {
+		for _, d := range [][2]string{{a, z}, {z, a}} {
+			b.frag(d[0]).Services = append(b.frag(d[0]).Services, dpconfig.Service{ID: b.rec.ID,
+				Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(ingress[d])})
+			if err := b.circuits(d[0], true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A move (docs/operations.md, "Live migration"): the end that stays
+	// sends to the old place and a copy to the new one, and takes both
+	// places' frames on its one label; the new place is programmed as if
+	// the move were done, so that its end changes nothing there.
+	stay, old := a, z
+	if mv.From.Node == a {
+		stay, old = z, a
+	}
+	na, nz := a, z
+	if old == a {
+		na = mv.To.Node
+	} else {
+		nz = mv.To.Node
+	}
+	moved, err := b.elineLeg(na, nz, r.Move)
+	if err != nil {
+		return err
+	}
+	n := mv.To.Node
+	for _, x := range []struct {
+		node     string
+		nhlfe    uint32
+		branches []uint32
+	}{{stay, ingress[[2]string{stay, old}], []uint32{moved[[2]string{stay, n}]}},
+		{old, ingress[[2]string{old, stay}], nil}, {n, moved[[2]string{n, stay}], nil}} {
+		b.frag(x.node).Services = append(b.frag(x.node).Services, dpconfig.Service{ID: b.rec.ID,
+			Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(x.nhlfe), Branches: x.branches})
+	}
+	for _, node := range []string{stay, old} {
+		if err := b.circuits(node, true); err != nil {
 			return err
 		}
-		f := b.frag(d.dst)
-		f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELine, Service: u32(b.rec.ID)})
+	}
+	return b.circuit(mv.To)
+}
+
+// termRole is the role of node's label for an E-Line's frames from peer:
+// after a move, the node its peer was on when the label was allocated.
+func (b *builder) termRole(node, peer string) string {
+	if p, ok := b.rec.Peers[node]; ok {
+		peer = p
+	}
+	return "eline-term<" + peer
+}
+
+// elineLeg installs an E-Line's labels and paths between a and z along r
+// (its primary and backup, hot standby; its fallback while active) and
+// returns the ingress NHLFE of each direction ({src, dst}).
+func (b *builder) elineLeg(a, z string, r *model.Route) (map[[2]string]uint32, error) {
+	ingress := map[[2]string]uint32{}
+	for _, d := range [][2]string{{a, z}, {z, a}} {
+		src, dst := d[0], d[1]
+		term, err := b.get(dst, model.KindLabel, b.termRole(dst, src))
+		if err != nil {
+			return nil, err
+		}
+		f := b.frag(dst)
+		if !slices.ContainsFunc(f.Labels, func(l dpconfig.Label) bool { return l.Label == term }) {
+			f.Labels = append(f.Labels, dpconfig.Label{Label: term, Type: dpconfig.LabelELine, Service: u32(b.rec.ID)})
+		}
 		paths, nhs := map[string]model.Path{}, map[string]uint32{}
 		for _, pp := range []struct {
 			name string
@@ -271,12 +341,12 @@ func (b *builder) eline() error {
 				continue
 			}
 			p := pp.p
-			if d.src != a {
+			if src != a {
 				p = Reverse(p)
 			}
-			nh, err := b.lsp("eline:"+d.src+">"+d.dst, p, term)
+			nh, err := b.lsp("eline:"+src+">"+dst, p, term)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			paths[pp.name] = p
 			nhs[pp.name] = nh
@@ -287,28 +357,21 @@ func (b *builder) eline() error {
 		// check fails (docs/ha.md). Same role whichever is active, so
 		// the controller's switch rewrites the entry and allocates nothing.
 		if standby := map[string]string{"primary": "backup", "backup": "primary"}[r.Active]; standby != "" && len(r.Backup) > 0 {
-			tag := "eline:" + d.src + ">" + d.dst
+			tag := "eline:" + src + ">" + dst
 			var id uint32
 			var err error
 			if r.ECMP {
-				id, err = b.ecmp(d.src, tag, nhs["primary"], nhs["backup"], paths["primary"], paths["backup"])
+				id, err = b.ecmp(src, tag, nhs["primary"], nhs["backup"], paths["primary"], paths["backup"])
 			} else {
-				id, err = b.protect(d.src, tag+":protected", nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
+				id, err = b.protect(src, tag+":protected", nhs[r.Active], nhs[standby], paths[r.Active], paths[standby])
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			ingress[d] = id
 		}
 	}
-	for _, d := range []dir{{a, z}, {z, a}} {
-		f := b.frag(d.src)
-		f.Services = append(f.Services, dpconfig.Service{ID: b.rec.ID, Type: dpconfig.ServiceELine, Name: s.Name, NHLFE: u32(ingress[d])})
-		if err := b.circuits(d.src, true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ingress, nil
 }
 
 func (b *builder) elan() error {

@@ -104,8 +104,9 @@ func (b BFD) Normalize() BFD {
 func (s Service) Normalize() Service {
 	switch s.Type {
 	case ServiceELine:
-		s.MACLimit, s.Remotes, s.Branches = 0, nil, nil
+		s.MACLimit, s.Remotes = 0, nil
 		s.NHLFE = clonePtr(s.NHLFE)
+		s.Branches = sortedClone(s.Branches, cmp.Compare[uint32])
 	case ServiceELAN:
 		s.NHLFE = nil
 		s.Remotes = sortedClone(s.Remotes, func(a, b Remote) int {

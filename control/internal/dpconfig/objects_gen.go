@@ -316,7 +316,7 @@ type Service struct {
 	NHLFE    *uint32  `json:"nhlfe,omitempty"`     // E-Line: toward the remote leaf; none = hairpin
 	MACLimit int      `json:"mac_limit,omitempty"` // E-LAN: MACs it may learn; 0 = the node's mac_limit
 	Remotes  []Remote `json:"remotes,omitempty"`   // E-LAN: where MACs learned from each remote source go
-	Branches []uint32 `json:"branches,omitempty"`  // E-LAN: this leaf's flood branches (NHLFEs)
+	Branches []uint32 `json:"branches,omitempty"`  // E-LAN: this leaf's flood branches (NHLFEs); E-Line: NHLFEs that get a copy of each frame from its circuit, during a move (at most MAX_ELINE_COPIES)
 }
 
 func (x *Service) encode(e *encoder) {

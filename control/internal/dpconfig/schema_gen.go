@@ -13,6 +13,7 @@ const (
 	MaxCircuits    = 65536     // circuit ids: 0..MAX_CIRCUITS-1
 	MaxRemotes     = 1024      // E-LAN remote endpoints (source ids) per service
 	MaxBranches    = 256       // flood branches per service or REPLICATE entry
+	MaxELineCopies = 1         // an E-Line's branches: the other end's new place during a move
 	MaxSessions    = 4096      // BFD session ids (and protection bytes): 0..MAX_SESSIONS-1
 	MaxInPorts     = 16        // ports a label entry takes frames from
 	MaxECMPs       = 65536     // ECMP groups per node

@@ -171,6 +171,9 @@ func (c Config) Validate() error {
 			if s.NHLFE != nil {
 				nhlfeRef(what, *s.NHLFE)
 			}
+			for _, b := range s.Branches {
+				nhlfeRef(what+" branch", b)
+			}
 		case ServiceELAN:
 			for _, r := range s.Remotes {
 				nhlfeRef(fmt.Sprintf("%s remote %d", what, r.Source), r.NHLFE)

@@ -339,6 +339,10 @@ type Route struct {
 
 	// Members of the service the route could not reach (down or partitioned).
 	Unreachable []string `json:"unreachable,omitempty"`
+
+	// Move is an E-Line's route to the circuit one of its ends moves to,
+	// during the move (ServiceRecord.Move): from the end that stays.
+	Move *Route `json:"move,omitempty"`
 }
 
 // SiteRoute is how an E-LAN reaches one of its multi-homed sites: the
@@ -404,6 +408,29 @@ type ServiceRecord struct {
 	NodeGenerations map[string]int64 `json:"node_generations"`
 	Route           Route            `json:"route"`
 	Allocs          []Alloc          `json:"allocs"`
+	// Move is an E-Line end moving to another circuit, until its window
+	// ends (docs/operations.md, "Live migration").
+	Move *Move `json:"move,omitempty"`
+	// Peers names, for an E-Line end whose other end has moved, the node
+	// its label from the other end was allocated for (a role's name), so
+	// that the label outlives the move.
+	Peers map[string]string `json:"peers,omitempty"`
+}
+
+// Move is an E-Line's end moving from circuit From to circuit To: until
+// Until both receive the other end's frames and both send to it; then To
+// replaces From.
+type Move struct {
+	From  Circuit   `json:"from"`
+	To    Circuit   `json:"to"`
+	Until time.Time `json:"until"`
+}
+
+// MoveRequest starts a move (POST /v1/services/{name}/move).
+type MoveRequest struct {
+	From    Circuit `json:"from"`
+	To      Circuit `json:"to"`
+	WindowS int     `json:"window_s,omitempty" schema:"minimum=0;maximum=3600;description=seconds both circuits deliver (0: 30)"`
 }
 
 // CheckRecord is what /e3/v1/checks/<key> holds: a connectivity check of one
@@ -508,6 +535,8 @@ type ServiceView struct {
 	Checks     []CheckView `json:"checks,omitempty"`
 	// DF is each segment's designated forwarder (docs/multihoming.md).
 	DF map[string]string `json:"designated_forwarders,omitempty"`
+	// Move is the move of one of its ends in progress, if any.
+	Move *Move `json:"move,omitempty"`
 }
 
 // CheckView is a path check a service's protected traffic relies on, with

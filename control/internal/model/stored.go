@@ -24,6 +24,8 @@ type StoredService struct {
 	Route           StoredRoute                  `json:"route"`
 	Values          map[string]map[string]Deltas `json:"values"`
 	Roles           string                       `json:"roles"`
+	Move            *Move                        `json:"move,omitempty"`
+	Peers           map[string]string            `json:"peers,omitempty"`
 }
 
 // Deltas is a list of values stored as the first and then each one's
@@ -78,6 +80,7 @@ type StoredRoute struct {
 	Tree        []int                 `json:"tree,omitempty"`
 	Sites       map[string]*SiteRoute `json:"sites,omitempty"`
 	Unreachable []string              `json:"unreachable,omitempty"`
+	Move        *StoredRoute          `json:"move,omitempty"`
 }
 
 // StoredUnicast is a UnicastPath, stored as [from, to, path, backup], with
@@ -144,6 +147,10 @@ func StoreRoute(r *Route, links Links) StoredRoute {
 		s.Unicast = append(s.Unicast, StoredUnicast{From: r.Sources[u.From], To: r.Sources[u.To],
 			Path: links.ids(u.Path), Backup: links.ids(u.Backup), ECMP: u.ECMP})
 	}
+	if r.Move != nil {
+		m := StoreRoute(r.Move, links)
+		s.Move = &m
+	}
 	return s
 }
 
@@ -198,6 +205,13 @@ func LoadRoute(s *StoredRoute, links Links) (Route, error) {
 		}
 		r.Unicast = append(r.Unicast, UnicastPath{From: from, To: to, Path: path(u.Path), Backup: path(u.Backup),
 			ECMP: u.ECMP})
+	}
+	if s.Move != nil {
+		m, e := LoadRoute(s.Move, links)
+		if e != nil && err == nil {
+			err = e
+		}
+		r.Move = &m
 	}
 	return r, err
 }

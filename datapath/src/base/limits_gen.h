@@ -14,6 +14,7 @@
 #define E3_MAX_CIRCUITS   65536        /* circuit ids: 0..MAX_CIRCUITS-1 */
 #define E3_MAX_REMOTES    1024         /* E-LAN remote endpoints (source ids) per service */
 #define E3_MAX_BRANCHES   256          /* flood branches per service or REPLICATE entry */
+#define E3_MAX_ELINE_COPIES 1            /* an E-Line's branches: the other end's new place during a move */
 #define E3_MAX_SESSIONS   4096         /* BFD session ids (and protection bytes): 0..MAX_SESSIONS-1 */
 #define E3_MAX_IN_PORTS   16           /* ports a label entry takes frames from */
 #define E3_MAX_ECMPS      65536        /* ECMP groups per node */

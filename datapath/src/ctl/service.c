@@ -49,8 +49,20 @@ static int service_validate(const struct e3_service_conf *c, char *err)
 	if (c->type == E3_SVC_ELINE) {
 		if (c->nhlfe != E3_NONE && !e3_ctl_nhlfe_exists(c->nhlfe))
 			return E3_ERR(err, E3_ENOENT, "nhlfe %u not found", c->nhlfe);
-		if (c->n_remotes || c->n_branches)
-			return E3_ERR(err, E3_EINVAL, "remotes, branches: only for an elan");
+		if (c->n_remotes)
+			return E3_ERR(err, E3_EINVAL, "remotes: only for an elan");
+		/* An E-Line's branches get a copy of each frame from its
+		 * circuit: the other end's old and new place during a move. */
+		if (c->n_branches > E3_MAX_ELINE_COPIES)
+			return E3_ERR(err, E3_EINVAL, "branches: at most %u for an eline", E3_MAX_ELINE_COPIES);
+		if (c->n_branches && c->nhlfe == E3_NONE)
+			return E3_ERR(err, E3_EINVAL, "branches: an eline with branches needs an nhlfe");
+		for (unsigned i = 0; i < c->n_branches; i++) {
+			if (!e3_ctl_nhlfe_exists(c->branches[i]))
+				return E3_ERR(err, E3_ENOENT, "branches[%u]: nhlfe %u not found", i, c->branches[i]);
+			if (c->branches[i] == c->nhlfe || (i > 0 && c->branches[i] == c->branches[0]))
+				return E3_ERR(err, E3_EINVAL, "branches[%u]: nhlfe %u given twice", i, c->branches[i]);
+		}
 		return 0;
 	}
 	if (c->type != E3_SVC_ELAN)

@@ -133,6 +133,14 @@ static __rte_always_inline unsigned eline_in(struct e3_burst *b, const bool trac
 		}
 		if (s->nhlfe != E3_NONE) {
 			E3_TRACE(b, i, ELINE_ENCAP, s->id, s->nhlfe, e3.settings.control_word);
+			/* A move in progress: the other end's new place gets a
+			 * copy (copies first, from the untouched original). */
+			for (unsigned k = 0; k < s->n_branches; k++) {
+				struct rte_mbuf *m = e3_clone(b, i, b->pkts[i]);
+
+				if (m != NULL)
+					e3_out_nhlfe(b, i, m, s->branches[k], 0, tracing);
+			}
 			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, 0, tracing);
 			continue;
 		}

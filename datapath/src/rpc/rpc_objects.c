@@ -144,8 +144,7 @@ static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 	struct e3_service_conf *s = p;
 	if (s->type == E3_SVC_ELINE) {
 		const char *bad = (seen & (1u << E3_SERVICE_P_MAC_LIMIT)) ? "mac_limit" :
-				  (seen & (1u << E3_SERVICE_P_REMOTES))   ? "remotes" :
-				  (seen & (1u << E3_SERVICE_P_BRANCHES))  ? "branches" : NULL;
+				  (seen & (1u << E3_SERVICE_P_REMOTES))   ? "remotes" : NULL;
 		if (bad != NULL) {
 			snprintf(msg, len, "param '%s': applies to type \"elan\" only", bad);
 			return -1;
