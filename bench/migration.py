@@ -12,8 +12,8 @@ there, streams to it from h2 (leaf2) at --rate datagrams/s, and after
 the source, resumes at the destination and announces itself with a RARP,
 as QEMU does (tests/lab/migration.py).
 
-    bench/migration.py                 # 5 runs
-    bench/migration.py --runs 2
+    bench/migration.py                 # 5 runs of each
+    bench/migration.py --runs 2 --kinds eline
 """
 import argparse
 import json
@@ -50,6 +50,11 @@ def where(lab, node: str, mac: str):
     return None
 
 
+def eline_seconds(a) -> float:
+    """An E-Line run's stream: long enough for its window to close under it."""
+    return max(a.seconds, a.move_at + a.window + 3)
+
+
 class Bench:
     def __init__(self, args, state: Path):
         self.a, self.state = args, state
@@ -69,7 +74,53 @@ class Bench:
             self.cp.stop_all()
         self.lab.down()
 
-    def run(self, i: int) -> dict:
+    def run(self, kind: str, i: int) -> dict:
+        return self.run_elan(i) if kind == "elan" else self.run_eline(i)
+
+    def run_eline(self, i: int) -> dict:
+        """The E-Line mig joins a peer behind leaf2 and a VM behind leaf1
+        (untagged); moved to leaf3 with a window of --window s, the VM
+        switching over --move-at s into the stream, inside the window."""
+        name = f"mig{i}"
+        mac, peer_mac = f"02:00:0a:4d:01:{i:02x}", f"02:00:0a:4d:02:{i:02x}"
+        ip, peer_ip = f"10.77.{i}.1/24", f"10.77.{i}.2/24"
+        self.cp.create_service(name, "eline", ["leaf2:cust1:untagged", "leaf1:cust1:untagged"])
+        peer = VM(self.lab, f"peer{i}", peer_mac, peer_ip, ("h2", "eth0"), None)
+        vm = VM(self.lab, f"vm{i}", mac, ip, ("h1", "eth0"), ("h3", "eth0"))
+        try:
+            peer.up()
+            vm.up()
+            self.cp.wait_service(name, timeout=60)
+            peer.exec(["ip", "neigh", "replace", ip.split("/")[0], "lladdr", mac, "dev", "eth0", "nud", "permanent"],
+                      check=True)
+            vm.prepare()
+            out = self.state / f"eline{i}.json"
+            seconds = eline_seconds(self.a)
+            sent = int(self.a.rate * seconds)
+            rx = vm.popen(["python3", str(STREAM), "recv", "--port", "5803", "--seconds", str(seconds + 3),
+                           "--out", str(out), "--sent", str(sent), "--rate", str(self.a.rate)])
+            time.sleep(0.5)
+            tx = peer.popen(["python3", str(STREAM), "send", "--dst", ip.split("/")[0], "--port", "5803",
+                             "--rate", str(self.a.rate), "--seconds", str(seconds)])
+            t0 = time.monotonic()
+            self.cp.e3ctl("service", "move", name, "--circuit", "leaf1:cust1:untagged", "--to",
+                          "leaf3:cust1:untagged", "--window", str(self.a.window))
+            self.cp.wait_converged(timeout=60)
+            time.sleep(max(0.0, self.a.move_at - (time.monotonic() - t0)))
+            in_window = bool(self.cp.service(name).get("move"))
+            vm.migrate()
+            if not wait_all([tx, rx], seconds + 60):
+                return {"stalled": True}
+            r = json.loads(out.read_text())
+            r["in_window"] = in_window
+            return r
+        finally:
+            vm.down()
+            peer.down()
+            wait_for("the move's end", lambda: not self.cp.service(name).get("move"), timeout=60)
+            self.cp.e3ctl("service", "delete", name, check=False)
+
+    def run_elan(self, i: int) -> dict:
         mac, ip = f"02:00:0a:1e:01:{i:02x}", f"10.30.1.{i + 1}/16"
         addr = ip.split("/")[0]
         vm = VM(self.lab, f"vm{i}", mac, ip, ("h1", "eth0.3000"), ("h3", "eth0.3000"))
@@ -104,45 +155,51 @@ class Bench:
             self.lab.host_exec("h2", ["ip", "route", "del", addr, "dev", "eth0.3000"], check=False)
 
 
-def section(runs: list, a, elapsed: float) -> str:
-    ok = [r for r in runs if not r.get("stalled")]
-    w = stats([r["loss_window_ms"] for r in ok])
-    lost = stats([r["lost"] for r in ok])
-    row = "| - | - | 0 | - |"
-    if w:
-        row = (f"| {w['min']:.0f} / {w['median']:.0f} / {w['max']:.0f} ms | {lost['median']:.0f} | {len(ok)} | "
-               f"< {TARGET_MS} ms: {'yes' if w['max'] < TARGET_MS else '**no**'} |")
-    moved = sum(1 for r in ok if r.get("moved") == ["source", "source", "circuit"])
+def section(results: dict, a, elapsed: float) -> str:
+    rows = []
+    for kind, what in (("elan", "E-LAN: the VM's RARP moves its MAC"),
+                       ("eline", f"E-Line: `e3ctl service move`, {a.window} s window")):
+        ok = [r for r in results.get(kind, []) if not r.get("stalled")]
+        w, lost = stats([r["loss_window_ms"] for r in ok]), stats([r["lost"] for r in ok])
+        if w:
+            rows.append(f"| {what} | {w['min']:.0f} / {w['median']:.0f} / {w['max']:.0f} ms | {lost['median']:.0f} | "
+                        f"{len(ok)} | < {TARGET_MS} ms: {'yes' if w['max'] < TARGET_MS else '**no**'} |")
+    elan = [r for r in results.get("elan", []) if not r.get("stalled")]
+    moved = sum(1 for r in elan if r.get("moved") == ["source", "source", "circuit"])
+    eline = [r for r in results.get("eline", []) if not r.get("stalled")]
+    inside = sum(1 for r in eline if r.get("in_window"))
     return f"""{BEGIN}
-## Live migration: a VM's E-LAN endpoint moves to another leaf
+## Live migration: a VM's endpoint moves to another leaf
 
-`make bench-migration` (`bench/migration.py`): a VM on the E-LAN green's
-LAN behind leaf1 (h1's VLAN 3000) moves behind leaf3 (h3's) while h2
-(leaf2) streams to it, {a.rate} datagrams/s for {a.seconds} s, the move {a.move_at:.0f} s in. The
-VM stops at the source, resumes at the destination and sends a RARP, as
-QEMU does after a migration (`tests/lab/migration.py`); the window counts
-from the last datagram at the source to the first at the destination, the
-switchover itself included. A fresh VM (MAC) each run. Machine:
-{platform.machine()}, {os.cpu_count()} CPUs; run took {elapsed / 60:.0f} min.
+`make bench-migration` (`bench/migration.py`): a VM behind leaf1 moves
+behind leaf3 while a sender behind leaf2 streams to it, {a.rate} datagrams/s
+for {a.seconds} s (E-Line: {eline_seconds(a):.0f} s), the VM switching over {a.move_at:.0f} s in: it resumes at the
+destination, stops at the source and sends a RARP, as QEMU does after a
+migration (`tests/lab/migration.py`). The window counts from the last
+datagram before a gap to the first after it, the switchover itself
+included. A fresh VM (MAC) each run. Machine: {platform.machine()},
+{os.cpu_count()} CPUs; run took {elapsed / 60:.0f} min.
 
-| loss window (min / median / max) | lost (median) | runs | target |
-| --- | --- | --- | --- |
-{row}
+| endpoint | loss window (min / median / max) | lost (median) | runs | target |
+| --- | --- | --- | --- | --- |
+{chr(10).join(rows)}
 
-In {moved} of {len(ok)} runs every leaf had moved the MAC after the stream
-(leaf1 and leaf2 to leaf3's source, leaf3 to its circuit). The RARP is
-flooded once to every leaf of the E-LAN and each learns the VM's new place
-from it, as from any frame: no wait for aging, no flood of the stream.
-An E-Line endpoint cannot move yet (docs/operations.md, "Live migration").
+E-LAN (green, the VM on h1's then h3's VLAN 3000): the RARP is flooded once
+to every leaf, and each learns the VM's new place from it; in {moved} of
+{len(elan)} runs every leaf had moved the MAC after the stream (leaf1 and
+leaf2 to leaf3's source, leaf3 to its circuit). E-Line (untagged, the peer
+behind leaf2): the move is started 0.5 s into the stream and the VM switches
+inside its window (in {inside} of {len(eline)} runs), while leaf2 sends to
+both places; the window then closes under the stream, leaf1 removed.
 {END}
 """
 
 
-def save(runs: list, a, start: float) -> None:
+def save(results: dict, a, start: float) -> None:
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.json).write_text(json.dumps(runs, indent=1))
+    Path(a.json).write_text(json.dumps(results, indent=1))
     doc = Path(a.out).read_text() if Path(a.out).exists() else ""
-    new = section(runs, a, time.monotonic() - start)
+    new = section(results, a, time.monotonic() - start)
     if BEGIN in doc:
         doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n", lambda _: new, doc, flags=re.S)
     else:
@@ -156,28 +213,31 @@ def main(argv=None):
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--seconds", type=int, default=6)
     ap.add_argument("--move-at", type=float, default=3.0)
+    ap.add_argument("--window", type=int, default=6, help="E-Line: the move's window, seconds")
+    ap.add_argument("--kinds", default="elan,eline")
     ap.add_argument("--out", default=str(REPO / "bench" / "FAILOVER.md"))
     ap.add_argument("--json", default=str(REPO / "bench" / "out" / "migration.json"))
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         ap.error("needs root (network namespaces)")
     start = time.monotonic()
-    runs = []
+    results = {}
     with tempfile.TemporaryDirectory(prefix="e3-mg-") as tmp:
         b = Bench(a, Path(tmp))
         try:
             b.up()
-            for i in range(a.runs):
-                r = b.run(i)
-                runs.append(r)
-                if r.get("stalled"):
-                    print(f"run {i + 1}: the stream did not end in time; not counted", flush=True)
-                    continue
-                print(f"run {i + 1}: {r['loss_window_ms']} ms ({r['lost']} lost), MAC at {r['moved']}", flush=True)
-                save(runs, a, start)
+            for kind in a.kinds.split(","):
+                for i in range(a.runs):
+                    r = b.run(kind, i)
+                    results.setdefault(kind, []).append(r)
+                    if r.get("stalled"):
+                        print(f"{kind} run {i + 1}: the stream did not end in time; not counted", flush=True)
+                        continue
+                    print(f"{kind} run {i + 1}: {r['loss_window_ms']} ms ({r['lost']} lost)", flush=True)
+                    save(results, a, start)
         finally:
             b.down()
-    save(runs, a, start)
+    save(results, a, start)
     print(f"wrote {a.out}")
     return 0
 

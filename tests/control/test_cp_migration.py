@@ -79,3 +79,63 @@ def test_elan_endpoint_migrates(lab, services, vm):
     assert where(lab, "leaf3", MAC)[0] == "circuit"
     assert where(lab, "leaf1", MAC)[0] == "source"
     assert flooded(lab, "leaf2") - before < 100, "leaf2 flooded the stream: it did not know where the VM went"
+
+
+ELINE = ("mig", "eline", ["leaf2:cust1:untagged", "leaf1:cust1:untagged"])
+VM2_MAC, VM2_IP = "02:00:0a:4d:00:01", "10.77.0.1/24"
+PEER_MAC, PEER_IP = "02:00:0a:4d:00:02", "10.77.0.2/24"
+
+
+def service_on(lab, node: str, name: str) -> bool:
+    return any(s.get("name") == name for s in lab.client(node).call("service_list"))
+
+
+def test_eline_endpoint_moves_make_before_break(lab, services):
+    """mig joins a peer behind leaf2 and a VM behind leaf1 (untagged). While
+    the peer streams to the VM, `e3ctl service move` moves the VM's end to
+    leaf3 with an 8 s window and the VM migrates within it: both places
+    deliver, so the stream does not stop; then leaf1 is cleared, the peer's
+    label is the one it had, and the VM is reached at leaf3 only."""
+    cp = services
+    ensure_service(cp, *ELINE)
+    peer = VM(lab, "peer", PEER_MAC, PEER_IP, ("h2", "eth0"), None)
+    vm = VM(lab, "vm2", VM2_MAC, VM2_IP, ("h1", "eth0"), ("h3", "eth0"))
+    try:
+        peer.up()
+        vm.up()
+        cp.wait_service("mig")
+        before = {a["role"]: a["value"] for a in cp.service("mig")["allocations"] if a["node"] == "leaf2"}
+        peer.exec(["ip", "neigh", "replace", VM2_IP.split("/")[0], "lladdr", VM2_MAC, "dev", "eth0",
+                   "nud", "permanent"], check=True)
+        vm.prepare()
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "rx.json")
+            seconds = 14.0
+            rx = vm.popen(["python3", str(STREAM), "recv", "--port", "5803", "--seconds", str(seconds + 3),
+                           "--out", out, "--sent", str(int(RATE * seconds)), "--rate", str(RATE)])
+            time.sleep(0.5)
+            tx = peer.popen(["python3", str(STREAM), "send", "--dst", VM2_IP.split("/")[0], "--port", "5803",
+                             "--rate", str(RATE), "--seconds", str(seconds)])
+            time.sleep(1)
+            cp.e3ctl("service", "move", "mig", "--circuit", "leaf1:cust1:untagged", "--to", "leaf3:cust1:untagged",
+                     "--window", "8")
+            cp.wait_converged()
+            assert cp.service("mig").get("move"), "the window closed before the fabric was programmed"
+            assert service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
+            vm.migrate()
+            wait_for("the move's end", lambda: not cp.service("mig").get("move"), timeout=30)
+            cp.wait_converged()
+            tx.wait(timeout=60)
+            rx.wait(timeout=60)
+            res = json.loads(Path(out).read_text())
+        assert res["last"] == RATE * seconds - 1 and res["missing"] == [], f"the stream stopped: {res}"
+        assert not service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
+        circuits = [f"{c['node']}:{c['port']}" for c in cp.service("mig")["circuits"]]
+        assert circuits == ["leaf2:cust1", "leaf3:cust1"], circuits
+        after = {a["role"]: a["value"] for a in cp.service("mig")["allocations"] if a["node"] == "leaf2"}
+        term = [r for r in before if r.startswith("eline-term<")]
+        assert term and all(after[r] == before[r] for r in term), (before, after)
+    finally:
+        vm.down()
+        peer.down()
+        cp.e3ctl("service", "delete", "mig", check=False)

@@ -4,8 +4,8 @@ The VM is a namespace of its own whose NIC is a macvlan on a host's
 interface (a VLAN TAP of the shim, or eth0): eth0 on the source host's,
 eth1 (down, same MAC and IP) on the destination's. Its processes (a
 receiver) live through the move. migrate() is what a migration's
-switchover does: the VM stops on the source (eth0 down), resumes on the
-destination (eth1 up) and announces itself with a RARP broadcast, as QEMU
+switchover does: the VM resumes on the destination (eth1 up), stops on
+the source (eth0 down) and announces itself with a RARP broadcast, as QEMU
 does (qemu_announce_self: ethertype 0x8035, "reverse request", its MAC as
 sender and target). A helper process started in the VM beforehand does all
 three at once, so no process start is in the measured window.
@@ -49,13 +49,14 @@ def send_rarp(dev: str) -> float:
 def _switch(old: str, new: str) -> None:
     print("ready", flush=True)
     sys.stdin.readline()
-    subprocess.run(["ip", "-batch", "-"], input=f"link set {old} down\nlink set {new} up\n", text=True, check=True)
+    subprocess.run(["ip", "-batch", "-"], input=f"link set {new} up\nlink set {old} down\n", text=True, check=True)
     print(f"{send_rarp(new):.6f}", flush=True)
 
 
 class VM:
-    def __init__(self, lab, name: str, mac: str, ip: str, src: tuple, dst: tuple):
-        """src, dst: (host, interface) whose LAN the VM leaves and joins."""
+    def __init__(self, lab, name: str, mac: str, ip: str, src: tuple, dst: tuple | None):
+        """src, dst: (host, interface) whose LAN the VM leaves and joins
+        (dst None: a VM that stays, with eth0 only)."""
         self.lab, self.ns, self.mac, self.ip = lab, f"{lab.prefix}-{name}", mac, ip
         self.src, self.dst = src, dst
         self.helper = None
@@ -67,7 +68,7 @@ class VM:
     def up(self) -> "VM":
         self._ip("netns", "add", self.ns)
         self._ip("link", "set", "lo", "up", ns=self.ns)
-        for dev, (host, lower) in (("eth0", self.src), ("eth1", self.dst)):
+        for dev, (host, lower) in [("eth0", self.src)] + ([("eth1", self.dst)] if self.dst else []):
             hns = self.lab.ns(host)
             tmp = f"mv{dev[-1]}{self.mac[-2:]}"
             self._ip("link", "add", tmp, "link", lower, "address", self.mac, "type", "macvlan", "mode", "bridge", ns=hns)

@@ -46,7 +46,7 @@ struct e3_service *e3_service_build(const struct e3_service_conf *c, const uint3
 		for (unsigned i = 0; i < c->n_remotes; i++)
 			if (c->remotes[i].source + 1u > n_sources)
 				n_sources = c->remotes[i].source + 1u;
-	uint16_t n_branches = c->type == E3_SVC_ELAN ? c->n_branches : 0;
+	uint16_t n_branches = c->n_branches; /* an E-Line's: copies during a move */
 	struct e3_service *s = alloc_service(n_circuits, n_branches, n_sources);
 
 	if (s == NULL)
