@@ -266,8 +266,8 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.handle(op{pattern: "GET /v1/stream", id: "stream", role: read, tenant: true, status: 200, content: "text/event-stream",
 		summary: "every second, as Server-Sent Events: the fabric's state (a fabric event: the fabric page), or to a tenant's token its services (a services event)"}, nil)
 	if cfg.Metrics != nil {
-		s.handle(op{pattern: "GET /metrics", id: "metrics", role: read, status: 200, content: "text/plain",
-			summary: "Prometheus metrics (docs/operations.md)"}, nil)
+		s.handle(op{pattern: "GET /metrics", id: "metrics", role: read, tenant: true, status: 200, content: "text/plain",
+			summary: "Prometheus metrics (docs/operations.md); to a tenant's token its services' state and its usage (docs/tenants.md)"}, nil)
 	}
 	s.handle(op{pattern: "GET /ui/", id: "page", role: roleNone, status: 200, content: "text/html",
 		summary: "the live fabric page (its files need no token; what it reads does)"}, nil)
@@ -295,7 +295,11 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	})
 	if cfg.Metrics != nil {
 		s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-			if _, ok := s.authorized(w, r, roleRead, false); ok {
+			switch who, ok := s.authorized(w, r, roleRead, true); {
+			case !ok:
+			case who.tenant != "":
+				s.tenantMetrics(w, r, who.tenant)
+			default:
 				cfg.Metrics.ServeHTTP(w, r)
 			}
 		})

@@ -2,6 +2,8 @@ package api
 
 import (
 	"bufio"
+	"bytes"
+	"maps"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/e3fabric/e3fabric/control/internal/model"
 )
@@ -56,7 +60,10 @@ func serviceNames(t *testing.T, srv *httptest.Server, tok string) []string {
 // operation 403, and nothing it is refused changes etcd. Its services stay
 // within its ports and quota; a revoked token stops at once.
 func TestTenantScope(t *testing.T) {
-	srv, cli := setup(t)
+	fabricMetrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("e3_controller_fabric_secret 1\n"))
+	})
+	srv, cli := setupWith(t, Config{Metrics: fabricMetrics})
 	mustCall(t, srv, "PUT", "/v1/tenants/acme", token, `{"name":"acme","quota":{"services":2,"circuits":4},
 		"ports":[{"node":"leaf1","port":"cust1","vlans":"100-199"},{"node":"leaf3","port":"cust1","vlans":"100-199,untagged"}]}`, 200)
 	mustCall(t, srv, "PUT", "/v1/tenants/beta", token, `{"name":"beta","quota":{},
@@ -80,7 +87,7 @@ func TestTenantScope(t *testing.T) {
 		} `json:"paths"`
 	}
 	json.Unmarshal(mustCall(t, srv, "GET", "/openapi.json", "", "", 200), &doc)
-	tenantOps := []string{"stream", "moveCircuit", "listServices", "createService", "getService", "updateService", "deleteService",
+	tenantOps := []string{"stream", "metrics", "moveCircuit", "listServices", "createService", "getService", "updateService", "deleteService",
 		"pingService", "traceService"}
 	args := strings.NewReplacer("{name}", "b1", "{node}", "leaf1", "{link}", "1", "{tenant}", "beta", "{id}", "0123456789ab")
 	seen := 0
@@ -101,6 +108,10 @@ func TestTenantScope(t *testing.T) {
 			case !slices.Contains(tenantOps, o.OperationID):
 				if code != 403 || !strings.Contains(string(body), "tenant's token reaches only its own services") {
 					t.Errorf("%s %s (%s): %d %s, want 403 for a tenant", m, p, o.OperationID, code, body)
+				}
+			case o.OperationID == "metrics":
+				if code != 200 || strings.Contains(string(body), "fabric_secret") || strings.Contains(string(body), `"b1"`) {
+					t.Errorf("metrics: %d %s", code, body)
 				}
 			case o.OperationID == "listServices":
 				if code != 200 {
@@ -136,6 +147,24 @@ func TestTenantScope(t *testing.T) {
 	}
 	if ev, _ := firstEvent(t, srv, token); ev != "fabric" {
 		t.Fatalf("the fabric's stream: %s", ev)
+	}
+	// Its metrics, judged by Prometheus' text parser: its service and its
+	// usage, nothing else.
+	var parser expfmt.TextParser
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(mustCall(t, srv, "GET", "/metrics", acmeRead, "", 200)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range fams["e3_tenant_service_state"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "service" {
+				names = append(names, l.GetValue())
+			}
+		}
+	}
+	if !slices.Equal(names, []string{"a1"}) || len(fams) != 3 {
+		t.Fatalf("acme's metrics: services %v, families %v", names, slices.Collect(maps.Keys(fams)))
 	}
 	if got := serviceNames(t, srv, token); !slices.Equal(got, []string{"a1", "b1", "fab"}) {
 		t.Fatalf("the fabric admin sees %v", got)
