@@ -3,9 +3,9 @@ package api
 import (
 	"bufio"
 	"bytes"
-	"maps"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"

@@ -82,6 +82,7 @@ func (st *state) put(s *svcState) {
 	}
 	if mv := s.rec.Move; mv != nil {
 		st.circuits[mv.To.Key()] = s.rec.Spec.Name
+		st.moves[s.rec.Spec.Name] = true
 	}
 }
 
@@ -105,6 +106,7 @@ func (st *state) remove(name string) {
 	if mv := s.rec.Move; mv != nil && st.circuits[mv.To.Key()] == name {
 		delete(st.circuits, mv.To.Key())
 	}
+	delete(st.moves, name)
 	delete(st.services, name)
 }
 
@@ -113,7 +115,7 @@ func (st *state) remove(name string) {
 // existing service's graphs as it sees them.)
 func (c *Controller) graphs(st *state, topo *topology.Topology) (full, live *paths.Graph) {
 	if c.opt.LinkCost == CostLoad {
-		return c.loadGraphs(st, topo, &model.ServiceSpec{}, nil)
+		return c.serviceGraphs(st, nil, topo, &model.ServiceSpec{}, nil)
 	}
 	g := &st.graphs
 	if g.full == nil || g.topo != topo || !g.down.equal(st.down) {
@@ -250,13 +252,18 @@ func deps(rec *model.ServiceRecord, down downView) []string {
 			links[h.Link], nodes[h.From], nodes[h.To] = true, true, true
 		}
 	}
-	hops(r.Primary)
-	hops(r.Backup)
-	hops(r.Fallback)
-	hops(r.Tree)
-	for _, u := range r.Unicast {
-		hops(u.Path)
-		hops(u.Backup)
+	for ; r != nil; r = r.Move { // a move's route to the new place too
+		hops(r.Primary)
+		hops(r.Backup)
+		hops(r.Fallback)
+		hops(r.Tree)
+		for _, u := range r.Unicast {
+			hops(u.Path)
+			hops(u.Backup)
+		}
+	}
+	if mv := rec.Move; mv != nil {
+		nodes[mv.To.Node] = true
 	}
 	for n := range down.nodes {
 		nodes[n] = true

@@ -122,6 +122,7 @@ type state struct {
 	// re-optimisation last moved each service, when its measurements
 	// will show the last moves, and the moves of a pass not yet measured.
 	reserved    map[int]int64
+	moves       map[string]bool // services with a move in progress (move.go)
 	tenants     map[string]*model.Tenant
 	meter       *linkload.Meter
 	movedAt     map[string]time.Time
@@ -547,6 +548,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		deps:      map[string]map[string]bool{},
 		fullPass:  true,
 		reserved:  map[int]int64{},
+		moves:     map[string]bool{},
 		tenants:   map[string]*model.Tenant{},
 		meter:     linkload.NewMeter(o.LoadWindow),
 		movedAt:   map[string]time.Time{},

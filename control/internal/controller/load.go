@@ -32,7 +32,8 @@ import (
 // Gain less (all of them, after a load move, for Hold), so a path moves
 // only for a real gain, and a service never chases its own traffic.
 
-// routeLinks is every link r's paths, backups and tree cross.
+// routeLinks is every link r's paths, backups and tree cross (and, during
+// a move, its route to the new place's).
 func routeLinks(r *model.Route) map[int]bool {
 	out := map[int]bool{}
 	add := func(p []model.Hop) {
@@ -40,13 +41,15 @@ func routeLinks(r *model.Route) map[int]bool {
 			out[h.Link] = true
 		}
 	}
-	add(r.Primary)
-	add(r.Backup)
-	add(r.Fallback)
-	add(r.Tree)
-	for _, u := range r.Unicast {
-		add(u.Path)
-		add(u.Backup)
+	for ; r != nil; r = r.Move { // a move's route to the new place too
+		add(r.Primary)
+		add(r.Backup)
+		add(r.Fallback)
+		add(r.Tree)
+		for _, u := range r.Unicast {
+			add(u.Path)
+			add(u.Backup)
+		}
 	}
 	return out
 }
@@ -184,15 +187,6 @@ func covers(fit, route *model.Route) bool {
 	return len(fit.Unreachable) <= len(route.Unreachable) &&
 		(len(fit.Backup) > 0 || len(route.Backup) == 0) &&
 		len(fit.Unicast) >= len(route.Unicast) && backups(fit) >= backups(route)
-}
-
-// loadGraphs are the full and live graphs costed as service spec sees
-// the load (old: its current state, or nil).
-func (c *Controller) loadGraphs(st *state, topo *topology.Topology, spec *model.ServiceSpec, old *svcState) (full, live *paths.Graph) {
-	cost := c.loadCost(st, spec, old, time.Now(), true)
-	return paths.New(topo, paths.Options{Cost: cost}),
-		paths.New(topo, paths.Options{Cost: cost, DownNodes: st.down.nodes, DownLinks: st.down.links,
-			DownPorts: st.down.ports, Restoring: st.down.restoring})
 }
 
 // loadCost is each link's load cost as spec's service sees it: others'

@@ -108,7 +108,7 @@ func (c *Controller) finishMoves(ctx context.Context, now time.Time) {
 		ch := newChange()
 		var events []model.Event
 		full, live := c.graphs(st, st.topo)
-		for _, name := range keys(st.services) {
+		for _, name := range keys(st.moves) {
 			old := st.services[name]
 			mv := old.rec.Move
 			if mv == nil || now.Before(mv.Until) {
