@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import signal
 import statistics
 import subprocess
@@ -290,6 +291,17 @@ watching it sends on its backup from the next frame, however many there are.
 The controller then recomputes from the agents' reports (global repair);
 traffic returns to the primaries after the wait-to-restore time.
 """
+
+
+def write_section(path, begin: str, end: str, section: str) -> None:
+    """Put section (which starts with begin and ends with end) in the
+    document at path, in place of its last version, or at its end."""
+    doc = Path(path).read_text() if Path(path).exists() else ""
+    if begin in doc:
+        doc = re.sub(re.escape(begin) + ".*?" + re.escape(end) + "\n", lambda _: section, doc, flags=re.S)
+    else:
+        doc = doc.rstrip() + "\n\n" + section
+    Path(path).write_text(doc)
 
 
 def save(results: dict, a, start: float, stalls=()) -> None:

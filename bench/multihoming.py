@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import signal
 import sys
 import tempfile
@@ -30,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 for p in (REPO / "tests", REPO / "datapath" / "python", REPO / "bench"):
     sys.path.insert(0, str(p))
 
-from failover import start_streams, stats, wait_all  # noqa: E402
+from failover import start_streams, stats, wait_all, write_section  # noqa: E402
 from lab import Lab  # noqa: E402
 from lab.control import ControlPlane, wait_for  # noqa: E402
 from lab.traffic import ping_until  # noqa: E402
@@ -188,13 +187,7 @@ the controller down (the `alone` rows), as long as the failure lasts.
 def save(results: dict, a, start: float) -> None:
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(results, indent=1))
-    doc = Path(a.out).read_text() if Path(a.out).exists() else ""
-    new = section(results, a, time.monotonic() - start)
-    if BEGIN in doc:
-        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n", lambda _: new, doc, flags=re.S)
-    else:
-        doc = doc.rstrip() + "\n\n" + new
-    Path(a.out).write_text(doc)
+    write_section(a.out, BEGIN, END, section(results, a, time.monotonic() - start))
 
 
 def main(argv=None):

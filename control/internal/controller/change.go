@@ -252,16 +252,7 @@ func deps(rec *model.ServiceRecord, down downView) []string {
 			links[h.Link], nodes[h.From], nodes[h.To] = true, true, true
 		}
 	}
-	for ; r != nil; r = r.Move { // a move's route to the new place too
-		hops(r.Primary)
-		hops(r.Backup)
-		hops(r.Fallback)
-		hops(r.Tree)
-		for _, u := range r.Unicast {
-			hops(u.Path)
-			hops(u.Backup)
-		}
-	}
+	eachPath(r, hops)
 	if mv := rec.Move; mv != nil {
 		nodes[mv.To.Node] = true
 	}
@@ -286,6 +277,22 @@ func deps(rec *model.ServiceRecord, down downView) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// eachPath calls fn with every path of r: its primary, backup and fallback,
+// its tree's edges, its unicast paths and their backups, and those of a
+// move's route to the new place.
+func eachPath(r *model.Route, fn func(p []model.Hop)) {
+	for ; r != nil; r = r.Move {
+		fn(r.Primary)
+		fn(r.Backup)
+		fn(r.Fallback)
+		fn(r.Tree)
+		for _, u := range r.Unicast {
+			fn(u.Path)
+			fn(u.Backup)
+		}
+	}
 }
 
 func nodeElem(n string) string { return "node " + n }

@@ -36,21 +36,11 @@ import (
 // a move, its route to the new place's).
 func routeLinks(r *model.Route) map[int]bool {
 	out := map[int]bool{}
-	add := func(p []model.Hop) {
+	eachPath(r, func(p []model.Hop) {
 		for _, h := range p {
 			out[h.Link] = true
 		}
-	}
-	for ; r != nil; r = r.Move { // a move's route to the new place too
-		add(r.Primary)
-		add(r.Backup)
-		add(r.Fallback)
-		add(r.Tree)
-		for _, u := range r.Unicast {
-			add(u.Path)
-			add(u.Backup)
-		}
-	}
+	})
 	return out
 }
 

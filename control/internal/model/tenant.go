@@ -49,23 +49,27 @@ func vlanIn(ranges string, v dpconfig.VLAN) bool {
 		return true
 	}
 	for _, r := range strings.Split(ranges, ",") {
-		if r == "untagged" {
-			if v == dpconfig.Untagged {
-				return true
-			}
-			continue
-		}
-		lo, hi, _ := strings.Cut(r, "-")
-		a, _ := strconv.Atoi(lo)
-		b := a
-		if hi != "" {
-			b, _ = strconv.Atoi(hi)
-		}
-		if v != dpconfig.Untagged && int(v) >= a && int(v) <= b {
+		lo, hi, untagged := vlanRange(r)
+		if untagged == (v == dpconfig.Untagged) && (untagged || int(v) >= lo && int(v) <= hi) {
 			return true
 		}
 	}
 	return false
+}
+
+// vlanRange reads one element of a VLAN list: "untagged", "N" or "N-M"
+// (the schema's pattern has checked its shape).
+func vlanRange(r string) (lo, hi int, untagged bool) {
+	if r == "untagged" {
+		return 0, 0, true
+	}
+	a, b, _ := strings.Cut(r, "-")
+	lo, _ = strconv.Atoi(a)
+	hi = lo
+	if b != "" {
+		hi, _ = strconv.Atoi(b)
+	}
+	return lo, hi, false
 }
 
 // Validate checks what the schema cannot: VLAN ranges in order and in
@@ -81,16 +85,7 @@ func (t *Tenant) Validate() error {
 			continue
 		}
 		for _, r := range strings.Split(p.VLANs, ",") {
-			if r == "untagged" {
-				continue
-			}
-			lo, hi, _ := strings.Cut(r, "-")
-			a, _ := strconv.Atoi(lo)
-			b := a
-			if hi != "" {
-				b, _ = strconv.Atoi(hi)
-			}
-			if a < 1 || b > 4094 || a > b {
+			if lo, hi, untagged := vlanRange(r); !untagged && (lo < 1 || hi > 4094 || lo > hi) {
 				return fmt.Errorf("tenant %s: ports[%d]: VLAN range %q: want 1..4094, low to high", t.Name, i, r)
 			}
 		}
