@@ -50,6 +50,8 @@ func run() error {
 		changes  = flag.Int("changes", 9, "single-service creates and deletes timed on the full fabric")
 		profile  = flag.String("cpuprofile", "", "write a CPU profile of the service creation to this file")
 		memprof  = flag.String("memprofile", "", "write a profile of what the service creation allocated to this file")
+		heapprof = flag.String("heapprofile", "", "write a profile of what the loaded fabric holds (in use, after a GC) to this file")
+		snapshot = flag.Bool("snapshot", true, "measure the fabric snapshot (it holds the whole fabric in memory once more)")
 	)
 	flag.Parse()
 	if *circuits > *leaves {
@@ -118,7 +120,7 @@ func run() error {
 		pprof.StopCPUProfile()
 	}
 	if *memprof != "" {
-		if err := writeAllocs(*memprof); err != nil {
+		if err := writeProfile("allocs", *memprof); err != nil {
 			return err
 		}
 	}
@@ -128,15 +130,17 @@ func run() error {
 	}
 	fmt.Printf("total: %.1fs (%.2f ms/service), slowest transaction %.2fs\n", total.Seconds(), float64(total.Milliseconds())/float64(len(specs)), slowest.Seconds())
 	fmt.Printf("etcd db size: %.1f MiB (in use %.1f MiB), revision %d\n", float64(st.DbSize)/(1<<20), float64(st.DbSizeInUse)/(1<<20), st.Header.Revision)
-	saved, err := c.SaveSnapshot(ctx)
-	if err != nil {
-		return err
+	if *snapshot {
+		saved, err := c.SaveSnapshot(ctx)
+		if err != nil {
+			return err
+		}
+		doc, err := json.Marshal(saved)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("fabric snapshot (PUT /v1/snapshot): %.1f MiB, %.0f bytes/service\n", float64(len(doc))/(1<<20), float64(len(doc))/float64(len(specs)))
 	}
-	doc, err := json.Marshal(saved)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("fabric snapshot (PUT /v1/snapshot): %.1f MiB, %.0f bytes/service\n", float64(len(doc))/(1<<20), float64(len(doc))/float64(len(specs)))
 	snap, err := c.Snapshot(ctx)
 	if err != nil {
 		return err
@@ -171,6 +175,11 @@ func run() error {
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("resident memory: %.0f MiB (controller and embedded etcd in one process), Go heap in use %.0f MiB\n",
 		float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20))
+	if *heapprof != "" {
+		if err := writeProfile("heap", *heapprof); err != nil {
+			return err
+		}
+	}
 	// Old revisions of the desired configs are history: compact and
 	// defragment to see what the live data takes.
 	if _, err := cli.Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
@@ -331,12 +340,13 @@ func workload(n, circuits, leaves int) []model.ServiceSpec {
 }
 
 // writeAllocs writes the allocations sampled so far (pprof's allocs profile).
-func writeAllocs(path string) error {
+// writeProfile writes the runtime profile name ("allocs", "heap") to path.
+func writeProfile(name, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
 		f.Close()
 		return err
 	}
