@@ -63,6 +63,9 @@ func build(rec *model.ServiceRecord, as *labels.Assigner, watch desired.Watcher)
 }
 
 func (st *state) put(s *svcState) {
+	if s.nodes == nil {
+		s.nodes = keys(s.frags)
+	}
 	st.services[s.rec.Spec.Name] = s
 	st.reserve(s, 1)
 	for _, e := range s.deps {
@@ -71,7 +74,7 @@ func (st *state) put(s *svcState) {
 		}
 		st.deps[e][s.rec.Spec.Name] = true
 	}
-	for n := range s.frags {
+	for _, n := range s.nodes {
 		if st.byNode[n] == nil {
 			st.byNode[n] = map[string]bool{}
 		}
@@ -92,7 +95,7 @@ func (st *state) remove(name string) {
 		return
 	}
 	st.reserve(s, -1)
-	for n := range s.frags {
+	for _, n := range s.nodes {
 		delete(st.byNode[n], name)
 	}
 	for _, e := range s.deps {
@@ -411,12 +414,12 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	w := newKeyWrites(st)
 	w.pre = ch.encoded
 	for name := range ch.del {
-		w.service(name, st.services[name].frags, nil)
+		w.service(name, st.services[name].nodes, nil)
 	}
 	for name, s := range ch.put {
-		var old map[string]*desired.Fragment
+		var old []string
 		if o := st.services[name]; o != nil {
-			old = o.frags
+			old = o.nodes
 		}
 		w.service(name, old, s.frags)
 	}
@@ -500,6 +503,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	for name, s := range ch.put {
 		st.remove(name)
 		st.put(s)
+		s.frags = nil // written: etcd holds them
 		delete(st.rebuilt, name)
 	}
 	cp.apply(st)
@@ -590,8 +594,8 @@ func (w *keyWrites) encode() error {
 }
 
 // service writes a service's fragments: old as stored, cur as they become.
-func (w *keyWrites) service(name string, old, cur map[string]*desired.Fragment) {
-	for n := range old {
+func (w *keyWrites) service(name string, old []string, cur map[string]*desired.Fragment) {
+	for _, n := range old {
 		if _, ok := cur[n]; !ok {
 			w.set(n, nodestate.ServiceKey(n, name), nil)
 		}

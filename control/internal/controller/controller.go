@@ -90,7 +90,12 @@ type Controller struct {
 
 type svcState struct {
 	rec    *model.ServiceRecord
+	// frags are its per-node fragments from its build until they are
+	// committed (or, loaded, until a store upgrade has written them):
+	// etcd holds them, and a change builds the service anew. nodes are
+	// the nodes it has a fragment on, which is what stays.
 	frags  map[string]*desired.Fragment
+	nodes  []string
 	checks []string // keys of the path checks its protected entries watch
 	deps   []string // the nodes and links its route depends on (change.go, deps)
 }
@@ -246,6 +251,9 @@ func (c *Controller) lead(ctx context.Context) error {
 			return err
 		}
 		c.log.Info("store upgraded", "from_schema", schema, "to_schema", store.SchemaVersion, "services", len(st.services))
+	}
+	for _, s := range st.services {
+		s.frags = nil // etcd holds them (the upgrade above was their last reader)
 	}
 	c.mu.Lock()
 	c.leader = st
