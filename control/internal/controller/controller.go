@@ -89,7 +89,7 @@ type Controller struct {
 }
 
 type svcState struct {
-	rec    *model.ServiceRecord
+	rec *model.ServiceRecord
 	// frags are its per-node fragments from its build until they are
 	// committed (or, loaded, until a store upgrade has written them):
 	// etcd holds them, and a change builds the service anew. nodes are
