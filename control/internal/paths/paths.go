@@ -30,10 +30,12 @@ type Graph struct {
 	topo  *topology.Topology
 	ids   map[string]int
 	names []string
-	up    []bool                   // node is in the graph
-	adj   [][]arc                  // node -> its edges, one per neighbour
-	edge  map[[2]int]topology.Link // (min id, max id) -> chosen link
-	cost  map[int]int64            // link id -> cost
+	up    []bool  // node is in the graph
+	adj   [][]arc // node -> its edges, one per neighbour
+	// edge points into the topology's links, which are never changed:
+	// Disjoint's copies of the graph share them.
+	edge map[[2]int]*topology.Link // (min id, max id) -> chosen link
+	cost map[int]int64             // link id -> cost
 
 	mu  sync.Mutex    // guards the caches below, and every tree's paths
 	spf map[int]*tree // source -> its shortest-path tree
@@ -97,13 +99,14 @@ func New(t *topology.Topology, o Options) *Graph {
 			g.drained[n.Name] = true
 		}
 	}
-	for _, l := range t.Links {
+	for i := range t.Links {
+		l := &t.Links[i]
 		if o.DownLinks[l.ID] || o.DownNodes[l.A.Node] || o.DownNodes[l.B.Node] {
 			continue
 		}
 		c := int64(l.Cost)
 		if o.Cost != nil {
-			c = o.Cost(l)
+			c = o.Cost(*l)
 		}
 		c = max(c, 1)
 		if g.drained[l.A.Node] || g.drained[l.B.Node] {
@@ -125,7 +128,7 @@ func New(t *topology.Topology, o Options) *Graph {
 
 func empty(t *topology.Topology, n int) *Graph {
 	return &Graph{topo: t, ids: map[string]int{}, up: make([]bool, n), adj: make([][]arc, n),
-		edge: map[[2]int]topology.Link{}, cost: map[int]int64{}, spf: map[int]*tree{},
+		edge: map[[2]int]*topology.Link{}, cost: map[int]int64{}, spf: map[int]*tree{},
 		without: map[string]*Graph{}}
 }
 
