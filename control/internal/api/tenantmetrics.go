@@ -34,12 +34,7 @@ func (s *Server) tenantMetrics(w http.ResponseWriter, r *http.Request, tenant st
 			continue
 		}
 		state.WithLabelValues(n, rec.Spec.Type, snap.ServiceStatus(rec).State).Set(1)
-		u.Services++
-		u.Circuits += len(rec.Spec.Circuits)
-		if rec.Spec.Type == model.ELAN {
-			u.MACs += rec.Spec.MACLimit
-		}
-		u.BandwidthMbps += rec.Spec.BandwidthMbps
+		u = u.Add(&rec.Spec)
 	}
 	var q model.TenantQuota
 	if t := snap.Tenants[tenant]; t != nil {

@@ -57,13 +57,17 @@ func activeLinks(r *model.Route) map[int]bool {
 }
 
 // reserve adds s's reservation to st.reserved (sign 1) or takes it off (-1).
-func (st *state) reserve(s *svcState, sign int64) {
+func (st *state) reserve(s *svcState, sign int64) { addReservation(st.reserved, s, sign) }
+
+// addReservation adds s's bandwidth to res on every link of its route
+// (sign 1), or takes it off (-1).
+func addReservation(res map[int]int64, s *svcState, sign int64) {
 	bw := int64(s.rec.Spec.BandwidthMbps)
 	if bw == 0 {
 		return
 	}
 	for l := range routeLinks(&s.rec.Route) {
-		st.reserved[l] += sign * bw
+		res[l] += sign * bw
 	}
 }
 
@@ -72,13 +76,7 @@ func (st *state) reserve(s *svcState, sign int64) {
 // leave them.
 func (st *state) headroom(ch *change, topo *topology.Topology, name string) map[int]int64 {
 	res := maps.Clone(st.reserved)
-	add := func(s *svcState, sign int64) {
-		if bw := int64(s.rec.Spec.BandwidthMbps); bw > 0 {
-			for l := range routeLinks(&s.rec.Route) {
-				res[l] += sign * bw
-			}
-		}
-	}
+	add := func(s *svcState, sign int64) { addReservation(res, s, sign) }
 	if old := st.services[name]; old != nil {
 		add(old, -1)
 	}

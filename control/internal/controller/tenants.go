@@ -205,7 +205,7 @@ func (c *Controller) Tenants(ctx context.Context) ([]model.TenantView, error) {
 		v := model.TenantView{Tenant: *snap.Tenants[name], Tokens: []model.TokenInfo{}}
 		for _, s := range snap.Services {
 			if s.Spec.Tenant == name {
-				v.Usage = addUsage(v.Usage, &s.Spec)
+				v.Usage = v.Usage.Add(&s.Spec)
 			}
 		}
 		for _, t := range toks {
@@ -233,16 +233,6 @@ func (c *Controller) Tenant(ctx context.Context, name string) (model.TenantView,
 	return model.TenantView{}, errorf(KindNotFound, "tenant %s not found", name)
 }
 
-func addUsage(u model.TenantUsage, s *model.ServiceSpec) model.TenantUsage {
-	u.Services++
-	u.Circuits += len(s.Circuits)
-	if s.Type == model.ELAN {
-		u.MACs += s.MACLimit
-	}
-	u.BandwidthMbps += s.BandwidthMbps
-	return u
-}
-
 // tenantAdmits checks specs, all of tenant t, against its ports and its
 // quota, on top of used (what its other services hold).
 func tenantAdmits(t *model.Tenant, specs []model.ServiceSpec, used model.TenantUsage) error {
@@ -255,7 +245,7 @@ func tenantAdmits(t *model.Tenant, specs []model.ServiceSpec, used model.TenantU
 		if t.Quota.MACs > 0 && s.Type == model.ELAN && s.MACLimit == 0 {
 			return fmt.Errorf("service %s: tenant %s has a MAC quota: give the E-LAN a mac_limit", s.Name, t.Name)
 		}
-		used = addUsage(used, &s)
+		used = used.Add(&s)
 	}
 	q := t.Quota
 	for _, x := range []struct {
@@ -293,7 +283,7 @@ func admitTenants(st *state, specs []model.ServiceSpec, replacing map[string]boo
 		var used model.TenantUsage
 		for name, sv := range st.services {
 			if sv.rec.Spec.Tenant == tn && !replacing[name] && names[name] == nil {
-				used = addUsage(used, &sv.rec.Spec)
+				used = used.Add(&sv.rec.Spec)
 			}
 		}
 		if err := tenantAdmits(st.tenants[tn], by[tn], used); err != nil {

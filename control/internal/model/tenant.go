@@ -101,6 +101,17 @@ type TenantUsage struct {
 	BandwidthMbps int `json:"bandwidth_mbps"`
 }
 
+// Add is u with service s counted in.
+func (u TenantUsage) Add(s *ServiceSpec) TenantUsage {
+	u.Services++
+	u.Circuits += len(s.Circuits)
+	if s.Type == ELAN {
+		u.MACs += s.MACLimit
+	}
+	u.BandwidthMbps += s.BandwidthMbps
+	return u
+}
+
 // TenantView is a tenant as the API shows it.
 type TenantView struct {
 	Tenant
