@@ -6,9 +6,9 @@
 // name) and the node names, which spreads services over equal-cost paths the
 // way ECMP would, then by the names themselves.
 //
-// A Graph caches what it computes (shortest-path trees per source, the
-// graphs Disjoint searches), so one Graph should serve all the routes of
-// one change. Its methods are safe for concurrent use: the caches are
+// A Graph caches what it computes (shortest-path trees per source, a
+// bounded number of Disjoint's answers), so one Graph should serve all the
+// routes of one change. Its methods are safe for concurrent use: the caches are
 // filled under a lock, and what they hold is never changed after.
 package paths
 
@@ -39,15 +39,17 @@ type Graph struct {
 
 	mu  sync.Mutex    // guards the caches below, and every tree's paths
 	spf map[int]*tree // source -> its shortest-path tree
-	// without caches Disjoint's graphs by the links they leave out: on a
-	// leaf/spine fabric many paths share their links.
-	without   map[string]*Graph
+	// disjoint caches Disjoint's candidates by ends and links left out: on
+	// a leaf/spine fabric many services share them. Bounded (maxDisjoint),
+	// since their number grows with the square of the leaves.
+	disjoint  map[string][][]int
 	downPorts map[string]bool
 	drained   map[string]bool // nodes in maintenance (topology.Node.Drained)
 }
 
 type arc struct {
 	to   int
+	link int // the link's id
 	cost int64
 }
 
@@ -56,8 +58,11 @@ type arc struct {
 type tree struct {
 	dist  []int64 // -1: unreachable
 	preds [][]int
-	paths map[int][]candidate // dst -> every shortest path (all)
+	paths map[int][][]int // dst -> every shortest path's nodes, source first (all)
 }
+
+// maxDisjoint bounds Disjoint's cache: about 25 MiB on a leaf/spine fabric.
+const maxDisjoint = 1 << 16
 
 // Options select what the graph contains.
 type Options struct {
@@ -129,15 +134,15 @@ func New(t *topology.Topology, o Options) *Graph {
 func empty(t *topology.Topology, n int) *Graph {
 	return &Graph{topo: t, ids: map[string]int{}, up: make([]bool, n), adj: make([][]arc, n),
 		edge: map[[2]int]*topology.Link{}, cost: map[int]int64{}, spf: map[int]*tree{},
-		without: map[string]*Graph{}}
+		disjoint: map[string][][]int{}}
 }
 
 // link builds the adjacency from the chosen edges, neighbours in id order.
 func (g *Graph) link() {
 	for k, l := range g.edge {
 		c := g.cost[l.ID]
-		g.adj[k[0]] = append(g.adj[k[0]], arc{k[1], c})
-		g.adj[k[1]] = append(g.adj[k[1]], arc{k[0], c})
+		g.adj[k[0]] = append(g.adj[k[0]], arc{k[1], l.ID, c})
+		g.adj[k[1]] = append(g.adj[k[1]], arc{k[0], l.ID, c})
 	}
 	for _, a := range g.adj {
 		slices.SortFunc(a, func(x, y arc) int { return x.to - y.to })
@@ -174,7 +179,7 @@ func (g *Graph) spt(src int) *tree {
 	if ok {
 		return t
 	}
-	t = g.dijkstra(src)
+	t = g.dijkstra(src, -1, nil)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if first, ok := g.spf[src]; ok { // computed meanwhile by another caller
@@ -184,9 +189,12 @@ func (g *Graph) spt(src int) *tree {
 	return t
 }
 
-func (g *Graph) dijkstra(src int) *tree {
+// dijkstra computes the shortest-path tree from src over g without the
+// links in skip. With stop >= 0 it ends once stop is reached: stop's paths
+// are complete then, since every node on them is nearer (costs are >= 1).
+func (g *Graph) dijkstra(src, stop int, skip []int) *tree {
 	n := len(g.names)
-	t := &tree{dist: make([]int64, n), preds: make([][]int, n), paths: map[int][]candidate{}}
+	t := &tree{dist: make([]int64, n), preds: make([][]int, n), paths: map[int][][]int{}}
 	for i := range t.dist {
 		t.dist[i] = -1
 	}
@@ -199,12 +207,12 @@ func (g *Graph) dijkstra(src int) *tree {
 				u = i
 			}
 		}
-		if u < 0 {
+		if u < 0 || u == stop {
 			break
 		}
 		done[u] = true
 		for _, a := range g.adj[u] {
-			if !g.up[a.to] || done[a.to] {
+			if !g.up[a.to] || done[a.to] || slices.Contains(skip, a.link) {
 				continue
 			}
 			switch d := t.dist[u] + a.cost; {
@@ -267,26 +275,25 @@ func (g *Graph) Shortest(src, dst, salt string) (model.Path, bool) {
 	if cands == nil {
 		return nil, false
 	}
+	return g.path(g.pick(salt, cands)), true
+}
+
+// pick chooses one of equal-cost candidates by their salted weight.
+func (g *Graph) pick(salt string, cands [][]int) []int {
 	best := 0
-	bestKey := g.tieKey(salt, cands[0].ids)
+	bestKey := g.tieKey(salt, cands[0])
 	for i := 1; i < len(cands); i++ {
-		k := g.tieKey(salt, cands[i].ids)
-		if k < bestKey || (k == bestKey && g.joined(cands[i].ids) < g.joined(cands[best].ids)) {
+		k := g.tieKey(salt, cands[i])
+		if k < bestKey || (k == bestKey && g.joined(cands[i]) < g.joined(cands[best])) {
 			best, bestKey = i, k
 		}
 	}
-	return slices.Clone(cands[best].path), true
-}
-
-// candidate is one of the shortest paths from a tree's source.
-type candidate struct {
-	ids  []int // nodes, source first
-	path model.Path
+	return cands[best]
 }
 
 // all lists every shortest path from src to dst (nil if there is none),
 // cached in src's tree: the salt only picks one of them.
-func (g *Graph) all(t *tree, src, dst int) []candidate {
+func (g *Graph) all(t *tree, src, dst int) [][]int {
 	if t.dist[dst] < 0 {
 		return nil
 	}
@@ -295,18 +302,24 @@ func (g *Graph) all(t *tree, src, dst int) []candidate {
 	if c, ok := t.paths[dst]; ok {
 		return c
 	}
-	var out []candidate
+	out := enumerate(t, src, dst)
+	t.paths[dst] = out
+	return out
+}
+
+// enumerate lists the nodes of every shortest path of t from src to dst.
+func enumerate(t *tree, src, dst int) [][]int {
+	if t.dist[dst] < 0 {
+		return nil
+	}
+	var out [][]int
 	rev := []int{dst} // the current path, backwards
 	var walk func(at int)
 	walk = func(at int) {
 		if at == src {
 			ids := slices.Clone(rev)
 			slices.Reverse(ids)
-			names := make([]string, len(ids))
-			for i, id := range ids {
-				names[i] = g.names[id]
-			}
-			out = append(out, candidate{ids: ids, path: g.hops(names)})
+			out = append(out, ids)
 			return
 		}
 		for _, p := range t.preds[at] {
@@ -316,7 +329,6 @@ func (g *Graph) all(t *tree, src, dst int) []candidate {
 		}
 	}
 	walk(dst)
-	t.paths[dst] = out
 	return out
 }
 
@@ -374,48 +386,58 @@ func (g *Graph) joined(ids []int) string {
 	return b.String()
 }
 
-func (g *Graph) hops(names []string) model.Path {
-	p := make(model.Path, 0, len(names)-1)
-	for i := 0; i+1 < len(names); i++ {
-		p = append(p, g.hop(names[i], names[i+1]))
+// path is the hops along the nodes ids.
+func (g *Graph) path(ids []int) model.Path {
+	p := make(model.Path, 0, len(ids)-1)
+	for i := 0; i+1 < len(ids); i++ {
+		from, to := g.names[ids[i]], g.names[ids[i+1]]
+		l := g.edge[pairKey(ids[i], ids[i+1])]
+		a, b := l.End(from)
+		p = append(p, model.Hop{Link: l.ID, From: from, FromPort: a.Port, To: to, ToPort: b.Port})
 	}
 	return p
-}
-
-func (g *Graph) hop(from, to string) model.Hop {
-	l := g.edge[pairKey(g.ids[from], g.ids[to])]
-	a, b := l.End(from)
-	return model.Hop{Link: l.ID, From: from, FromPort: a.Port, To: to, ToPort: b.Port}
 }
 
 // Disjoint returns the shortest path from src to dst that shares no link with
 // p (and no parallel link between the same two nodes), if there is one.
 func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool) {
-	if len(p) == 0 {
+	if len(p) == 0 || !g.Has(src) || !g.Has(dst) {
 		return nil, false
 	}
-	ids := make([]int, 0, len(p))
-	for _, h := range p {
-		ids = append(ids, h.Link)
+	if src == dst {
+		return model.Path{}, true
 	}
-	slices.Sort(ids)
-	var kb []byte
-	for _, id := range ids {
+	s, d := g.ids[src], g.ids[dst]
+	skip := make([]int, 0, len(p))
+	for _, h := range p {
+		skip = append(skip, h.Link)
+	}
+	slices.Sort(skip)
+	kb := strconv.AppendInt(nil, int64(s), 10)
+	kb = strconv.AppendInt(append(kb, '>'), int64(d), 10)
+	for _, id := range skip {
 		kb = strconv.AppendInt(append(kb, ','), int64(id), 10)
 	}
 	key := string(kb)
 	g.mu.Lock()
-	h, ok := g.without[key]
-	if !ok {
-		used := map[int]bool{}
-		for _, id := range ids {
-			used[id] = true
-		}
-		h = g.Without(used)
-		g.without[key] = h
-	}
+	cands, ok := g.disjoint[key]
 	g.mu.Unlock()
-	return h.Shortest(src, dst, salt)
+	if !ok {
+		cands = enumerate(g.dijkstra(s, d, skip), s, d)
+		g.mu.Lock()
+		if len(g.disjoint) >= maxDisjoint {
+			for k := range g.disjoint { // any one: map order is random
+				delete(g.disjoint, k)
+				break
+			}
+		}
+		g.disjoint[key] = cands
+		g.mu.Unlock()
+	}
+	if cands == nil {
+		return nil, false
+	}
+	return g.path(g.pick(salt, cands)), true
 }
 
 // Tree returns the edges of a tree of g spanning members: the
