@@ -199,6 +199,9 @@ func run() error {
 // API makes them (one service created, then deleted, each in its own
 // transaction), and the bytes each wrote to etcd, from etcd's history.
 func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Client, circuits, leaves, n int) error {
+	if n == 0 {
+		return nil
+	}
 	var times []time.Duration
 	var written []int
 	for i := 0; i < n; i++ {

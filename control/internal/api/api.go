@@ -30,7 +30,6 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/desired"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/httpguard"
-	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -920,7 +919,7 @@ func (s *Server) view(snap *controller.Snapshot, rec *model.ServiceRecord, detai
 		Protection: snap.Protection(rec), Generation: rec.Generation}
 	if detail {
 		route := rec.Route
-		v.Route, v.Allocs, v.Checks = &route, labels.Sorted(rec.Allocs), snap.Checks(rec)
+		v.Route, v.Allocs, v.Checks = &route, snap.Allocs(rec), snap.Checks(rec)
 		v.DF = desired.DesignatedForwarders(&rec.Spec, &rec.Route)
 	}
 	v.Move = rec.Move

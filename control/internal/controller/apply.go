@@ -141,7 +141,7 @@ func (c *Controller) commitIntent(ctx context.Context, st *state, topo *topology
 		case listed[name]:
 		case prune:
 			ch.del[name], replacing[name] = true, true
-			ch.assigners = append(ch.assigners, st.alloc.NewAssigner(st.services[name].rec.Allocs)) // frees all on commit
+			ch.assigners = append(ch.assigners, release(st.alloc, st.services[name].rec)) // frees all on commit
 		default:
 			kept = append(kept, name)
 		}

@@ -66,7 +66,7 @@ func TestApply(t *testing.T) {
 		t.Fatalf("apply: %v %+v", err, res)
 	}
 	after := snap()
-	if fmt.Sprint(after.Services["red"].Allocs) != fmt.Sprint(before.Services["red"].Allocs) ||
+	if fmt.Sprint(allocsT(t, after.Services["red"])) != fmt.Sprint(allocsT(t, before.Services["red"])) ||
 		after.Services["blue"].ID != before.Services["blue"].ID || after.Services["green"] == nil ||
 		after.Services["blue"].Spec.MACLimit != 500 {
 		t.Fatal("apply did not keep red and blue, or did not make green")

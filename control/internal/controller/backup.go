@@ -34,7 +34,12 @@ func (c *Controller) SaveSnapshot(ctx context.Context) (*model.FabricSnapshot, e
 	}
 	s := &model.FabricSnapshot{Version: FabricSnapshotVersion, Topology: cloneTopo(st.topo)}
 	for _, name := range keys(st.services) {
-		s.Services = append(s.Services, *st.services[name].rec)
+		rec := *st.services[name].rec
+		var err error
+		if rec.Allocs, err = allocsOf(st.alloc, &rec); err != nil {
+			return nil, errorf(KindInternal, "%v", err)
+		}
+		s.Services = append(s.Services, rec)
 	}
 	for _, key := range keys(st.checks) {
 		s.Checks = append(s.Checks, *st.checks[key].rec)
@@ -89,9 +94,9 @@ func (c *Controller) restore(ctx context.Context, st *state, s *model.FabricSnap
 	// does not have as it is, so that their values are free for s's.
 	del := newChange()
 	for name, sv := range st.services {
-		if w := want[name]; w == nil || !sameIntent(sv.rec, w) {
+		if w := want[name]; w == nil || !sameIntent(st.alloc, sv.rec, w) {
 			del.del[name] = true
-			del.assigners = append(del.assigners, st.alloc.NewAssigner(sv.rec.Allocs))
+			del.assigners = append(del.assigners, release(st.alloc, sv.rec))
 		}
 	}
 	if len(del.del) > 0 {
@@ -175,11 +180,15 @@ func (c *Controller) restore(ctx context.Context, st *state, s *model.FabricSnap
 }
 
 // sameIntent: a service already as the snapshot has it.
-func sameIntent(a, b *model.ServiceRecord) bool {
+func sameIntent(al *labels.Allocator, a, b *model.ServiceRecord) bool {
+	allocs, err := allocsOf(al, a)
+	if err != nil {
+		return false
+	}
 	x, _ := json.Marshal(struct {
 		S model.ServiceSpec
 		A []model.Alloc
-	}{a.Spec, labels.Sorted(a.Allocs)})
+	}{a.Spec, labels.Sorted(allocs)})
 	y, _ := json.Marshal(struct {
 		S model.ServiceSpec
 		A []model.Alloc

@@ -189,7 +189,10 @@ func (c *Controller) plan(st *state, ch *change, topo *topology.Topology, full, 
 func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, spec model.ServiceSpec, route model.Route, old *svcState) error {
 	var oldAllocs []model.Alloc
 	if old != nil {
-		oldAllocs = old.rec.Allocs
+		var err error
+		if oldAllocs, err = allocsOf(st.alloc, old.rec); err != nil {
+			return errorf(KindInternal, "%v", err)
+		}
 	}
 	rec := &model.ServiceRecord{Spec: spec, Route: route}
 	if old != nil {
@@ -211,7 +214,7 @@ func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, 
 		return errorf(KindInternal, "%v", err)
 	}
 	ch.assigners = append(ch.assigners, as)
-	rec.Allocs = as.Allocs()
+	keepValues(rec, as)
 	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, st.down)}
 	return nil
 }

@@ -646,7 +646,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			as.Commit()
 			st.rebuilt[name] = true
 		}
-		rec.Allocs = as.Allocs()
+		keepValues(rec, as)
 		st.put(&svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, downView{})})
 	}
 	var err error

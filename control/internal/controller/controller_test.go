@@ -192,7 +192,7 @@ func TestRestartAndTakeover(t *testing.T) {
 		t.Fatalf("follower write: %v", err)
 	}
 	fs, err := c2.Snapshot(ctx)
-	if err != nil || fmt.Sprint(fs.Services["blue"].Allocs) != fmt.Sprint(before.Services["blue"].Allocs) {
+	if err != nil || fmt.Sprint(allocsT(t, fs.Services["blue"])) != fmt.Sprint(allocsT(t, before.Services["blue"])) {
 		t.Fatalf("follower read differs: %v", err)
 	}
 
@@ -203,7 +203,7 @@ func TestRestartAndTakeover(t *testing.T) {
 		t.Fatalf("takeover wrote: generation %d -> %d", before.Generation, after.Generation)
 	}
 	for _, n := range []string{"red", "blue"} {
-		if fmt.Sprint(after.Services[n].Allocs) != fmt.Sprint(before.Services[n].Allocs) {
+		if fmt.Sprint(allocsT(t, after.Services[n])) != fmt.Sprint(allocsT(t, before.Services[n])) {
 			t.Fatalf("%s relabelled on takeover", n)
 		}
 	}
@@ -215,7 +215,7 @@ func TestRestartAndTakeover(t *testing.T) {
 	seen := map[string]string{}
 	owners := map[string][]model.Alloc{}
 	for name, rec := range s.Services {
-		owners["service "+name] = rec.Allocs
+		owners["service "+name] = allocsT(t, rec)
 	}
 	for key, cs := range s.checks {
 		owners["check "+key] = cs.rec.Allocs
@@ -266,7 +266,7 @@ func TestLinkFailure(t *testing.T) {
 	putStatus(t, cli, "leaf1", 100, rec.Route.Primary[0].FromPort)
 	waitFor(t, "switch to backup", func() bool { r, _ := c.Service(ctx, "red"); return r.Route.Active == "backup" })
 	moved, _ := c.Service(ctx, "red")
-	if fmt.Sprint(moved.Allocs) != fmt.Sprint(rec.Allocs) {
+	if fmt.Sprint(allocsT(t, moved)) != fmt.Sprint(allocsT(t, rec)) {
 		t.Fatalf("labels changed on switch to the pre-installed backup")
 	}
 	if g := desiredGen(t, cli, spine); g != spineGen {

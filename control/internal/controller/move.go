@@ -82,9 +82,12 @@ func (c *Controller) MoveCircuit(ctx context.Context, name string, from, to mode
 		if window <= 0 {
 			window = DefaultMoveWindow
 		}
-		rec := *old.rec
+		rec, err := withRoles(st.alloc, old.rec)
+		if err != nil {
+			return err
+		}
 		rec.Move = &model.Move{From: from, To: to, Until: time.Now().Add(window).UTC().Truncate(time.Millisecond)}
-		moving := &svcState{rec: &rec}
+		moving := &svcState{rec: rec}
 		ch := newChange()
 		full, live := c.graphs(st, st.topo)
 		if err := c.plan(st, ch, st.topo, full, live, spec, moving, false); err != nil {
@@ -119,14 +122,18 @@ func (c *Controller) finishMoves(ctx context.Context, now time.Time) {
 			if stay == mv.To.Node {
 				stay = spec.Circuits[1].Node
 			}
-			rec := *old.rec
+			rec, err := withRoles(st.alloc, old.rec)
+			if err != nil {
+				c.log.Error("finishing a move", "service", name, "err", err)
+				continue
+			}
 			rec.Move = nil
 			peer := mv.From.Node
 			if p, ok := old.rec.Peers[stay]; ok {
 				peer = p
 			}
 			rec.Peers = map[string]string{stay: peer}
-			if err := c.plan(st, ch, st.topo, full, live, *spec, &svcState{rec: &rec}, false); err != nil {
+			if err := c.plan(st, ch, st.topo, full, live, *spec, &svcState{rec: rec}, false); err != nil {
 				c.log.Error("finishing a move", "service", name, "err", err)
 				continue
 			}

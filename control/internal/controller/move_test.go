@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
 )
 
 // allocsAt is node's values of a service by role.
-func allocsAt(rec *model.ServiceRecord, node string) map[string]uint32 {
+func allocsAt(t *testing.T, rec *model.ServiceRecord, node string) map[string]uint32 {
 	out := map[string]uint32{}
-	for _, a := range rec.Allocs {
+	for _, a := range allocsT(t, rec) {
 		if a.Node == node {
 			out[a.Kind+" "+a.Role] = a.Value
 		}
@@ -87,8 +88,8 @@ func TestMoveCircuit(t *testing.T) {
 	}
 	branch := s1.Branches[0]
 	term := "label eline-term<leaf3"
-	if allocsAt(before, "leaf1")[term] == 0 || allocsAt(window, "leaf1")[term] != allocsAt(before, "leaf1")[term] {
-		t.Fatalf("leaf1's label: %v -> %v", allocsAt(before, "leaf1"), allocsAt(window, "leaf1"))
+	if allocsAt(t, before, "leaf1")[term] == 0 || allocsAt(t, window, "leaf1")[term] != allocsAt(t, before, "leaf1")[term] {
+		t.Fatalf("leaf1's label: %v -> %v", allocsAt(t, before, "leaf1"), allocsAt(t, window, "leaf1"))
 	}
 
 	// A new leader goes on with the move and ends it.
@@ -110,14 +111,25 @@ func TestMoveCircuit(t *testing.T) {
 		t.Fatalf("leaf1 after the move: %+v, want nhlfe %d (its copy's)", s1, branch)
 	}
 	for _, node := range []string{"leaf1", "leaf2"} {
-		w, a := allocsAt(window, node), allocsAt(after, node)
+		w, a := allocsAt(t, window, node), allocsAt(t, after, node)
 		for role, v := range a {
 			if w[role] != v {
 				t.Fatalf("%s's %s changed at the move's end: %d -> %d", node, role, w[role], v)
 			}
 		}
 	}
-	if a := allocsAt(after, "leaf1")[term]; a != allocsAt(before, "leaf1")[term] {
-		t.Fatalf("leaf1's label changed: %d -> %d", allocsAt(before, "leaf1")[term], a)
+	if a := allocsAt(t, after, "leaf1")[term]; a != allocsAt(t, before, "leaf1")[term] {
+		t.Fatalf("leaf1's label changed: %d -> %d", allocsAt(t, before, "leaf1")[term], a)
 	}
+}
+
+// allocsT is rec's allocations with their roles (a replay of its build);
+// a service always has some.
+func allocsT(t *testing.T, rec *model.ServiceRecord) []model.Alloc {
+	t.Helper()
+	allocs, err := allocsOf(labels.New(nil), rec)
+	if err != nil || len(allocs) == 0 {
+		t.Fatalf("allocations of %s: %v (%d)", rec.Spec.Name, err, len(allocs))
+	}
+	return allocs
 }

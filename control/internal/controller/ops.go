@@ -254,7 +254,7 @@ func (c *Controller) DeleteService(ctx context.Context, name string) error {
 		}
 		ch := newChange()
 		ch.del[name] = true
-		ch.assigners = append(ch.assigners, st.alloc.NewAssigner(old.rec.Allocs)) // frees all on commit
+		ch.assigners = append(ch.assigners, release(st.alloc, old.rec)) // frees all on commit
 		return c.commit(ctx, st, ch)
 	})
 }

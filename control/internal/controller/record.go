@@ -14,8 +14,8 @@ import (
 // route's hops and every allocation with its role.
 type storedRecord struct {
 	rec    *model.ServiceRecord
-	values map[string]map[string][]uint32 // stored form: values to replay
-	roles  string                         // stored form: digest of their roles
+	values model.AllocValues // stored form: values to replay
+	roles  string            // stored form: digest of their roles
 }
 
 // decodeRecord reads a record in either form.
@@ -44,11 +44,10 @@ func decodeRecord(b []byte, links model.Links) (*storedRecord, error) {
 		return nil, err
 	}
 	out := &storedRecord{rec: &model.ServiceRecord{Spec: s.Spec, ID: s.ID, Generation: s.Generation,
-		NodeGenerations: s.NodeGenerations, Route: route, Move: s.Move, Peers: s.Peers}, values: map[string]map[string][]uint32{}, roles: s.Roles}
+		NodeGenerations: s.NodeGenerations, Route: route, Move: s.Move, Peers: s.Peers}, values: model.AllocValues{}, roles: s.Roles}
 	for node, kinds := range s.Values {
-		out.values[node] = map[string][]uint32{}
 		for kind, vs := range kinds {
-			out.values[node][kind] = vs
+			out.values = append(out.values, model.ValueRun{Node: node, Kind: kind, Values: vs})
 		}
 	}
 	return out, nil
@@ -64,12 +63,10 @@ func (r *storedRecord) reserve(a *labels.Allocator) error {
 		}
 		return nil
 	}
-	for node, kinds := range r.values {
-		for kind, vs := range kinds {
-			for _, v := range vs {
-				if err := a.Reserve(node, kind, v); err != nil {
-					return err
-				}
+	for _, run := range r.values {
+		for _, v := range run.Values {
+			if err := a.Reserve(run.Node, run.Kind, v); err != nil {
+				return err
 			}
 		}
 	}
@@ -88,14 +85,17 @@ func (r *storedRecord) assigner(a *labels.Allocator) *labels.Assigner {
 // storedForm returns s's record in the stored form but for its
 // generations; links are the topology's (model.LinksOf).
 func storedForm(s *svcState, links model.Links) *model.StoredService {
-	values, roles := labels.Sequence(s.rec.Allocs)
+	values, roles := s.rec.Values, s.rec.Roles
+	if values == nil {
+		values, roles = labels.Sequence(s.rec.Allocs)
+	}
 	out := &model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Route: model.StoreRoute(&s.rec.Route, links),
-		Values: make(map[string]map[string]model.Deltas, len(values)), Roles: roles, Move: s.rec.Move, Peers: s.rec.Peers}
-	for node, kinds := range values {
-		out.Values[node] = make(map[string]model.Deltas, len(kinds))
-		for kind, vs := range kinds {
-			out.Values[node][kind] = vs
+		Values: map[string]map[string]model.Deltas{}, Roles: roles, Move: s.rec.Move, Peers: s.rec.Peers}
+	for _, r := range values {
+		if out.Values[r.Node] == nil {
+			out.Values[r.Node] = map[string]model.Deltas{}
 		}
+		out.Values[r.Node][r.Kind] = r.Values
 	}
 	return out
 }
@@ -108,4 +108,50 @@ func encodeRecord(s *svcState, out *model.StoredService) ([]byte, error) {
 		return nil, fmt.Errorf("service %s: %w", s.rec.Spec.Name, err)
 	}
 	return b, nil
+}
+
+// allocsOf returns rec's allocations with their roles: those it holds, or
+// a replay of its build over its values on a (an allocator of the same
+// spaces; the replay reserves and frees nothing).
+func allocsOf(a *labels.Allocator, rec *model.ServiceRecord) ([]model.Alloc, error) {
+	if rec.Values == nil {
+		return rec.Allocs, nil
+	}
+	as := a.NewReplay(rec.Values)
+	r := *rec // build sets the id: the record is shared
+	if _, err := build(&r, as, func(string, string, string, model.Path) (uint32, error) { return 0, nil }); err != nil {
+		return nil, fmt.Errorf("service %s: %w", rec.Spec.Name, err)
+	}
+	if err := as.Check(rec.Roles); err != nil {
+		return nil, fmt.Errorf("service %s: %w", rec.Spec.Name, err)
+	}
+	return as.Allocs(), nil
+}
+
+// release returns the assigner that frees all of rec's values on commit.
+func release(a *labels.Allocator, rec *model.ServiceRecord) *labels.Assigner {
+	if rec.Values == nil {
+		return a.NewAssigner(rec.Allocs)
+	}
+	return a.NewRelease(rec.Values)
+}
+
+// keepValues makes rec hold as's allocations as values, not roles.
+func keepValues(rec *model.ServiceRecord, as *labels.Assigner) {
+	rec.Values, rec.Roles = as.Sequence()
+	rec.Allocs = nil
+}
+
+// withRoles returns a copy of rec that holds its allocations with their
+// roles: a change may then edit what shapes the build (a move, its
+// peers) and still keep the values of the roles it keeps, which a replay
+// of the edited record could not give back.
+func withRoles(a *labels.Allocator, rec *model.ServiceRecord) (*model.ServiceRecord, error) {
+	allocs, err := allocsOf(a, rec)
+	if err != nil {
+		return nil, errorf(KindInternal, "%v", err)
+	}
+	out := *rec
+	out.Allocs, out.Values, out.Roles = allocs, nil, ""
+	return &out, nil
 }

@@ -156,7 +156,7 @@ func TestSiteServicesSurviveARestart(t *testing.T) {
 		t.Fatalf("the new leader wrote: generation %d -> %d", before.Generation, after.Generation)
 	}
 	for _, n := range []string{"blue", "teal"} {
-		if after.Services[n] == nil || fmt.Sprint(after.Services[n].Allocs) != fmt.Sprint(before.Services[n].Allocs) {
+		if after.Services[n] == nil || fmt.Sprint(allocsT(t, after.Services[n])) != fmt.Sprint(allocsT(t, before.Services[n])) {
 			t.Fatalf("%s not rebuilt as it was", n)
 		}
 	}

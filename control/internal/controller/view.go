@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/desired"
+	"github.com/e3fabric/e3fabric/control/internal/labels"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
@@ -34,6 +35,18 @@ type Snapshot struct {
 	Reserved map[int]int64
 	Load     map[int]float64
 	Tenants  map[string]*model.Tenant
+	spaces   map[string]labels.Space
+}
+
+// Allocs returns rec's allocations with their roles, sorted: a replay of
+// its build (allocsOf). The records were replayed when loaded, so it
+// fails only on a broken invariant; it then returns none.
+func (s *Snapshot) Allocs(rec *model.ServiceRecord) []model.Alloc {
+	allocs, err := allocsOf(labels.New(s.spaces), rec)
+	if err != nil {
+		return nil
+	}
+	return labels.Sorted(allocs)
 }
 
 func copyChecks(st *state) map[string]*checkState {
@@ -50,7 +63,8 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if st := c.leader; st != nil {
 		defer c.mu.Unlock()
 		s := &Snapshot{Leader: true, Topology: st.topo, Services: map[string]*model.ServiceRecord{},
-			Status: map[string]nodestate.NodeStatus{}, NodeGen: map[string]int64{}, Generation: st.gen, ignore: c.opt.IgnoreStatus}
+			Status: map[string]nodestate.NodeStatus{}, NodeGen: map[string]int64{}, Generation: st.gen, ignore: c.opt.IgnoreStatus,
+			spaces: c.opt.Spaces}
 		for n, sv := range st.services {
 			s.Services[n] = sv.rec // records are replaced, never changed in place
 		}
@@ -77,7 +91,7 @@ func (c *Controller) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	s := &Snapshot{Topology: st.topo, Services: map[string]*model.ServiceRecord{}, Status: st.status,
 		NodeGen: st.nodeGen, Generation: st.gen, down: c.view(st), ignore: c.opt.IgnoreStatus,
-		checks: copyChecks(st), Reserved: st.reserved, Tenants: st.tenants}
+		checks: copyChecks(st), Reserved: st.reserved, Tenants: st.tenants, spaces: c.opt.Spaces}
 	for n, sv := range st.services {
 		s.Services[n] = sv.rec
 	}
@@ -295,6 +309,11 @@ func (s *Snapshot) LabelUse() map[string]int {
 	}
 	for _, rec := range s.Services {
 		count(rec.Allocs)
+		for _, r := range rec.Values {
+			if r.Kind == model.KindLabel {
+				out[r.Node] += len(r.Values)
+			}
+		}
 	}
 	for _, cs := range s.checks {
 		count(cs.rec.Allocs)

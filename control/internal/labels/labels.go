@@ -215,6 +215,8 @@ type Assigner struct {
 	// the build that stored them asked for their roles (NewReplay).
 	replay    map[int32][]uint32
 	replayErr error
+	// release holds values Commit frees (NewRelease).
+	release model.AllocValues
 }
 
 // NewAssigner starts a change for a service whose current allocations are old
@@ -237,19 +239,23 @@ func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 // next stored value of its node and kind. The same build over the same
 // route asks for the same roles in the same order; Check tells whether it
 // did.
-func (a *Allocator) NewReplay(values map[string]map[string][]uint32) *Assigner {
+func (a *Allocator) NewReplay(values model.AllocValues) *Assigner {
 	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[int32][]uint32{}}
-	for node, kinds := range values {
-		for kind, vs := range kinds {
-			i, err := a.space(node, kind)
-			if err != nil {
-				s.replayErr = fmt.Errorf("%w: %v", ErrReplay, err)
-				continue
-			}
-			s.replay[i] = vs
+	for _, r := range values {
+		i, err := a.space(r.Node, r.Kind)
+		if err != nil {
+			s.replayErr = fmt.Errorf("%w: %v", ErrReplay, err)
+			continue
 		}
+		s.replay[i] = r.Values
 	}
 	return s
+}
+
+// NewRelease starts a change that drops a service whose values are v: its
+// Commit frees them all.
+func (a *Allocator) NewRelease(v model.AllocValues) *Assigner {
+	return &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, release: v}
 }
 
 // Get returns the value of (node, kind, role), allocating it if new.
@@ -304,27 +310,33 @@ func (s *Assigner) Check(digest string) error {
 // Sequence returns the values per node and kind in the order their roles
 // were first asked for, and a digest of that order of roles: a rebuild by
 // NewReplay gets every value back from the values alone.
-func (s *Assigner) Sequence() (map[string]map[string][]uint32, string) {
+func (s *Assigner) Sequence() (model.AllocValues, string) {
 	return Sequence(s.Allocs())
 }
 
 // Sequence returns the values of x (allocations in the order their roles
 // were asked for, as Assigner.Allocs gives them) per node and kind, and the
 // digest of their roles (FNV-1a of node, kind and role, each ended by a 0).
-func Sequence(x []model.Alloc) (map[string]map[string][]uint32, string) {
-	bySpace := map[spaceKey][]uint32{}
+func Sequence(x []model.Alloc) (model.AllocValues, string) {
+	run := map[spaceKey]int{}
+	var out model.AllocValues
 	h := uint64(fnvOffset)
 	for _, a := range x {
 		k := spaceKey{a.Node, a.Kind}
-		bySpace[k] = append(bySpace[k], a.Value)
+		i, ok := run[k]
+		if !ok {
+			i = len(out)
+			run[k] = i
+			out = append(out, model.ValueRun{Node: a.Node, Kind: a.Kind})
+		}
+		out[i].Values = append(out[i].Values, a.Value)
 		h = fnv1a(fnv1a(fnv1a(h, a.Node), a.Kind), a.Role)
 	}
-	out := map[string]map[string][]uint32{}
-	for k, vs := range bySpace {
-		if out[k.node] == nil {
-			out[k.node] = map[string][]uint32{}
-		}
-		out[k.node][k.kind] = vs
+	// One array for all runs: a service's values are kept for its life.
+	all := make([]uint32, 0, len(x))
+	for i := range out {
+		all = append(all, out[i].Values...)
+		out[i].Values = all[len(all)-len(out[i].Values) : len(all) : len(all)]
 	}
 	return out, strconv.FormatUint(h, 16)
 }
@@ -345,6 +357,11 @@ func (s *Assigner) Commit() {
 	for k, v := range s.old {
 		if _, ok := s.got[k]; !ok {
 			s.a.free(k.space, v)
+		}
+	}
+	for _, r := range s.release {
+		for _, v := range r.Values {
+			s.a.Free(r.Node, r.Kind, v)
 		}
 	}
 }

@@ -388,6 +388,17 @@ type Alloc struct {
 	Value uint32 `json:"value"`
 }
 
+// AllocValues are a service's allocated values, one run per node and kind
+// (in the order its build first asked for each), each run in the order the
+// build asked for its roles.
+type AllocValues []ValueRun
+
+// ValueRun is the values of one node and kind.
+type ValueRun struct {
+	Node, Kind string
+	Values     []uint32
+}
+
 // Service states.
 const (
 	StateProgrammed = "programmed"
@@ -407,7 +418,12 @@ type ServiceRecord struct {
 	Generation      int64            `json:"generation"`
 	NodeGenerations map[string]int64 `json:"node_generations"`
 	Route           Route            `json:"route"`
-	Allocs          []Alloc          `json:"allocs"`
+	// Allocs are the allocations with their roles, as a snapshot lists
+	// them; the controller keeps Values and Roles instead (a tenth of the
+	// memory), from which a replay of the build gives the roles back.
+	Allocs []Alloc     `json:"allocs"`
+	Values AllocValues `json:"-"`
+	Roles  string      `json:"-"` // digest of the roles, in the order asked for
 	// Move is an E-Line end moving to another circuit, until its window
 	// ends (docs/operations.md, "Live migration").
 	Move *Move `json:"move,omitempty"`
