@@ -194,6 +194,7 @@ func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, 
 			return errorf(KindInternal, "%v", err)
 		}
 	}
+	st.paths.Route(&route)
 	rec := &model.ServiceRecord{Spec: spec, Route: route}
 	if old != nil {
 		// A move in progress and the names of moved ends' labels outlive

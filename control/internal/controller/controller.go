@@ -110,6 +110,7 @@ type state struct {
 	gen       int64
 	nodeGen   map[string]int64
 	written   map[string][sha256.Size]byte // desired key -> digest of its stored value
+	paths     model.PathTable              // the routes' paths, shared
 	legacy    []string                     // whole-node desired keys of schema 1 (migrate.go)
 	status    map[string]nodestate.NodeStatus
 	statusRev int64
@@ -620,6 +621,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	for _, name := range keys(svcs) {
 		r := svcs[name]
 		rec := r.rec
+		st.paths.Route(&rec.Route)
 		// Rebuilding the fragments from the stored route and values
 		// allocates nothing: every role gets its value back.
 		as := r.assigner(st.alloc)
