@@ -1,7 +1,9 @@
 // Command e3-bench-controller measures the controller: it creates N E-LAN
 // services of C circuits on an S-spine/L-leaf fabric against an embedded
-// etcd, in batches (one transaction each), and reports the time, etcd's
-// database size and the labels used per node. See bench/controller/README.md.
+// etcd or an etcd cluster of its own, in batches (one transaction each),
+// and reports the time, etcd's database size, the labels used per node,
+// the memory held, and how long a restarted controller takes to be ready.
+// See bench/controller/README.md.
 package main
 
 import (
@@ -11,9 +13,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -45,7 +49,11 @@ func run() error {
 		spines   = flag.Int("spines", 4, "spine nodes")
 		leaves   = flag.Int("leaves", 32, "leaf nodes")
 		batch    = flag.Int("batch", 500, "services per transaction")
-		port     = flag.Int("etcd-port", 23798, "embedded etcd client port (peer = port+1)")
+		port     = flag.Int("etcd-port", 23798, "embedded etcd client port (peer = port+1); a cluster's members use port+2i and port+2i+1")
+		members  = flag.Int("etcd-cluster", 0, "run against an etcd cluster of this many member processes (mutual TLS, authentication on) instead of an embedded etcd")
+		etcdBin  = flag.String("etcd-bin", "/usr/bin/etcd", "the etcd binary of --etcd-cluster")
+		restart  = flag.Bool("restart", true, "measure a new controller taking over the loaded fabric")
+		loadprof = flag.String("loadprofile", "", "write a CPU profile of the new controller's load (--restart) to this file")
 		dir      = flag.String("data-dir", "", "etcd data directory (default: a temporary one, removed)")
 		changes  = flag.Int("changes", 9, "single-service creates and deletes timed on the full fabric")
 		profile  = flag.String("cpuprofile", "", "write a CPU profile of the service creation to this file")
@@ -65,22 +73,49 @@ func run() error {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", *port)
-	e, err := store.StartEmbedded(store.EmbedOptions{DataDir: *dir, ClientURL: url, PeerURL: fmt.Sprintf("http://127.0.0.1:%d", *port+1),
-		MaxRequest: 1 << 30, Quota: 8 << 30})
-	if err != nil {
-		return err
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		url     string                           // an etcd member's client URL, for its status
+		connect func() (*clientv3.Client, error) // a controller's client
+		where   = "embedded etcd"
+		cluster *etcdCluster
+	)
+	if *members > 0 {
+		var err error
+		if cluster, err = startCluster(ctx, *etcdBin, *dir, *members, *port); err != nil {
+			return err
+		}
+		defer cluster.close()
+		url, where = cluster.endpoints[0], fmt.Sprintf("etcd cluster of %d members (mutual TLS, authentication)", *members)
+		connect = func() (*clientv3.Client, error) { return cluster.client("e3-controller") }
+	} else {
+		url = fmt.Sprintf("http://127.0.0.1:%d", *port)
+		e, err := store.StartEmbedded(store.EmbedOptions{DataDir: *dir, ClientURL: url, PeerURL: fmt.Sprintf("http://127.0.0.1:%d", *port+1),
+			MaxRequest: 1 << 30, Quota: 8 << 30})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		connect = func() (*clientv3.Client, error) { return store.Connect(url) }
 	}
-	defer e.Close()
-	cli, err := store.Connect(url)
+	cli, err := connect()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	admin := cli // reads all of etcd, compacts, defragments
+	if cluster != nil {
+		if admin, err = cluster.client("root"); err != nil {
+			return err
+		}
+		defer admin.Close()
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ran := make(chan struct{})
 	c := controller.New(controller.Options{Etcd: cli, IgnoreStatus: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	go c.Run(ctx)
+	go func() { c.Run(cctx); close(ran) }()
 	if err := c.WaitLeader(ctx); err != nil {
 		return err
 	}
@@ -89,8 +124,8 @@ func run() error {
 		return err
 	}
 	specs := workload(*services, *circuits, *leaves)
-	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction\n",
-		*spines, *leaves, *services, *circuits, *batch)
+	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction; %s\n",
+		*spines, *leaves, *services, *circuits, *batch, where)
 	if *memprof != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
@@ -124,7 +159,7 @@ func run() error {
 			return err
 		}
 	}
-	st, err := cli.Status(ctx, url)
+	st, err := admin.Status(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -156,7 +191,7 @@ func run() error {
 	}
 	fmt.Printf("labels per leaf:  %s\n", stats(leafUse))
 	fmt.Printf("labels per spine: %s\n", stats(spineUse))
-	biggest, biggestKey, desiredKeys, desiredBytes, err := scanValues(ctx, cli)
+	biggest, biggestKey, desiredKeys, desiredBytes, err := scanValues(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -167,28 +202,91 @@ func run() error {
 		return err
 	}
 	fmt.Printf("service records: %.1f MiB (%.1f KiB per service)\n", float64(recBytes)/(1<<20), float64(recBytes)/1024/float64(len(specs)))
-	if err := oneChange(ctx, c, cli, *circuits, *leaves, *changes); err != nil {
+	if err := oneChange(ctx, c, admin, *circuits, *leaves, *changes); err != nil {
 		return err
 	}
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("resident memory: %.0f MiB (controller and embedded etcd in one process), Go heap in use %.0f MiB\n",
-		float64(rss())/(1<<20), float64(ms.HeapInuse)/(1<<20))
+	n := float64(len(specs))
+	if cluster == nil {
+		fmt.Printf("resident memory: %.0f MiB (controller and embedded etcd in one process), Go heap in use %.0f MiB\n",
+			float64(rssOf("self"))/(1<<20), float64(ms.HeapInuse)/(1<<20))
+	} else {
+		held := rssOf("self")
+		debug.FreeOSMemory() // what the Go runtime keeps from the batches' peaks goes back
+		fmt.Printf("controller resident memory: %.0f MiB (%.1f KiB per service), %.0f MiB once freed memory is returned (%.1f KiB per service); Go heap in use %.0f MiB (%.1f KiB per service)\n",
+			float64(held)/(1<<20), float64(held)/1024/n, float64(rssOf("self"))/(1<<20), float64(rssOf("self"))/1024/n,
+			float64(ms.HeapInuse)/(1<<20), float64(ms.HeapInuse)/1024/n)
+		var mib []string
+		for _, r := range cluster.rss() {
+			mib = append(mib, fmt.Sprintf("%.0f", float64(r)/(1<<20)))
+		}
+		fmt.Printf("etcd members' resident memory: %s MiB\n", strings.Join(mib, ", "))
+	}
 	if *heapprof != "" {
 		if err := writeProfile("heap", *heapprof); err != nil {
 			return err
 		}
 	}
+	if *restart {
+		// The leader stops (its session is revoked) and a new controller
+		// loads the fabric: ready once it leads with every service rebuilt.
+		if snap, err = c.Snapshot(ctx); err != nil {
+			return err
+		}
+		use = snap.LabelUse()
+		stop()
+		<-ran
+		cli2, err := connect()
+		if err != nil {
+			return err
+		}
+		defer cli2.Close()
+		c2 := controller.New(controller.Options{Etcd: cli2, IgnoreStatus: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if *loadprof != "" {
+			f, err := os.Create(*loadprof)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
+		go c2.Run(ctx)
+		if err := c2.WaitLeader(ctx); err != nil {
+			return err
+		}
+		ready := time.Since(t0)
+		if *loadprof != "" {
+			pprof.StopCPUProfile()
+		}
+		after, err := c2.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		relabelled := "relabelled nothing"
+		if after.Generation != snap.Generation || !maps.Equal(after.LabelUse(), use) {
+			relabelled = fmt.Sprintf("WROTE: generation %d -> %d", snap.Generation, after.Generation)
+		}
+		fmt.Printf("a new controller loaded the fabric and was ready in %.1fs; %s\n", ready.Seconds(), relabelled)
+	}
 	// Old revisions of the desired configs are history: compact and
-	// defragment to see what the live data takes.
-	if _, err := cli.Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+	// defragment (root's business) to see what the live data takes.
+	eps := []string{url}
+	if cluster != nil {
+		eps = cluster.endpoints
+	}
+	if _, err := admin.Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
 		return err
 	}
-	if _, err := cli.Defragment(ctx, url); err != nil {
-		return err
+	for _, m := range eps {
+		if _, err := admin.Defragment(ctx, m); err != nil {
+			return err
+		}
 	}
-	if st, err = cli.Status(ctx, url); err != nil {
+	if st, err = admin.Status(ctx, url); err != nil {
 		return err
 	}
 	fmt.Printf("etcd db size after compaction and defragmentation: %.1f MiB\n", float64(st.DbSize)/(1<<20))
@@ -278,9 +376,9 @@ func scanValues(ctx context.Context, cli *clientv3.Client) (size int, key string
 	return size, key, desired, desiredBytes, err
 }
 
-// rss is this process's resident set, in bytes.
-func rss() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+// rssOf is process pid's resident set ("self": this one), in bytes.
+func rssOf(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}

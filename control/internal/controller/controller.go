@@ -16,7 +16,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -666,21 +665,32 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 // a digest of every other value, which commits compare against to write
 // only what changes. Whole-node keys of schema 1 are noted for migration.
 func loadDesired(ctx context.Context, c *clientv3.Client, st *state) error {
-	_, err := store.ListJSON(ctx, c, nodestate.DesiredPrefix, func(rest string, v []byte) error {
-		node, obj, ok := strings.Cut(rest, "/")
-		switch {
-		case !ok:
-			st.legacy = append(st.legacy, nodestate.DesiredPrefix+rest)
-		case obj == nodestate.GenerationSuffix:
-			g, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil {
-				return fmt.Errorf("%s: %w", nodestate.GenerationKey(node), err)
-			}
-			st.nodeGen[node] = g
-		default:
-			st.written[nodestate.DesiredPrefix+rest] = sha256.Sum256(v)
+	// Node by node: etcd counts the whole range on every page it returns,
+	// so one listing of millions of keys would cost their square. A node
+	// that left the topology took its keys with it.
+	for _, n := range st.topo.Nodes {
+		r, err := c.Get(ctx, nodestate.DesiredPrefix+n.Name)
+		if err != nil {
+			return fmt.Errorf("etcd get %s: %w", nodestate.DesiredPrefix+n.Name, err)
 		}
-		return nil
-	})
-	return err
+		if len(r.Kvs) > 0 {
+			st.legacy = append(st.legacy, nodestate.DesiredPrefix+n.Name)
+		}
+		prefix := nodestate.DesiredNode(n.Name)
+		if _, err := store.ListJSON(ctx, c, prefix, func(obj string, v []byte) error {
+			if obj == nodestate.GenerationSuffix {
+				g, err := strconv.ParseInt(string(v), 10, 64)
+				if err != nil {
+					return fmt.Errorf("%s: %w", nodestate.GenerationKey(n.Name), err)
+				}
+				st.nodeGen[n.Name] = g
+				return nil
+			}
+			st.written[prefix+obj] = sha256.Sum256(v)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -209,8 +209,9 @@ type Assigner struct {
 	a     *Allocator
 	old   map[roleKey]uint32
 	got   map[roleKey]uint32
-	order []roleKey // roles in the order first asked for
-	vals  []uint32  // their values, in the same order
+	order  []roleKey // roles in the order first asked for
+	vals   []uint32  // their values, in the same order
+	digest uint64    // of the roles in that order (Sequence)
 	// replay, when set, holds stored values per (node, kind) in the order
 	// the build that stored them asked for their roles (NewReplay).
 	replay    map[int32][]uint32
@@ -224,7 +225,7 @@ type Assigner struct {
 func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 	n := max(len(old), min(a.roles, 4096))
 	s := &Assigner{a: a, old: make(map[roleKey]uint32, len(old)), got: make(map[roleKey]uint32, n),
-		order: make([]roleKey, 0, n), vals: make([]uint32, 0, n)}
+		order: make([]roleKey, 0, n), vals: make([]uint32, 0, n), digest: fnvOffset}
 	for _, x := range old {
 		// A kind without a space was never reserved: nothing to keep.
 		if i, err := a.space(x.Node, x.Kind); err == nil {
@@ -240,7 +241,7 @@ func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 // route asks for the same roles in the same order; Check tells whether it
 // did.
 func (a *Allocator) NewReplay(values model.AllocValues) *Assigner {
-	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[int32][]uint32{}}
+	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[int32][]uint32{}, digest: fnvOffset}
 	for _, r := range values {
 		i, err := a.space(r.Node, r.Kind)
 		if err != nil {
@@ -255,7 +256,7 @@ func (a *Allocator) NewReplay(values model.AllocValues) *Assigner {
 // NewRelease starts a change that drops a service whose values are v: its
 // Commit frees them all.
 func (a *Allocator) NewRelease(v model.AllocValues) *Assigner {
-	return &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, release: v}
+	return &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, release: v, digest: fnvOffset}
 }
 
 // Get returns the value of (node, kind, role), allocating it if new.
@@ -283,6 +284,7 @@ func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 	}
 	s.got[k] = v
 	s.order, s.vals = append(s.order, k), append(s.vals, v)
+	s.digest = fnv1a(fnv1a(fnv1a(s.digest, node), kind), role)
 	return v, nil
 }
 
@@ -301,7 +303,7 @@ func (s *Assigner) Check(digest string) error {
 			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), s.a.maps[i].of.kind, s.a.maps[i].of.node)
 		}
 	}
-	if _, d := s.Sequence(); d != digest {
+	if d := strconv.FormatUint(s.digest, 16); d != digest {
 		return fmt.Errorf("%w: role digest %s, stored %s", ErrReplay, d, digest)
 	}
 	return nil
@@ -311,7 +313,31 @@ func (s *Assigner) Check(digest string) error {
 // were first asked for, and a digest of that order of roles: a rebuild by
 // NewReplay gets every value back from the values alone.
 func (s *Assigner) Sequence() (model.AllocValues, string) {
-	return Sequence(s.Allocs())
+	run := make(map[int32]int, 64)
+	var out model.AllocValues
+	for _, k := range s.order {
+		if _, ok := run[k.space]; !ok {
+			run[k.space] = len(out)
+			of := s.a.maps[k.space].of
+			out = append(out, model.ValueRun{Node: of.node, Kind: of.kind})
+		}
+	}
+	out = slices.Clip(out)
+	// One array for all runs, each run's values in the order asked for.
+	count := make([]int, len(out))
+	for _, k := range s.order {
+		count[run[k.space]]++
+	}
+	all, at := make([]uint32, len(s.vals)), 0
+	for i := range out {
+		out[i].Values = all[at : at : at+count[i]]
+		at += count[i]
+	}
+	for i, k := range s.order {
+		r := &out[run[k.space]]
+		r.Values = append(r.Values, s.vals[i])
+	}
+	return out, strconv.FormatUint(s.digest, 16)
 }
 
 // Sequence returns the values of x (allocations in the order their roles
@@ -389,7 +415,7 @@ func (s *Assigner) Abort() {
 			}
 		}
 	}
-	s.got, s.order, s.vals = map[roleKey]uint32{}, nil, nil
+	s.got, s.order, s.vals, s.digest = map[roleKey]uint32{}, nil, nil, fnvOffset
 }
 
 // Sorted returns a copy of x ordered by node, kind, role.

@@ -186,7 +186,9 @@ func GetJSON(ctx context.Context, c *clientv3.Client, key string, v any) (found 
 // fabric exceed a gRPC message), all at one revision; fn gets the key without
 // the prefix.
 func ListJSON(ctx context.Context, c *clientv3.Client, prefix string, fn func(name string, value []byte) error) (rev int64, err error) {
-	const page = 500
+	// etcd visits the whole rest of the range for every page (to count
+	// it): pages are large, and callers split big ranges.
+	const page = 2000
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	key := prefix
 	for {
