@@ -583,6 +583,8 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	// layout, a role an older build did not have) cannot take one.
 	checks, svcs := map[string]*model.CheckRecord{}, map[string]*storedRecord{}
 	links := model.LinksOf(st.topo)
+	var names []string
+	var raw [][]byte
 	for _, x := range []struct {
 		prefix string
 		fn     func(string, []byte) error
@@ -591,15 +593,24 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			checks[key] = &model.CheckRecord{}
 			return json.Unmarshal(v, checks[key])
 		}},
-		{store.ServicePrefix, func(name string, v []byte) (err error) {
-			svcs[name], err = decodeRecord(v, links)
-			return err
+		{store.ServicePrefix, func(name string, v []byte) error {
+			names, raw = append(names, name), append(raw, v)
+			return nil
 		}},
 	} {
 		if _, err := store.ListJSON(ctx, c, x.prefix, x.fn); err != nil {
 			return nil, err
 		}
 	}
+	recs, errs := make([]*storedRecord, len(names)), make([]error, len(names))
+	parallel(len(names), func(i int) { recs[i], errs[i] = decodeRecord(raw[i], links) })
+	for i, name := range names {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("etcd %s: %w", store.ServiceKey(name), errs[i])
+		}
+		svcs[name] = recs[i]
+	}
+	raw, recs = nil, nil
 	for key, r := range checks {
 		for _, a := range r.Allocs {
 			if err := st.alloc.Reserve(a.Node, a.Kind, a.Value); err != nil {
@@ -617,40 +628,34 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			return nil, err
 		}
 	}
-	for _, name := range keys(svcs) {
-		r := svcs[name]
-		rec := r.rec
-		st.paths.Route(&rec.Route)
-		// Rebuilding the fragments from the stored route and values
-		// allocates nothing: every role gets its value back.
-		as := r.assigner(st.alloc)
-		var checks []string
-		frags, err := build(rec, as, st.watcher(nil, st.topo, &checks))
-		if err != nil {
-			return nil, fmt.Errorf("service %s: %w", name, err)
-		}
-		if r.values != nil {
-			if err := as.Check(r.roles); err != nil {
-				return nil, fmt.Errorf("service %s: %w", name, err)
-			}
-		}
-		for _, k := range checks {
-			st.checkRefs[k]++
-			if st.checks[k].dirty {
-				st.rebuilt[name] = true // stored before its check: write both
-			}
-		}
-		if r.values == nil && len(as.Allocs()) != len(rec.Allocs) {
-			// Stored by a build that programmed the route with other
-			// roles (e.g. before protected NHLFEs): keep what this build
-			// needs and write the service again at the first recompute.
-			as.Commit()
-			st.rebuilt[name] = true
-		}
-		keepValues(rec, as)
-		st.put(&svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, downView{})})
+	schema, err := store.Schema(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	var err error
+	// A store to upgrade is written from the fragments rebuilt here
+	// (migrate.go); otherwise etcd holds them, and the rebuild only checks
+	// that every role gets its value back and finds each service's nodes
+	// and path checks: side by side, as replays only read the allocator.
+	upgrade := schema != store.SchemaVersion || len(st.legacy) > 0
+	order := keys(svcs)
+	fast := make([]*svcState, len(order))
+	if !upgrade {
+		parallel(len(order), func(i int) { fast[i] = replayed(st, svcs[order[i]]) })
+	}
+	for i, name := range order {
+		s := fast[i]
+		if s == nil {
+			if s, err = rebuild(st, name, svcs[name]); err != nil {
+				return nil, err
+			}
+		} else {
+			for _, k := range s.checks {
+				st.checkRefs[k]++
+			}
+		}
+		st.paths.Route(&s.rec.Route)
+		st.put(s)
+	}
 	st.status, st.statusRev, err = store.Statuses(ctx, c)
 	if err != nil {
 		return nil, err
@@ -659,6 +664,73 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		st.meter.Observe(st.topo, s)
 	}
 	return st, nil
+}
+
+// replayed rebuilds a stored service that the current build stored (its
+// values and the digest of its roles) without changing st: nil if it
+// needs more (a check it watches is missing, or its roles differ), which
+// rebuild then does. Its fragments are dropped: etcd holds them.
+func replayed(st *state, r *storedRecord) *svcState {
+	if r.values == nil {
+		return nil
+	}
+	rec := *r.rec
+	as := st.alloc.NewReplay(r.values)
+	var checks []string
+	frags, err := build(&rec, as, func(node, from, to string, p model.Path) (uint32, error) {
+		var buf [128]byte
+		cs := st.checks[string(desired.AppendCheckKey(buf[:0], from, to, p))]
+		if cs == nil || cs.dirty {
+			return 0, errRebuild
+		}
+		checks = append(checks, cs.key)
+		id, ok := cs.sessions[node]
+		if !ok {
+			return 0, errRebuild
+		}
+		return id, nil
+	})
+	if err != nil || as.Check(r.roles) != nil {
+		return nil
+	}
+	keepValues(&rec, as)
+	return &svcState{rec: &rec, nodes: keys(frags), checks: checks, deps: deps(&rec, downView{})}
+}
+
+var errRebuild = errors.New("rebuild in order")
+
+// rebuild rebuilds a stored service with its values, creating the path
+// checks it watches that are missing, and keeps its fragments.
+func rebuild(st *state, name string, r *storedRecord) (*svcState, error) {
+	rec := r.rec
+	// Rebuilding the fragments from the stored route and values
+	// allocates nothing: every role gets its value back.
+	as := r.assigner(st.alloc)
+	var checks []string
+	frags, err := build(rec, as, st.watcher(nil, st.topo, &checks))
+	if err != nil {
+		return nil, fmt.Errorf("service %s: %w", name, err)
+	}
+	if r.values != nil {
+		if err := as.Check(r.roles); err != nil {
+			return nil, fmt.Errorf("service %s: %w", name, err)
+		}
+	}
+	for _, k := range checks {
+		st.checkRefs[k]++
+		if st.checks[k].dirty {
+			st.rebuilt[name] = true // stored before its check: write both
+		}
+	}
+	if r.values == nil && len(as.Allocs()) != len(rec.Allocs) {
+		// Stored by a build that programmed the route with other
+		// roles (e.g. before protected NHLFEs): keep what this build
+		// needs and write the service again at the first recompute.
+		as.Commit()
+		st.rebuilt[name] = true
+	}
+	keepValues(rec, as)
+	return &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, downView{})}, nil
 }
 
 // loadDesired reads what the desired keys hold: each node's generation and

@@ -239,7 +239,8 @@ func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 // reserved in a) were stored as a Sequence: each role asked for takes the
 // next stored value of its node and kind. The same build over the same
 // route asks for the same roles in the same order; Check tells whether it
-// did.
+// did. Replays whose values are all reserved in a may run side by side:
+// they only read a.
 func (a *Allocator) NewReplay(values model.AllocValues) *Assigner {
 	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[int32][]uint32{}, digest: fnvOffset}
 	for _, r := range values {
@@ -261,9 +262,19 @@ func (a *Allocator) NewRelease(v model.AllocValues) *Assigner {
 
 // Get returns the value of (node, kind, role), allocating it if new.
 func (s *Assigner) Get(node, kind, role string) (uint32, error) {
-	i, err := s.a.space(node, kind)
-	if err != nil {
-		return 0, err
+	var i int32
+	if s.replay != nil {
+		// Only looked up: replays run side by side, and a space with no
+		// stored value cannot give one back anyway.
+		var ok bool
+		if i, ok = s.a.ids[spaceKey{node, kind}]; !ok {
+			return 0, fmt.Errorf("%w: no stored %s on %q for %s", ErrReplay, kind, node, role)
+		}
+	} else {
+		var err error
+		if i, err = s.a.space(node, kind); err != nil {
+			return 0, err
+		}
 	}
 	k := roleKey{i, role}
 	if v, ok := s.got[k]; ok {
@@ -278,6 +289,7 @@ func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 		}
 		s.replay[i], v = q[1:], q[0]
 	case !ok:
+		var err error
 		if v, err = s.a.alloc(i); err != nil {
 			return 0, err
 		}
