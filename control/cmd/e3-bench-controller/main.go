@@ -54,6 +54,7 @@ func run() error {
 		etcdBin  = flag.String("etcd-bin", "/usr/bin/etcd", "the etcd binary of --etcd-cluster")
 		restart  = flag.Bool("restart", true, "measure a new controller taking over the loaded fabric")
 		loadprof = flag.String("loadprofile", "", "write a CPU profile of the new controller's load (--restart) to this file")
+		chprof   = flag.String("changeprofile", "", "write a CPU profile of the single-service changes (--changes) to this file")
 		dir      = flag.String("data-dir", "", "etcd data directory (default: a temporary one, removed)")
 		changes  = flag.Int("changes", 9, "single-service creates and deletes timed on the full fabric")
 		profile  = flag.String("cpuprofile", "", "write a CPU profile of the service creation to this file")
@@ -202,8 +203,20 @@ func run() error {
 		return err
 	}
 	fmt.Printf("service records: %.1f MiB (%.1f KiB per service)\n", float64(recBytes)/(1<<20), float64(recBytes)/1024/float64(len(specs)))
+	if *chprof != "" {
+		f, err := os.Create(*chprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	if err := oneChange(ctx, c, admin, *circuits, *leaves, *changes); err != nil {
 		return err
+	}
+	if *chprof != "" {
+		pprof.StopCPUProfile()
 	}
 	runtime.GC()
 	var ms runtime.MemStats

@@ -68,6 +68,13 @@ func (st *state) put(s *svcState) {
 	}
 	st.services[s.rec.Spec.Name] = s
 	st.reserve(s, 1)
+	st.commitMACs(&s.rec.Spec, 1)
+	if p := s.rec.Spec.Paths; p != nil && p.DisjointFrom != "" {
+		if st.disjointBy[p.DisjointFrom] == nil {
+			st.disjointBy[p.DisjointFrom] = map[string]bool{}
+		}
+		st.disjointBy[p.DisjointFrom][s.rec.Spec.Name] = true
+	}
 	for _, e := range s.deps {
 		if st.deps[e] == nil {
 			st.deps[e] = map[string]bool{}
@@ -95,6 +102,10 @@ func (st *state) remove(name string) {
 		return
 	}
 	st.reserve(s, -1)
+	st.commitMACs(&s.rec.Spec, -1)
+	if p := s.rec.Spec.Paths; p != nil && p.DisjointFrom != "" {
+		delete(st.disjointBy[p.DisjointFrom], name)
+	}
 	for _, n := range s.nodes {
 		delete(st.byNode[n], name)
 	}

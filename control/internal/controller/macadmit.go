@@ -32,11 +32,14 @@ func admitMACs(st *state, specs []model.ServiceSpec, replacing map[string]bool) 
 		}
 	}
 	used := map[string]int64{}
-	for name, sv := range st.services {
-		if n := macCommit(&sv.rec.Spec); n > 0 && !replacing[name] {
-			for _, m := range sv.rec.Spec.Members() {
-				if _, ok := add[m]; ok {
-					used[m] += n
+	for m := range add {
+		used[m] = st.macs[m]
+	}
+	for name := range replacing {
+		if sv := st.services[name]; sv != nil {
+			if n := macCommit(&sv.rec.Spec); n > 0 {
+				for _, m := range sv.rec.Spec.Members() {
+					used[m] -= n
 				}
 			}
 		}
@@ -49,4 +52,14 @@ func admitMACs(st *state, specs []model.ServiceSpec, replacing map[string]bool) 
 		}
 	}
 	return nil
+}
+
+// commitMACs adds spec's MAC commitment to each of its member nodes
+// (sign 1), or takes it off (-1).
+func (st *state) commitMACs(spec *model.ServiceSpec, sign int64) {
+	if n := macCommit(spec); n > 0 {
+		for _, m := range spec.Members() {
+			st.macs[m] += sign * n
+		}
+	}
 }

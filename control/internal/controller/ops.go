@@ -247,10 +247,8 @@ func (c *Controller) DeleteService(ctx context.Context, name string) error {
 		if old == nil {
 			return errorf(KindNotFound, "service %s not found", name)
 		}
-		for _, n := range keys(st.services) {
-			if p := st.services[n].rec.Spec.Paths; p != nil && p.DisjointFrom == name {
-				return errorf(KindConflict, "service %s keeps its paths disjoint from %s: change or delete it first", n, name)
-			}
+		if by := keys(st.disjointBy[name]); len(by) > 0 {
+			return errorf(KindConflict, "service %s keeps its paths disjoint from %s: change or delete it first", by[0], name)
 		}
 		ch := newChange()
 		ch.del[name] = true
