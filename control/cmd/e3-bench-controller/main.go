@@ -192,7 +192,7 @@ func run() error {
 	}
 	fmt.Printf("labels per leaf:  %s\n", stats(leafUse))
 	fmt.Printf("labels per spine: %s\n", stats(spineUse))
-	biggest, biggestKey, desiredKeys, desiredBytes, err := scanValues(ctx, admin)
+	biggest, biggestKey, desiredKeys, desiredBytes, err := scanValues(ctx, admin, topo)
 	if err != nil {
 		return err
 	}
@@ -375,18 +375,38 @@ func bytesSince(ctx context.Context, cli *clientv3.Client, rev int64) (int, erro
 }
 
 // scanValues finds the largest value in the store, and counts the desired
-// keys and their bytes.
-func scanValues(ctx context.Context, cli *clientv3.Client) (size int, key string, desired, desiredBytes int, err error) {
-	_, err = store.ListJSON(ctx, cli, "/", func(k string, v []byte) error {
+// keys and their bytes. It reads the desired keys node by node and the
+// rest around them: etcd counts the whole rest of a range for every page.
+func scanValues(ctx context.Context, cli *clientv3.Client, topo *topology.Topology) (size int, key string, desired, desiredBytes int, err error) {
+	see := func(k string, v []byte) {
 		if len(v) > size {
-			size, key = len(v), "/"+k
+			size, key = len(v), k
 		}
-		if strings.HasPrefix("/"+k, nodestate.DesiredPrefix) {
+		if strings.HasPrefix(k, nodestate.DesiredPrefix) {
 			desired, desiredBytes = desired+1, desiredBytes+len(v)
 		}
-		return nil
-	})
-	return size, key, desired, desiredBytes, err
+	}
+	ranges := [][2]string{{"\x00", nodestate.DesiredPrefix}, {clientv3.GetPrefixRangeEnd(nodestate.DesiredPrefix), "\x00"}}
+	for _, n := range topo.Nodes {
+		p := nodestate.DesiredNode(n.Name)
+		ranges = append(ranges, [2]string{p, clientv3.GetPrefixRangeEnd(p)})
+	}
+	for _, r := range ranges {
+		for from := r[0]; ; {
+			resp, err := cli.Get(ctx, from, clientv3.WithRange(r[1]), clientv3.WithLimit(2000))
+			if err != nil {
+				return 0, "", 0, 0, err
+			}
+			for _, kv := range resp.Kvs {
+				see(string(kv.Key), kv.Value)
+			}
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		}
+	}
+	return size, key, desired, desiredBytes, nil
 }
 
 // rssOf is process pid's resident set ("self": this one), in bytes.

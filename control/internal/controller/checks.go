@@ -143,9 +143,14 @@ func (c *Controller) planChecks(st *state, ch *change, topo *topology.Topology) 
 		}
 		touch(s.checks, +1)
 	}
-	for k := range st.checks {
-		if _, ok := cp.refs[k]; !ok && st.checkRefs[k] == 0 {
-			cp.refs[k] = 0 // unused since load
+	if st.loadedChecks {
+		// The first change after a load also settles what the load left:
+		// checks no service uses, and checks it made (dirty). Later
+		// changes only look at the checks their services touch.
+		for k := range st.checks {
+			if _, ok := cp.refs[k]; !ok && st.checkRefs[k] == 0 {
+				cp.refs[k] = 0
+			}
 		}
 	}
 	for k, n := range cp.refs {
@@ -156,9 +161,11 @@ func (c *Controller) planChecks(st *state, ch *change, topo *topology.Topology) 
 			cp.put[k] = ch.newChecks[k]
 		}
 	}
-	for k, cs := range st.checks {
-		if cs.dirty && !cp.del[k] {
-			cp.put[k] = cs
+	if st.loadedChecks {
+		for k, cs := range st.checks {
+			if cs.dirty && !cp.del[k] {
+				cp.put[k] = cs
+			}
 		}
 	}
 	if ch.topo != nil {
@@ -217,6 +224,7 @@ func (cp *checkPlan) ops() ([]clientv3.Op, error) {
 
 // apply makes the committed plan the state.
 func (cp *checkPlan) apply(st *state) {
+	st.loadedChecks = false
 	for k := range cp.del {
 		st.removeCheck(k)
 		delete(st.checkRefs, k)

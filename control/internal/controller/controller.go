@@ -111,18 +111,21 @@ type state struct {
 	written    map[string][sha256.Size]byte // desired key -> digest of its stored value
 	macs       map[string]int64             // node -> MACs its E-LANs may learn (macadmit.go)
 	disjointBy map[string]map[string]bool   // service -> those whose paths keep disjoint from it
-	paths      model.PathTable              // the routes' paths, shared
-	legacy     []string                     // whole-node desired keys of schema 1 (migrate.go)
-	status     map[string]nodestate.NodeStatus
-	statusRev  int64
-	down       downView
-	circuits   map[model.CircuitKey]string // circuit -> service using it
-	rebuilt    map[string]bool             // services loaded with other roles than stored: to rewrite
-	checks     map[string]*checkState      // path checks by key (checks.go)
-	checkRefs  map[string]int              // check key -> how many watches of services use it
-	checksAt   map[string]map[string]bool
-	deps       map[string]map[string]bool // node or link element -> services whose route depends on it
-	graphs     graphCache
+	// loadedChecks: no change committed since the load, whose leftover
+	// checks (unused, or made by the load) the next change settles.
+	loadedChecks bool
+	paths        model.PathTable // the routes' paths, shared
+	legacy       []string        // whole-node desired keys of schema 1 (migrate.go)
+	status       map[string]nodestate.NodeStatus
+	statusRev    int64
+	down         downView
+	circuits     map[model.CircuitKey]string // circuit -> service using it
+	rebuilt      map[string]bool             // services loaded with other roles than stored: to rewrite
+	checks       map[string]*checkState      // path checks by key (checks.go)
+	checkRefs    map[string]int              // check key -> how many watches of services use it
+	checksAt     map[string]map[string]bool
+	deps         map[string]map[string]bool // node or link element -> services whose route depends on it
+	graphs       graphCache
 	// fullPass: no reaction has run since taking over (reactLocked).
 	fullPass bool
 	// Load (load.go): reservations (link -> Mbps), measured rates, when
@@ -543,27 +546,28 @@ func intKeys(m map[int]bool) []int {
 // load reads everything the leader needs from etcd.
 func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	st := &state{
-		fence:      fence,
-		topo:       &topology.Topology{},
-		services:   map[string]*svcState{},
-		byNode:     map[string]map[string]bool{},
-		alloc:      labels.New(o.Spaces),
-		nodeGen:    map[string]int64{},
-		written:    map[string][sha256.Size]byte{},
-		circuits:   map[model.CircuitKey]string{},
-		rebuilt:    map[string]bool{},
-		checks:     map[string]*checkState{},
-		checkRefs:  map[string]int{},
-		checksAt:   map[string]map[string]bool{},
-		deps:       map[string]map[string]bool{},
-		fullPass:   true,
-		reserved:   map[int]int64{},
-		macs:       map[string]int64{},
-		disjointBy: map[string]map[string]bool{},
-		moves:      map[string]bool{},
-		tenants:    map[string]*model.Tenant{},
-		meter:      linkload.NewMeter(o.LoadWindow),
-		movedAt:    map[string]time.Time{},
+		fence:        fence,
+		topo:         &topology.Topology{},
+		services:     map[string]*svcState{},
+		byNode:       map[string]map[string]bool{},
+		alloc:        labels.New(o.Spaces),
+		nodeGen:      map[string]int64{},
+		written:      map[string][sha256.Size]byte{},
+		circuits:     map[model.CircuitKey]string{},
+		rebuilt:      map[string]bool{},
+		checks:       map[string]*checkState{},
+		checkRefs:    map[string]int{},
+		checksAt:     map[string]map[string]bool{},
+		deps:         map[string]map[string]bool{},
+		fullPass:     true,
+		loadedChecks: true,
+		reserved:     map[int]int64{},
+		macs:         map[string]int64{},
+		disjointBy:   map[string]map[string]bool{},
+		moves:        map[string]bool{},
+		tenants:      map[string]*model.Tenant{},
+		meter:        linkload.NewMeter(o.LoadWindow),
+		movedAt:      map[string]time.Time{},
 	}
 	c := o.Etcd
 	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {

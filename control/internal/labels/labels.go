@@ -128,7 +128,8 @@ func (a *Allocator) Alloc(node, kind string) (uint32, error) {
 func (a *Allocator) alloc(i int32) (uint32, error) {
 	b, sp := a.maps[i], a.maps[i].space
 	if b.used >= int(sp.Max-sp.Min+1) {
-		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use)", b.of.node, b.of.kind, ErrExhausted, sp.Min, sp.Max)
+		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use; the fabric's sizing rules: docs/control-plane.md, Limits)",
+			b.of.node, b.of.kind, ErrExhausted, sp.Min, sp.Max)
 	}
 	v, ok := b.findFree(b.next, sp.Max)
 	if !ok {
