@@ -71,10 +71,13 @@ bench-multihoming: build
 bench-migration: build
 	@python3 bench/migration.py $(MIGRATION_ARGS)
 
-# Controller and agent at scale (bench/controller/README.md).
+# Controller and agent at scale (bench/controller/README.md): 10,000 on
+# 4 x 32 with the embedded etcd, then 8 x 128 on an etcd cluster (SIZES).
 bench-controller: build
-	@cd control && go run ./cmd/e3-bench-controller --batch 1000 && \
-	  go run ./cmd/e3-bench-agent --vswitchd $(BIN)/e3-vswitchd
+	@cd control && go run ./cmd/e3-bench-controller --batch 1000
+	@SIZES="$(or $(SIZES),10000 30000 45000)" ./bench/controller/scale.sh
+	@cd control && go run ./cmd/e3-bench-agent --vswitchd $(BIN)/e3-vswitchd && \
+	  go run ./cmd/e3-bench-agent --vswitchd $(BIN)/e3-vswitchd --role spine --services 50000
 
 clean:
 	rm -rf $(BUILD)

@@ -9,6 +9,7 @@ TOPOLOGY = REPO / "examples" / "demo.yaml"
 PREFIX = "cp"
 API_PORT, ETCD_PORT = 23810, 23811          # embedded etcd: 23811 client, 23812 peer
 EXT_API_PORT, EXT_ETCD_BASE = 23815, 23820  # external cluster: 23820-23825
+EXT_API_PORT2 = 23826                        # its second controller replica
 METRICS_PORT = 23833                         # agents' /metrics: 23833-23837
 
 # BFD timers of the test fabric: 20 ms x 10, a detection time of 200 ms, so

@@ -255,6 +255,13 @@ class EtcdCluster:
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
+class Replica:
+    """One e3-controller process: its API URL and the certificate it made."""
+
+    def __init__(self, proc: "Proc", server: str, ca_file: Path):
+        self.proc, self.server, self.ca_file = proc, server, ca_file
+
+
 class ControlPlane:
     """e3-controller and one e3-agent per node of a lab.
 
@@ -264,7 +271,7 @@ class ControlPlane:
     cp.stop_all()
 
     With etcd_cluster the controller uses that (external) etcd instead of
-    its embedded one. With metrics_port, the agent of the i-th node serves
+    its embedded one, and add_replica starts more replicas on it. With metrics_port, the agent of the i-th node serves
     /metrics on 127.0.0.1:metrics_port+i (metrics_url). The controller gets the lab's topology without its
     `services` (it would create them itself): services are made with e3ctl.
     """
@@ -286,15 +293,10 @@ class ControlPlane:
         self.etcd_peer_url = None if etcd_cluster else f"https://127.0.0.1:{etcd_port + 1}"
         self.token_file = self.state_dir / "token"
         self.topology_file = self.state_dir / "topology.yaml"
-        cmd = [str(binary("e3-controller")), "--data-dir", str(self.data_dir), "--listen", f"127.0.0.1:{api_port}",
-               "--token-file", str(self.token_file), "--topology", str(self.topology_file)]
-        if etcd_cluster:
-            cmd += ["--etcd-endpoints", self.etcd_endpoints, "--etcd-ca-dir", str(etcd_cluster.pki),
-                    "--etcd-credentials", str(etcd_cluster.credentials("e3-controller")),
-                    "--etcd-root-credentials", str(etcd_cluster.credentials("root"))]
-        else:
-            cmd += ["--etcd-listen", self.etcd_endpoints, "--etcd-peer-listen", self.etcd_peer_url]
-        self.controller = Proc("e3-controller", self.state_dir, cmd, marker=str(self.token_file))
+        self.etcd_cluster = etcd_cluster
+        self.controller = Proc("e3-controller", self.state_dir, self._controller_cmd(api_port, self.data_dir),
+                               marker=str(self.token_file))
+        self.replicas = [Replica(self.controller, self.server, self.ca_file)]
         self.metrics = {n.name: f"127.0.0.1:{metrics_port + i}" for i, n in enumerate(lab.topo.nodes)
                         } if metrics_port else {}
         self.agents = {n.name: Proc(f"e3-agent-{n.name}", self.state_dir, [
@@ -307,6 +309,31 @@ class ControlPlane:
         self.safety_net = safety_net
         self.fabric = fabric or {}   # overrides of the topology's fabric settings
         self._armed = False
+
+    def _controller_cmd(self, api_port: int, data_dir: Path) -> list:
+        cmd = [str(binary("e3-controller")), "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{api_port}",
+               "--advertise", f"https://127.0.0.1:{api_port}",
+               "--token-file", str(self.token_file), "--topology", str(self.topology_file)]
+        if self.etcd_cluster:
+            c = self.etcd_cluster
+            cmd += ["--etcd-endpoints", self.etcd_endpoints, "--etcd-ca-dir", str(c.pki),
+                    "--etcd-credentials", str(c.credentials("e3-controller")),
+                    "--etcd-root-credentials", str(c.credentials("root"))]
+        else:
+            cmd += ["--etcd-listen", self.etcd_endpoints, "--etcd-peer-listen", self.etcd_peer_url]
+        return cmd
+
+    def add_replica(self, api_port: int) -> Replica:
+        """One more controller replica on the same external etcd (not
+        started): it campaigns for leadership and answers reads meanwhile."""
+        if not self.etcd_cluster:
+            raise LabError("replicas share an external etcd cluster")
+        data_dir = self.state_dir / f"controller-{api_port}"
+        proc = Proc(f"e3-controller-{api_port}", self.state_dir, self._controller_cmd(api_port, data_dir),
+                    marker=str(data_dir))
+        r = Replica(proc, f"https://127.0.0.1:{api_port}", data_dir / "api.crt")
+        self.replicas.append(r)
+        return r
 
     def metrics_url(self, node: str | None = None) -> str:
         """The /metrics URL of node's agent, or of the controller (None)."""
@@ -357,7 +384,8 @@ class ControlPlane:
         """Stop every agent and the controller (safe to call any number of times)."""
         for p in self.agents.values():
             p.stop()
-        self.controller.stop()
+        for r in self.replicas:
+            r.proc.stop()
 
     @property
     def token(self) -> str:
@@ -395,36 +423,39 @@ class ControlPlane:
         self.agents[node].stop(sig)
 
     # ---- API --------------------------------------------------------------------
-    def env(self, token: str | None = None) -> dict:
-        """Environment for e3ctl: E3_SERVER, E3_CA, and E3_TOKEN_FILE (token=None: ours) or E3_TOKEN."""
+    def env(self, token: str | None = None, via: Replica | None = None) -> dict:
+        """Environment for e3ctl against via (default: the first replica): E3_SERVER, E3_CA, and
+        E3_TOKEN_FILE (token=None: ours) or E3_TOKEN."""
+        via = via or self.replicas[0]
         env = {k: v for k, v in os.environ.items() if k not in ("E3_SERVER", "E3_TOKEN", "E3_TOKEN_FILE", "E3_CA")}
-        env["E3_SERVER"] = self.server
-        env["E3_CA"] = str(self.ca_file)
+        env["E3_SERVER"] = via.server
+        env["E3_CA"] = str(via.ca_file)
         if token is None:
             env["E3_TOKEN_FILE"] = str(self.token_file)   # as an operator would: never on the command line
         elif token:
             env["E3_TOKEN"] = token
         return env
 
-    def e3ctl(self, *args, check: bool = True, token: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
-        """Run e3ctl against this controller; check=True raises with its message on failure."""
+    def e3ctl(self, *args, check: bool = True, token: str | None = None, timeout: float = 30,
+              via: Replica | None = None) -> subprocess.CompletedProcess:
+        """Run e3ctl against this controller (via: that replica); check=True raises with its message on failure."""
         p = subprocess.run([str(binary("e3ctl")), *map(str, args)], capture_output=True, text=True,
-                           env=self.env(token), timeout=timeout)
+                           env=self.env(token, via), timeout=timeout)
         if check and p.returncode != 0:
             raise LabError(f"e3ctl {' '.join(map(str, args))} -> exit {p.returncode}: {(p.stderr or p.stdout).strip()}")
         return p
 
-    def json(self, *args):
-        return json.loads(self.e3ctl("--json", *args).stdout)
+    def json(self, *args, via: Replica | None = None):
+        return json.loads(self.e3ctl("--json", *args, via=via).stdout)
 
-    def status(self) -> dict:
-        return self.json("status")
+    def status(self, via: Replica | None = None) -> dict:
+        return self.json("status", via=via)
 
-    def nodes(self) -> list:
-        return self.json("node", "list")
+    def nodes(self, via: Replica | None = None) -> list:
+        return self.json("node", "list", via=via)
 
-    def services(self) -> list:
-        return self.json("service", "list")
+    def services(self, via: Replica | None = None) -> list:
+        return self.json("service", "list", via=via)
 
     def service(self, name: str) -> dict:
         return self.json("service", "show", name)
@@ -436,23 +467,24 @@ class ControlPlane:
             args += ["--circuit", c]
         return json.loads(self.e3ctl("--json", *args).stdout)
 
-    def converged(self) -> bool:
+    def converged(self, via: Replica | None = None) -> bool:
         """Every node's agent reports, without error, the generation the controller wants."""
-        nodes = self.nodes()
+        nodes = self.nodes(via)
         return bool(nodes) and all(n["up"] and not n.get("error") and n["applied_generation"] == n["desired_generation"]
                                    for n in nodes)
 
-    def wait_converged(self, timeout: float = 60) -> None:
+    def wait_converged(self, timeout: float = 60, via: Replica | None = None) -> None:
+        via = via or self.replicas[0]
         def check():
-            for name, p in [("e3-controller", self.controller)] + list(self.agents.items()):
+            for name, p in [("e3-controller", via.proc)] + list(self.agents.items()):
                 if not p.running():
                     raise LabError(f"{name} is not running:\n{p.log_tail()}")
-            return self.converged()
+            return self.converged(via)
         try:
             wait_for("every node applied its desired config", check, timeout)
         except LabError as e:
             try:
-                detail = self.e3ctl("node", "list", check=False).stdout
+                detail = self.e3ctl("node", "list", check=False, via=via).stdout
             except Exception:  # noqa: BLE001 - only for the message
                 detail = ""
             raise LabError(f"{e}\n{detail}") from None

@@ -38,7 +38,9 @@ func main() {
 
 func run() error {
 	var (
-		services = flag.Int("services", 2500, "E-LAN memberships on the node (14 labels each: 2,500 = 35,000 labels)")
+		services = flag.Int("services", 2500, "E-LAN memberships on the node (14 labels each: 2,500 = 35,000 labels); with --role spine, the E-LANs crossing it")
+		role     = flag.String("role", "leaf", "leaf (memberships) or spine (each E-LAN's transit labels and a flood branch point)")
+		transit  = flag.Int("transit", 14, "spine: transit (swap) labels per E-LAN, each with its NHLFE (15.5 labels per 8-circuit E-LAN on 8 spines, with the tree's)")
 		members  = flag.Int("members", 8, "members per E-LAN (remotes = members - 1)")
 		vswitchd = flag.String("vswitchd", "../build/bin/e3-vswitchd", "the datapath binary")
 		port     = flag.Int("etcd-port", 23840, "embedded etcd client port (peer = port+1)")
@@ -64,13 +66,19 @@ func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	frags := leaf(*services, *members)
-	entries := 0
+	build := func(n int) map[string]*dpconfig.Fragment { return leaf(n, *members) }
+	what := fmt.Sprintf("%d E-LAN memberships of %d members", *services, *members)
+	if *role == "spine" {
+		build = func(n int) map[string]*dpconfig.Fragment { return spine(n, *transit) }
+		what = fmt.Sprintf("a spine crossed by %d E-LANs, %d transit labels and a flood branch point each", *services, *transit)
+	}
+	frags := build(*services)
+	entries, labels := 0, 0
 	for _, f := range frags {
 		entries += count(f)
+		labels += len(f.Labels)
 	}
-	fmt.Printf("node: %d E-LAN memberships of %d members: %d keys, %d datapath entries (%d labels)\n",
-		*services, *members, len(frags), entries, *services*2*(*members-1))
+	fmt.Printf("node: %s: %d keys, %d datapath entries (%d labels)\n", what, len(frags), entries, labels)
 	if err := put(ctx, cli, 1, frags); err != nil {
 		return err
 	}
@@ -97,7 +105,7 @@ func run() error {
 	d := time.Since(t0)
 	fmt.Printf("program from empty: %d calls in %.2f s: %.0f entries/s\n", r.Calls, d.Seconds(), float64(r.Calls)/d.Seconds())
 
-	extra := leaf(*services+1, *members)
+	extra := build(*services + 1)
 	one := map[string]*dpconfig.Fragment{}
 	for k, f := range extra {
 		if _, ok := frags[k]; !ok {
@@ -176,6 +184,30 @@ func leaf(n, members int) map[string]*dpconfig.Fragment {
 		f.Services = []dpconfig.Service{svc}
 		f.Circuits = []dpconfig.Circuit{{ID: id, Port: "cust1", VLAN: dpconfig.VLAN(1 + i%4094), Service: id}}
 		out[nodestate.ServiceKey(node, svc.Name)] = f
+	}
+	return out
+}
+
+// spine is a spine's desired keys: its own fragment and, per E-LAN
+// crossing it, transit SWAP labels with their NHLFEs (unicast paths and
+// backups) and a REPLICATE label (its flood tree).
+func spine(n, transit int) map[string]*dpconfig.Fragment {
+	out := leaf(0, 0)
+	label, nhlfe := uint32(16), uint32(1)
+	for i := 0; i < n; i++ {
+		f := &dpconfig.Fragment{}
+		for t := 0; t < transit; t++ {
+			id := nhlfe
+			f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: id, Nexthop: uint32(1 + t%2), Label: 100000 + label})
+			in := fmt.Sprintf("fab%d", 2-t%2)
+			f.Labels = append(f.Labels, dpconfig.Label{Label: label, Type: dpconfig.LabelSwap, NHLFE: &id, InPorts: []string{in}})
+			label, nhlfe = label+1, nhlfe+1
+		}
+		f.NHLFEs = append(f.NHLFEs, dpconfig.NHLFE{ID: nhlfe, Nexthop: 2, Label: 200000 + label})
+		f.Labels = append(f.Labels, dpconfig.Label{Label: label, Type: dpconfig.LabelReplicate, RPFPort: "fab1",
+			Branches: []uint32{nhlfe}, InPorts: []string{"fab1"}})
+		label, nhlfe = label+1, nhlfe+1
+		out[nodestate.ServiceKey(node, fmt.Sprintf("elan%05d", i))] = f
 	}
 	return out
 }

@@ -212,7 +212,8 @@ func run() error {
 			return err
 		}
 	}
-	if err := oneChange(ctx, c, admin, *circuits, *leaves, *changes); err != nil {
+	change, written, err := oneChange(ctx, c, admin, *circuits, *leaves, *changes)
+	if err != nil {
 		return err
 	}
 	if *chprof != "" {
@@ -222,12 +223,13 @@ func run() error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	n := float64(len(specs))
+	held, returned := rssOf("self"), int64(0)
 	if cluster == nil {
 		fmt.Printf("resident memory: %.0f MiB (controller and embedded etcd in one process), Go heap in use %.0f MiB\n",
 			float64(rssOf("self"))/(1<<20), float64(ms.HeapInuse)/(1<<20))
 	} else {
-		held := rssOf("self")
 		debug.FreeOSMemory() // what the Go runtime keeps from the batches' peaks goes back
+		returned = rssOf("self")
 		fmt.Printf("controller resident memory: %.0f MiB (%.1f KiB per service), %.0f MiB once freed memory is returned (%.1f KiB per service); Go heap in use %.0f MiB (%.1f KiB per service)\n",
 			float64(held)/(1<<20), float64(held)/1024/n, float64(rssOf("self"))/(1<<20), float64(rssOf("self"))/1024/n,
 			float64(ms.HeapInuse)/(1<<20), float64(ms.HeapInuse)/1024/n)
@@ -242,6 +244,7 @@ func run() error {
 			return err
 		}
 	}
+	readyCell := "-"
 	if *restart {
 		// The leader stops (its session is revoked) and a new controller
 		// loads the fabric: ready once it leads with every service rebuilt.
@@ -284,6 +287,7 @@ func run() error {
 			relabelled = fmt.Sprintf("WROTE: generation %d -> %d", snap.Generation, after.Generation)
 		}
 		fmt.Printf("a new controller loaded the fabric and was ready in %.1fs; %s\n", ready.Seconds(), relabelled)
+		readyCell = fmt.Sprintf("%.1f s, %s", ready.Seconds(), relabelled)
 	}
 	// Old revisions of the desired configs are history: compact and
 	// defragment (root's business) to see what the live data takes.
@@ -303,15 +307,25 @@ func run() error {
 		return err
 	}
 	fmt.Printf("etcd db size after compaction and defragmentation: %.1f MiB\n", float64(st.DbSize)/(1<<20))
+	// One row of bench/controller/README.md's table (scale.sh).
+	rssCell := fmt.Sprintf("%.0f KiB, with the embedded etcd", float64(held)/1024/n)
+	if cluster != nil {
+		rssCell = fmt.Sprintf("%.0f / %.0f KiB", float64(held)/1024/n, float64(returned)/1024/n)
+	}
+	fmt.Printf("row: | %d | %d x %d | %.1f s (%.2f ms/service) | %.1f ms, %.1f KiB | %s | %.0f KiB | %s | %.0f MiB | %.1f KiB |\n",
+		len(specs), *spines, *leaves, total.Seconds(), float64(total.Microseconds())/1000/n,
+		float64(change.Microseconds())/1000, float64(written)/1024, rssCell, float64(ms.HeapInuse)/1024/n,
+		readyCell, float64(st.DbSize)/(1<<20), float64(biggest)/1024)
 	return nil
 }
 
 // oneChange times n single-service changes on the loaded fabric, as the
 // API makes them (one service created, then deleted, each in its own
 // transaction), and the bytes each wrote to etcd, from etcd's history.
-func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Client, circuits, leaves, n int) error {
+// It returns the median commit time and bytes written.
+func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Client, circuits, leaves, n int) (time.Duration, int, error) {
 	if n == 0 {
-		return nil
+		return 0, 0, nil
 	}
 	var times []time.Duration
 	var written []int
@@ -327,16 +341,16 @@ func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Clie
 		} {
 			r, err := cli.Get(ctx, store.GenerationKey)
 			if err != nil {
-				return err
+				return 0, 0, err
 			}
 			t0 := time.Now()
 			if err := op(); err != nil {
-				return fmt.Errorf("one change: %w", err)
+				return 0, 0, fmt.Errorf("one change: %w", err)
 			}
 			times = append(times, time.Since(t0))
 			b, err := bytesSince(ctx, cli, r.Header.Revision)
 			if err != nil {
-				return err
+				return 0, 0, err
 			}
 			written = append(written, b)
 		}
@@ -346,7 +360,7 @@ func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Clie
 	fmt.Printf("one service created or deleted (%d changes): commit min %.1f ms, median %.1f ms, max %.1f ms; etcd written min %.1f KiB, median %.1f KiB, max %.1f KiB\n",
 		len(times), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]),
 		float64(written[0])/1024, float64(written[len(written)/2])/1024, float64(written[len(written)-1])/1024)
-	return nil
+	return times[len(times)/2], written[len(written)/2], nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

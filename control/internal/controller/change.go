@@ -67,6 +67,9 @@ func (st *state) put(s *svcState) {
 		s.nodes = keys(s.frags)
 	}
 	st.services[s.rec.Spec.Name] = s
+	for i, e := range s.deps {
+		s.deps[i] = st.elem(e)
+	}
 	st.reserve(s, 1)
 	st.commitMACs(&s.rec.Spec, 1)
 	if p := s.rec.Spec.Paths; p != nil && p.DisjointFrom != "" {
@@ -227,7 +230,7 @@ func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, 
 	}
 	ch.assigners = append(ch.assigners, as)
 	keepValues(rec, as)
-	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: checks, deps: deps(rec, st.down)}
+	ch.put[spec.Name] = &svcState{rec: rec, frags: frags, checks: distinct(checks), deps: deps(rec, st.down)}
 	return nil
 }
 
@@ -311,6 +314,21 @@ func eachPath(r *model.Route, fn func(p []model.Hop)) {
 			fn(u.Backup)
 		}
 	}
+}
+
+// elem returns the state's copy of element key e: services share them.
+func (st *state) elem(e string) string {
+	if x, ok := st.elems[e]; ok {
+		return x
+	}
+	st.elems[e] = e
+	return e
+}
+
+// distinct sorts keys and drops repeats (a service's LSPs share checks).
+func distinct(keys []string) []string {
+	slices.Sort(keys)
+	return slices.Clip(slices.Compact(keys))
 }
 
 func nodeElem(n string) string { return "node " + n }

@@ -111,6 +111,7 @@ type state struct {
 	written    map[string][sha256.Size]byte // desired key -> digest of its stored value
 	macs       map[string]int64             // node -> MACs its E-LANs may learn (macadmit.go)
 	disjointBy map[string]map[string]bool   // service -> those whose paths keep disjoint from it
+	elems      map[string]string            // element keys (deps), one copy each
 	// loadedChecks: no change committed since the load, whose leftover
 	// checks (unused, or made by the load) the next change settles.
 	loadedChecks bool
@@ -564,6 +565,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		reserved:     map[int]int64{},
 		macs:         map[string]int64{},
 		disjointBy:   map[string]map[string]bool{},
+		elems:        map[string]string{},
 		moves:        map[string]bool{},
 		tenants:      map[string]*model.Tenant{},
 		meter:        linkload.NewMeter(o.LoadWindow),
@@ -702,7 +704,7 @@ func replayed(st *state, r *storedRecord) *svcState {
 		return nil
 	}
 	keepValues(&rec, as)
-	return &svcState{rec: &rec, nodes: keys(frags), checks: checks, deps: deps(&rec, downView{})}
+	return &svcState{rec: &rec, nodes: keys(frags), checks: distinct(checks), deps: deps(&rec, downView{})}
 }
 
 var errRebuild = errors.New("rebuild in order")
@@ -719,6 +721,7 @@ func rebuild(st *state, name string, r *storedRecord) (*svcState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", name, err)
 	}
+	checks = distinct(checks)
 	if r.values != nil {
 		if err := as.Check(r.roles); err != nil {
 			return nil, fmt.Errorf("service %s: %w", name, err)

@@ -203,6 +203,7 @@ func routeELAN(spec *model.ServiceSpec, full, live *paths.Graph, old *model.Rout
 			r.Unreachable = append(r.Unreachable, m)
 		}
 	}
+	r.Unicast = slices.Grow(r.Unicast, len(reach)*(len(reach)-1)) // kept with the service: sized once
 	for _, from := range reach {
 		for _, to := range reach {
 			if from == to {

@@ -128,7 +128,7 @@ func (a *Allocator) Alloc(node, kind string) (uint32, error) {
 func (a *Allocator) alloc(i int32) (uint32, error) {
 	b, sp := a.maps[i], a.maps[i].space
 	if b.used >= int(sp.Max-sp.Min+1) {
-		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use; the fabric's sizing rules: docs/control-plane.md, Limits)",
+		return 0, fmt.Errorf("node %s: %s %w (%d..%d all in use; the fabric's sizing rules: docs/control-plane.md, Sizing)",
 			b.of.node, b.of.kind, ErrExhausted, sp.Min, sp.Max)
 	}
 	v, ok := b.findFree(b.next, sp.Max)
@@ -327,15 +327,18 @@ func (s *Assigner) Check(digest string) error {
 // NewReplay gets every value back from the values alone.
 func (s *Assigner) Sequence() (model.AllocValues, string) {
 	run := make(map[int32]int, 64)
-	var out model.AllocValues
+	var spaces []int32
 	for _, k := range s.order {
 		if _, ok := run[k.space]; !ok {
-			run[k.space] = len(out)
-			of := s.a.maps[k.space].of
-			out = append(out, model.ValueRun{Node: of.node, Kind: of.kind})
+			run[k.space] = len(spaces)
+			spaces = append(spaces, k.space)
 		}
 	}
-	out = slices.Clip(out)
+	out := make(model.AllocValues, len(spaces)) // kept for the service's life: no spare room
+	for i, sp := range spaces {
+		of := s.a.maps[sp].of
+		out[i] = model.ValueRun{Node: of.node, Kind: of.kind}
+	}
 	// One array for all runs, each run's values in the order asked for.
 	count := make([]int, len(out))
 	for _, k := range s.order {
