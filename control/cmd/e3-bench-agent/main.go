@@ -38,7 +38,7 @@ func main() {
 
 func run() error {
 	var (
-		services = flag.Int("services", 2500, "E-LAN memberships on the node (14 labels each: 2,500 = 35,000 labels); with --role spine, the E-LANs crossing it")
+		services = flag.Int("services", 2500, "E-LAN memberships on the node (14 labels each: 2,500 = 35,000 labels; at most 8,188, a VLAN each on two ports); with --role spine, the E-LANs crossing it")
 		role     = flag.String("role", "leaf", "leaf (memberships) or spine (each E-LAN's transit labels and a flood branch point)")
 		transit  = flag.Int("transit", 14, "spine: transit (swap) labels per E-LAN, each with its NHLFE (15.5 labels per 8-circuit E-LAN on 8 spines, with the tree's)")
 		members  = flag.Int("members", 8, "members per E-LAN (remotes = members - 1)")
@@ -161,7 +161,8 @@ func leaf(n, members int) map[string]*dpconfig.Fragment {
 	out := map[string]*dpconfig.Fragment{nodestate.BaseKey(node): {Settings: &s,
 		Ports: []dpconfig.Port{{Name: "fab1", Devargs: "net_ring0", Kind: dpconfig.KindFabric},
 			{Name: "fab2", Devargs: "net_ring1", Kind: dpconfig.KindFabric},
-			{Name: "cust1", Devargs: "net_ring2", Kind: dpconfig.KindCustomer}},
+			{Name: "cust1", Devargs: "net_ring2", Kind: dpconfig.KindCustomer},
+			{Name: "cust2", Devargs: "net_ring3", Kind: dpconfig.KindCustomer}},
 		Nexthops: []dpconfig.Nexthop{{ID: 1, Port: "fab1", MAC: "02:00:00:00:01:01"}, {ID: 2, Port: "fab2", MAC: "02:00:00:00:02:02"}}}}
 	label, nhlfe := uint32(16), uint32(1)
 	for i := 0; i < n; i++ {
@@ -182,7 +183,7 @@ func leaf(n, members int) map[string]*dpconfig.Fragment {
 		svc.Branches = []uint32{nhlfe}
 		nhlfe++
 		f.Services = []dpconfig.Service{svc}
-		f.Circuits = []dpconfig.Circuit{{ID: id, Port: "cust1", VLAN: dpconfig.VLAN(1 + i%4094), Service: id}}
+		f.Circuits = []dpconfig.Circuit{{ID: id, Port: fmt.Sprintf("cust%d", 1+i/4094), VLAN: dpconfig.VLAN(1 + i%4094), Service: id}}
 		out[nodestate.ServiceKey(node, svc.Name)] = f
 	}
 	return out
