@@ -130,14 +130,9 @@ func run() error {
 	if *memprof != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	stopProfile, err := cpuProfile(*profile)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	var slowest time.Duration
@@ -152,9 +147,7 @@ func run() error {
 		fmt.Printf("  %6d services  batch %8.2fs  total %8.2fs\n", j, d.Seconds(), time.Since(start).Seconds())
 	}
 	total := time.Since(start)
-	if *profile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	if *memprof != "" {
 		if err := writeProfile("allocs", *memprof); err != nil {
 			return err
@@ -203,22 +196,15 @@ func run() error {
 		return err
 	}
 	fmt.Printf("service records: %.1f MiB (%.1f KiB per service)\n", float64(recBytes)/(1<<20), float64(recBytes)/1024/float64(len(specs)))
-	if *chprof != "" {
-		f, err := os.Create(*chprof)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	stopChprof, err := cpuProfile(*chprof)
+	if err != nil {
+		return err
 	}
 	change, written, err := oneChange(ctx, c, admin, *circuits, *leaves, *changes)
 	if err != nil {
 		return err
 	}
-	if *chprof != "" {
-		pprof.StopCPUProfile()
-	}
+	stopChprof()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -260,14 +246,9 @@ func run() error {
 		}
 		defer cli2.Close()
 		c2 := controller.New(controller.Options{Etcd: cli2, IgnoreStatus: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if *loadprof != "" {
-			f, err := os.Create(*loadprof)
-			if err != nil {
-				return err
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
+		stopLoadprof, err := cpuProfile(*loadprof)
+		if err != nil {
+			return err
 		}
 		t0 := time.Now()
 		go c2.Run(ctx)
@@ -275,9 +256,7 @@ func run() error {
 			return err
 		}
 		ready := time.Since(t0)
-		if *loadprof != "" {
-			pprof.StopCPUProfile()
-		}
+		stopLoadprof()
 		after, err := c2.Snapshot(ctx)
 		if err != nil {
 			return err
@@ -421,6 +400,23 @@ func scanValues(ctx context.Context, cli *clientv3.Client, topo *topology.Topolo
 		}
 	}
 	return size, key, desired, desiredBytes, nil
+}
+
+// cpuProfile starts a CPU profile into path ("": none) and returns what
+// stops it.
+func cpuProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // rssOf is process pid's resident set ("self": this one), in bytes.
