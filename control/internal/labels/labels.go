@@ -207,9 +207,9 @@ type roleKey struct {
 // not asked for again are freed by Commit, not before, so the old and new
 // configurations never share a value with two meanings.
 type Assigner struct {
-	a     *Allocator
-	old   map[roleKey]uint32
-	got   map[roleKey]uint32
+	a      *Allocator
+	old    map[roleKey]uint32
+	got    map[roleKey]uint32
 	order  []roleKey // roles in the order first asked for
 	vals   []uint32  // their values, in the same order
 	digest uint64    // of the roles in that order (Sequence)
