@@ -206,6 +206,12 @@ func TestRestartAndTakeover(t *testing.T) {
 		if fmt.Sprint(allocsT(t, after.Services[n])) != fmt.Sprint(allocsT(t, before.Services[n])) {
 			t.Fatalf("%s relabelled on takeover", n)
 		}
+		// Both leaders hold values and their roles' digest, not the roles.
+		for _, r := range []*model.ServiceRecord{before.Services[n], after.Services[n]} {
+			if r.Allocs != nil || len(r.Values) == 0 || r.Roles == "" {
+				t.Fatalf("%s held as %d allocations with roles, %d value runs, digest %q", n, len(r.Allocs), len(r.Values), r.Roles)
+			}
+		}
 	}
 	// The new leader allocates around the old labels.
 	if err := c2.CreateService(ctx, elan("green", 300)); err != nil {
