@@ -690,7 +690,7 @@ func replayed(st *state, r *storedRecord) *svcState {
 	frags, err := build(&rec, as, func(node, from, to string, p model.Path) (uint32, error) {
 		var buf [128]byte
 		cs := st.checks[string(desired.AppendCheckKey(buf[:0], from, to, p))]
-		if cs == nil || cs.dirty {
+		if cs == nil { // made by rebuild, in order
 			return 0, errRebuild
 		}
 		checks = append(checks, cs.key)

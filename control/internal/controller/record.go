@@ -83,15 +83,12 @@ func (r *storedRecord) assigner(a *labels.Allocator) *labels.Assigner {
 }
 
 // storedForm returns s's record in the stored form but for its
-// generations; links are the topology's (model.LinksOf).
+// generations; links are the topology's (model.LinksOf). The record holds
+// its values (keepValues), as every record of a state does.
 func storedForm(s *svcState, links model.Links) *model.StoredService {
-	values, roles := s.rec.Values, s.rec.Roles
-	if values == nil {
-		values, roles = labels.Sequence(s.rec.Allocs)
-	}
 	out := &model.StoredService{Spec: s.rec.Spec, ID: s.rec.ID, Route: model.StoreRoute(&s.rec.Route, links),
-		Values: map[string]map[string]model.Deltas{}, Roles: roles, Move: s.rec.Move, Peers: s.rec.Peers}
-	for _, r := range values {
+		Values: map[string]map[string]model.Deltas{}, Roles: s.rec.Roles, Move: s.rec.Move, Peers: s.rec.Peers}
+	for _, r := range s.rec.Values {
 		if out.Values[r.Node] == nil {
 			out.Values[r.Node] = map[string]model.Deltas{}
 		}

@@ -307,8 +307,7 @@ func (s *Snapshot) LabelUse() map[string]int {
 			}
 		}
 	}
-	for _, rec := range s.Services {
-		count(rec.Allocs)
+	for _, rec := range s.Services { // records hold values (keepValues)
 		for _, r := range rec.Values {
 			if r.Kind == model.KindLabel {
 				out[r.Node] += len(r.Values)

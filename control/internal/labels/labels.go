@@ -323,8 +323,9 @@ func (s *Assigner) Check(digest string) error {
 }
 
 // Sequence returns the values per node and kind in the order their roles
-// were first asked for, and a digest of that order of roles: a rebuild by
-// NewReplay gets every value back from the values alone.
+// were first asked for, and a digest of that order of roles (FNV-1a of
+// node, kind and role, each ended by a 0): a rebuild by NewReplay gets
+// every value back from the values alone.
 func (s *Assigner) Sequence() (model.AllocValues, string) {
 	run := make(map[int32]int, 64)
 	var spaces []int32
@@ -354,33 +355,6 @@ func (s *Assigner) Sequence() (model.AllocValues, string) {
 		r.Values = append(r.Values, s.vals[i])
 	}
 	return out, strconv.FormatUint(s.digest, 16)
-}
-
-// Sequence returns the values of x (allocations in the order their roles
-// were asked for, as Assigner.Allocs gives them) per node and kind, and the
-// digest of their roles (FNV-1a of node, kind and role, each ended by a 0).
-func Sequence(x []model.Alloc) (model.AllocValues, string) {
-	run := map[spaceKey]int{}
-	var out model.AllocValues
-	h := uint64(fnvOffset)
-	for _, a := range x {
-		k := spaceKey{a.Node, a.Kind}
-		i, ok := run[k]
-		if !ok {
-			i = len(out)
-			run[k] = i
-			out = append(out, model.ValueRun{Node: a.Node, Kind: a.Kind})
-		}
-		out[i].Values = append(out[i].Values, a.Value)
-		h = fnv1a(fnv1a(fnv1a(h, a.Node), a.Kind), a.Role)
-	}
-	// One array for all runs: a service's values are kept for its life.
-	all := make([]uint32, 0, len(x))
-	for i := range out {
-		all = append(all, out[i].Values...)
-		out[i].Values = all[len(all)-len(out[i].Values) : len(all) : len(all)]
-	}
-	return out, strconv.FormatUint(h, 16)
 }
 
 // FNV-1a (64 bits) of the digest: each part followed by a 0 byte.

@@ -12,7 +12,7 @@ import (
 // (/e3/v1/services/<name>, docs/control-plane.md): the intent, the route in
 // link ids, and the allocated values without their roles. The values of
 // each node and kind are listed in the order the build asked for their
-// roles (labels.Sequence), with a digest of that order, so a
+// roles (labels.Assigner.Sequence), with a digest of that order, so a
 // rebuild over the same route gets each role its value back and can tell
 // when it would not. Everything else (hops, roles, per-node fragments) is
 // derived again on load.
