@@ -11,6 +11,13 @@ flat-out trial each for their cycles per frame, then latency at 50% of the
 zero-loss rate. Each figure is the median over the rounds.
 
     bench/bench.py [--quick] [--scenarios a,b] [--sizes 1,2000] [--switches limit,e3,ovs]
+                   [--cpus "gen=0 main=1 workers=1 vm=0"] [--workers 1,2,4,8]
+
+Where the processes run comes from --cpus or, by default, from the CPUs
+this process may use (benchlib/cpus.py): on 2 CPUs the generator has one and
+the switch the other, as in every earlier result. After the table of points
+(one worker each), the scaling series runs --scale-scenarios at one table
+entry with 1, 2, 4 and 8 workers, as far as the layout has worker CPUs.
 
 Raw results go to bench/out/<run>/ (trials.jsonl, results.json); the report
 (bench/RESULTS.md, bench/results.png) is written by bench/report.py.
@@ -24,14 +31,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import host  # noqa: E402
+from benchlib import cpus, host  # noqa: E402
 from benchlib.pktgen import Pktgen, PktgenError, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
 from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
-GEN_CPU, SWITCH_CPU = 0, 1
 WORKDIR = "/tmp/bn-bench"
 SETTLE_S = 5.0
 # PVP: the generator sleeps this long whenever it has nothing to do, so the
@@ -56,8 +62,9 @@ def log(msg):
 
 
 class Bench:
-    def __init__(self, args, mode, out):
+    def __init__(self, args, mode, out, layout):
         self.args = args
+        self.layout = layout
         self.m = mode
         self.out = out
         self.params = SearchParams(loss_frac=args.loss, tolerance=mode["tolerance"],
@@ -138,8 +145,13 @@ class Bench:
                         out[name] = e
         return out
 
-    def run_point(self, scn, n, names):
-        ctx0 = {"scenario": scn.name, "size": n}
+    def run_point(self, scn, n, names, workers=1):
+        ctx0 = {"scenario": scn.name, "size": n, "workers": workers}
+        lay = self.layout
+        # A lane of the generator per worker, as far as it has CPUs; a
+        # lane with more than one queue serves them in turn.
+        lanes = lay.gen[:min(len(lay.gen), workers)]
+        vm_idle = scn.vm and not lay.vm_alone()
         sws, sessions, plans, info = {}, {}, {}, {}
         os.makedirs(WORKDIR, exist_ok=True)
         try:
@@ -147,13 +159,15 @@ class Bench:
                 if name == "ovs" and scn.ovs.na:
                     info[name] = {"na": scn.ovs.na}
                     continue
-                sw = SWITCHES[name](WORKDIR, SWITCH_CPU, self.huge_dir, vm_cpu=GEN_CPU)
+                sw = SWITCHES[name](WORKDIR, lay.main, self.huge_dir, vm_cpu=lay.vm,
+                                    workers=lay.workers[:workers], vm_idle=vm_idle)
                 sws[name] = sw
                 t0 = time.monotonic()
                 plan = scn.plan(name, n)
-                gen = Pktgen(sw.sockets(len(scn.ports)), cpu=GEN_CPU, rx_queues=sw.gen_rx_queues,
-                             prefix=f"{GEN_PREFIX}{name}", log=os.path.join(self.out, "pktgen.log"),
-                             huge_dir=self.huge_dir, idle_sleep_us=VM_IDLE_SLEEP_US if scn.vm else 0)
+                gen = Pktgen(sw.sockets(len(scn.ports)), cpus=lanes, queues=workers,
+                             rx_queues=sw.gen_rx_queues, prefix=f"{GEN_PREFIX}{name}",
+                             log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir,
+                             idle_sleep_us=VM_IDLE_SLEEP_US if vm_idle else 0)
                 try:
                     sw.start(scn, n)
                     sess = Session(gen, plan.streams, learn=plan.learn,
@@ -188,7 +202,7 @@ class Bench:
             for rnd in range(self.m["rounds"]):
                 # The generator looped to itself, with every switch paused:
                 # what it can send and receive at all, this round.
-                c = self.gen_ceiling(scn, n, dict(ctx0, switch="gen", round=rnd))
+                c = self.gen_ceiling(scn, n, dict(ctx0, switch="gen", round=rnd), lanes, workers)
                 if c:
                     ceilings.append(c)
                 # Rotate who goes first, so no switch always follows the
@@ -225,19 +239,20 @@ class Bench:
                 if name in sessions:
                     sessions[name].close()
                 log(f"  {name}: stopped in {time.monotonic() - t0:.1f}s")
-        point = {"scenario": scn.name, "size": n, "switches": info}
+        point = {"scenario": scn.name, "size": n, "workers": workers, "lanes": len(lanes),
+                 "switches": info}
         self.record(kind="point", **point)
         self.results.append(point)
         return point
 
-    def gen_ceiling(self, scn, n, ctx):
+    def gen_ceiling(self, scn, n, ctx, lanes, queues):
         """The generator's own ceiling: its streams flat out from memif
         clients to memif servers of its own (the same zero-copy clients as
         in the measurements), for one trial; None if it cannot run."""
         nports = len(scn.ports)
         socks = [os.path.join(WORKDIR, f"gen-loop-p{i}.sock") for i in range(nports)]
         # The servers are ports 0..n-1 (Pktgen): the streams' ports move up.
-        gen = Pktgen(socks, servers=socks, cpu=GEN_CPU, prefix=f"{GEN_PREFIX}loop",
+        gen = Pktgen(socks, servers=socks, cpus=lanes, queues=queues, prefix=f"{GEN_PREFIX}loop",
                      log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir)
         streams = [re.sub(r"\bport=(\d+)", lambda m: f"port={int(m.group(1)) + nports}", s)
                    for s in scn.plan("limit", n).streams]
@@ -263,12 +278,14 @@ class Bench:
                     sw = p["switches"]
                     log("  => " + ", ".join(f"{k} {v.get('ndr_pps', 0) / 1e6:.3f} Mpps"
                                             for k, v in sw.items() if "ndr_pps" in v))
+            self.run_scaling()
         finally:
             if hp:
                 hp.restore()
         summary = {
             "mode": self.args.mode, "started": started, "elapsed_s": round(time.time() - started),
             "machine": host.machine_info(OVS_VSWITCHD), "hugepages": bool(self.huge_dir),
+            "cpus": self.layout.as_dict(), "worker_counts": self.worker_counts(),
             "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True, lockstep=True,
                            min_achieved=self.params.min_achieved,
                            learn_rate=self.args.learn_rate),
@@ -277,6 +294,27 @@ class Bench:
         with open(os.path.join(self.out, "results.json"), "w") as f:
             json.dump(summary, f, indent=1)
         return summary
+
+    def worker_counts(self):
+        if self.args.workers:
+            return [int(x) for x in self.args.workers.split(",")]
+        return self.layout.worker_counts()
+
+    def run_scaling(self):
+        """The scaling series: each --scale-scenarios at one entry with
+        every worker count; one worker's point is reused from the table
+        when it ran there."""
+        counts = self.worker_counts()
+        if counts == [1] and not self.args.workers:
+            log("scaling: " + ("; ".join(self.layout.notes) or f"one worker ({self.layout.describe()})"))
+        for name in filter(None, self.args.scale_scenarios.split(",")):
+            scn = BY_NAME[name]
+            for w in counts:
+                if any(p["scenario"] == name and p["size"] == 1 and p.get("workers", 1) == w
+                       for p in self.results):
+                    continue
+                log(f"{name} size 1, {w} worker{'s' if w > 1 else ''}")
+                self.run_point(scn, 1, self.args.switches.split(","), workers=w)
 
     def scenarios(self):
         return self.args.scenarios.split(",") if self.args.scenarios else self.m["scenarios"]
@@ -336,8 +374,15 @@ def main():
                          "of the switch per trial on a shared machine; 0 = RFC 2544 strict)")
     ap.add_argument("--learn-rate", type=float, default=200000,
                     help="frames/s of the learning phase (the switch must learn every one)")
-    ap.add_argument("--hugepages", type=int, default=3072,
-                    help="2 MiB pages to reserve for the switches and the generator (0: --no-huge)")
+    ap.add_argument("--hugepages", type=int,
+                    help="2 MiB pages to reserve for the switches and the generator (0: --no-huge; "
+                    "default 3072, and 768 more per worker of the scaling series beyond one)")
+    ap.add_argument("--cpus", help='CPU layout, e.g. "gen=0,2-3 main=1 workers=4-7 vm=1" '
+                    "(default: derived from the CPUs this process may use)")
+    ap.add_argument("--workers", help="comma list of worker counts of the scaling series "
+                    "(default: 1,2,4,8 as far as the layout has worker CPUs)")
+    ap.add_argument("--scale-scenarios", default="elan-unicast",
+                    help="scenarios of the scaling series, at one table entry (empty: none)")
     ap.add_argument("--out", default=os.path.join(BENCH, "out", time.strftime("%Y%m%d-%H%M%S")))
     args = ap.parse_args()
     mode = dict(MODES[args.mode])
@@ -345,9 +390,18 @@ def main():
         mode["rounds"] = args.rounds
     if args.trial:
         mode["trial_s"] = args.trial
+    try:
+        layout = cpus.parse(args.cpus) if args.cpus else cpus.derive()
+    except ValueError as e:
+        ap.error(str(e))
+    if args.hugepages is None:
+        # Every memif queue of a zero-copy generator is filled with its mbufs.
+        most = max(int(x) for x in args.workers.split(",")) if args.workers else layout.worker_counts()[-1]
+        args.hugepages = 3072 + 768 * (most - 1)
     os.makedirs(args.out, exist_ok=True)
-    log(f"bench: {args.mode} mode, output in {args.out}")
-    Bench(args, mode, args.out).run()
+    log(f"bench: {args.mode} mode, output in {args.out}; CPUs {layout.describe()}"
+        + "".join(f"; {n}" for n in layout.notes))
+    Bench(args, mode, args.out, layout).run()
     log(f"bench: done; results in {args.out}/results.json")
 
 

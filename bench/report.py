@@ -6,6 +6,7 @@
 
 Standard library + matplotlib only (Debian's python3-matplotlib).
 """
+import functools
 import glob
 import json
 import os
@@ -324,10 +325,135 @@ def targets(groups):
              "| target | measured | goal | verdict |", "|---|---:|---:|---|"] + rows + [""])
 
 
-def plot(groups, path):
-    import matplotlib
+def scaling_series(points):
+    """{scenario: its size-1 points by worker count} for every scenario run
+    with more than one worker, or, where no point had more, the size-1 points
+    of the scale scenarios (the series that stopped at one worker)."""
+    out = {}
+    for p in points:
+        if p["size"] == 1:
+            out.setdefault(p["scenario"], []).append(p)
+    multi = {k: v for k, v in out.items() if any(p["workers"] > 1 for p in v)}
+    for v in out.values():
+        v.sort(key=lambda p: p["workers"])
+    return multi or out
+
+
+def scaling(res, points, plotted):
+    """The scaling section: Mpps and cycles/frame per worker count (and
+    results-scaling.png, when plotted)."""
+    lay = res.get("cpus")
+    if not lay:
+        return []
+    series = scaling_series(points)
+    wanted = [s for s in ("elan-unicast",) if s in series] or list(series)[:1]
+    md = ["## Scaling over cores", ""] + (["![scaling](results-scaling.png)", ""] if plotted else []) + [
+          f"CPU layout: `{lay['spec']}`" + (f" (derived from {lay['derived_from']} CPUs)"
+                                            if lay.get("derived_from") else " (given with --cpus)")
+          + ". A point with W workers runs e3-vswitchd with W worker lcores, OVS with W PMD "
+          "threads and testpmd with W forwarding cores, on the first W worker CPUs; every "
+          "memif port has W queues, queue k served by worker k (memif has no hash: the "
+          "generator's lane k sends on queue k, and the switch sends back on its worker's "
+          "queue). The generator runs a lane per worker, as far as it has CPUs (a lane with "
+          "more queues serves them in turn); its own ceiling, looped to itself on the same "
+          "lanes and queues, is the \"generator\" column. Cycles/frame are every forwarding "
+          "core's busy cycles over every frame (flat out): flat while the rate grows with the "
+          "workers, rising where they contend.", ""]
+    md += [f"- {n}" for n in lay.get("notes", [])]
+    if lay.get("notes"):
+        md.append("")
+    for name in [s for s in series if s in wanted or len(series[s]) > 1]:
+        pts = series[name]
+        one = next((p for p in pts if p["workers"] == 1), None)
+        md += [f"### {BY_NAME[name].title if name in BY_NAME else name}", "",
+               "| workers | generator lanes | generator Mpps | limit Mpps | e3 Mpps | OVS Mpps "
+               "| e3 vs 1 worker | e3/OVS | cycles/frame limit / e3 / OVS |",
+               "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for p in pts:
+            sw = p["switches"]
+            speed = None
+            if one and p is not one:
+                a = sw.get("e3", {}).get("ndr_pps")
+                b = one["switches"].get("e3", {}).get("ndr_pps")
+                speed = a / b if a and b else None
+            cyc = " / ".join(f"{sw[k]['cycles_per_frame']:.0f}" if sw.get(k, {}).get("cycles_per_frame")
+                             else "-" for k in SWITCHES)
+            md.append(f"| {p['workers']} | {p.get('lanes', 1)} | "
+                      f"{mpps((sw.get('gen') or {}).get('ceiling_pps'))} | {cell(sw.get('limit'))} | "
+                      f"{cell(sw.get('e3'))} | {cell(sw.get('ovs'))} | "
+                      f"{'1.00' if p is one else fmt_ratio(speed)} | "
+                      f"{fmt_ratio(paired(sw.get('e3'), sw.get('ovs'), 'ndr_pps'))} | {cyc} |")
+        md.append("")
+    return md
+
+
+@functools.cache
+def pyplot():
+    """matplotlib's pyplot, or None where it is missing (a bundle's machine):
+    the report then has its tables without the plots."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("report: no matplotlib here; writing the tables without plots")
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def scaling_targets(points):
+    """Issue target: 4 workers >= 3.6x one worker (e3's zero-loss rate)."""
+    rows = []
+    for name, pts in scaling_series(points).items():
+        by = {p["workers"]: p["switches"].get("e3", {}).get("ndr_pps") for p in pts}
+        if by.get(1) and by.get(4):
+            r = by[4] / by[1]
+            rows.append(f"| {name}: e3 with 4 workers / 1 worker | {r:.2f} | >= 3.6 | "
+                        f"{'met' if r >= 3.6 else 'not met'} |")
+    if not rows:
+        return ["Scaling target (4 workers >= 3.6x one worker): not measured, the layout has "
+                "fewer than 4 worker CPUs.", ""]
+    return ["| scaling target | measured | goal | verdict |", "|---|---:|---:|---|"] + rows + [""]
+
+
+def plot_scaling(points, path):
+    plt = pyplot()
+    if plt is None:
+        return False
+    series = {k: v for k, v in scaling_series(points).items() if len(v) > 1}
+    if not series:
+        return False
+    fig, axes = plt.subplots(2, len(series), figsize=(5.5 * len(series), 7.5), squeeze=False)
+    for col, (name, pts) in enumerate(series.items()):
+        for k, style in zip(SWITCHES, ("k--", "b-o", "r-s")):
+            got = [(p["workers"], p["switches"].get(k, {})) for p in pts]
+            xs = [w for w, s in got if s.get("ndr_pps") is not None]
+            if xs:
+                axes[0][col].plot(xs, [s["ndr_pps"] / 1e6 for w, s in got if w in xs], style,
+                                  label=LABEL[k])
+            xs = [w for w, s in got if s.get("cycles_per_frame")]
+            if xs:
+                axes[1][col].plot(xs, [s["cycles_per_frame"] for w, s in got if w in xs], style,
+                                  label=LABEL[k])
+        for row, ylabel in enumerate(("zero-loss rate, Mpps", "cycles/frame (all cores)")):
+            ax = axes[row][col]
+            ax.set_xscale("log", base=2)
+            ax.set_xticks([p["workers"] for p in pts], [str(p["workers"]) for p in pts])
+            ax.set_xlabel("workers")
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[0][col].set_title(BY_NAME[name].title if name in BY_NAME else name, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def plot(groups, path):
+    plt = pyplot()
+    if plt is None:
+        return False
     multi = {k: v for k, v in groups.items() if len(v) > 1}
     if not multi:
         return False
@@ -360,7 +486,8 @@ def load_runs(srcs):
         runs.append((src, res))
         for p in res["points"]:
             p["supplement"] = i > 0
-            points[(p["scenario"], p["size"])] = p
+            p.setdefault("workers", 1)
+            points[(p["scenario"], p["size"], p["workers"])] = p
         jl = os.path.join(os.path.dirname(src), "trials.jsonl")
         if os.path.exists(jl):
             with open(jl) as f:
@@ -372,7 +499,7 @@ def main():
     srcs = sys.argv[1:] or [newest_results()]
     runs, points, trials = load_runs(srcs)
     src, res = runs[0]
-    groups = by_scenario(points)
+    groups = by_scenario([p for p in points if p["workers"] == 1])
     m, prm = res["machine"], res["params"]
     loads = [t["load1"] for t in trials if "load1" in t]
     md = [
@@ -490,7 +617,8 @@ def main():
     ]
     for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
         md += table(name, groups[name])
-    md += ["## Targets", ""] + targets(groups)
+    md += scaling(res, points, plot_scaling(points, os.path.join(BENCH, "results-scaling.png")))
+    md += ["## Targets", ""] + targets(groups) + scaling_targets(points)
     # Each profile from the latest run that has it.
     by_name = {os.path.basename(x): x for d in srcs
                for x in glob.glob(os.path.join(os.path.dirname(d), "profile-*.txt"))}

@@ -10,8 +10,10 @@ PKGS=(
   python3-scapy python3-pytest python3-yaml python3-prometheus-client python3-selenium
   etcd-server etcd-client chromium chromium-driver
   debhelper lintian mmdebstrap systemd python3-venv
+  openvswitch-switch-dpdk
 )
-[ "${1:-}" = "--bench" ] && PKGS+=(openvswitch-switch-dpdk python3-matplotlib linux-perf valgrind)
+# OVS-DPDK is in make test too: tests/bench packs it into bench/bundle.sh's archive.
+[ "${1:-}" = "--bench" ] && PKGS+=(python3-matplotlib linux-perf valgrind)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -70,6 +70,14 @@ def eal_mem_args(huge_dir, mb):
     return ["--no-huge", "-m", str(mb)]
 
 
+def eal_plugin_args():
+    """EAL's -d for the DPDK drivers of a bundle (bench/bundle.sh): its run
+    script names their folder in E3_DPDK_PLUGINS; else EAL scans the folder
+    the distro's DPDK was built with."""
+    d = os.environ.get("E3_DPDK_PLUGINS")
+    return ["-d", d] if d else []
+
+
 def proc_mem_kb(pid, foreign=None):
     """Resident memory of a process (kB): all of it (VmRSS), its private
     anonymous pages (RssAnon: malloc'd tables; not the memif buffers a
@@ -153,7 +161,7 @@ def machine_info(ovs_binary):
         "cpus": os.cpu_count(),
         "kernel": platform.release(),
         "os": _cmd(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
-        "dpdk": _cmd(["pkg-config", "--modversion", "libdpdk"]),
+        "dpdk": os.environ.get("E3_DPDK_VERSION") or _cmd(["pkg-config", "--modversion", "libdpdk"]),
         "ovs": ovs[0] if ovs else "not installed",
         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
     }

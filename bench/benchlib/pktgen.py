@@ -7,6 +7,8 @@ import subprocess
 import threading
 import time
 
+from . import host
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PKTGEN = os.environ.get("E3_PKTGEN", os.path.join(ROOT, "build", "bin", "e3-pktgen"))
 
@@ -43,7 +45,8 @@ class PktgenError(RuntimeError):
 
 class Pktgen:
     """The generator: memif clients to `sockets` (generator port i <-> socket i),
-    one lcore on `cpu`.
+    one lcore on `cpu`, or a lane per CPU of `cpus` (e3-pktgen's lanes: lane
+    k sends on queues k, k + lanes, ... of every port, `queues` of them).
 
     With a hugetlbfs (`huge_dir`) the clients are zero-copy: the switch
     (the server) copies into and out of the generator's own mbufs, and the
@@ -55,14 +58,18 @@ class Pktgen:
     poll finds nothing to do (a VM shares its CPU)."""
 
     def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
-                 rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0):
+                 rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0, cpus=None, queues=None):
         self.sockets = list(sockets)
         self.servers = list(servers)
-        self.rx_queues = rx_queues
+        self.cpus = list(cpus) if cpus else [cpu]
+        self.queues = queues or len(self.cpus)
+        self.rx_queues = max(rx_queues, self.queues)
         self.link_timeout = 30
-        self.cpu = cpu
         self.prefix = prefix
-        self.mem_mb = mem_mb
+        # Zero-copy clients fill every ring slot with an mbuf of their own.
+        nports = len(self.sockets) + len(self.servers)
+        self.mbufs = nports * (self.rx_queues + self.queues) * MEMIF_RING + 8191
+        self.mem_mb = max(mem_mb, self.mbufs * 2304 // 2**20 + 256) if huge_dir else mem_mb
         self.binary = binary
         self.log = log
         self.huge_dir = huge_dir
@@ -74,8 +81,9 @@ class Pktgen:
         mem = (["--huge-dir", self.huge_dir, "--socket-limit", str(self.mem_mb),
                 "--single-file-segments", "--iova-mode", "va"] if zc
                else ["--no-huge", "-m", str(self.mem_mb)])
-        cmd = [self.binary, "-l", str(self.cpu), "--no-pci", *mem,
-               "--file-prefix", self.prefix, "--log-level", "3"]
+        lcores = ",".join(f"{k}@{c}" for k, c in enumerate(self.cpus))
+        cmd = [self.binary, "--lcores", lcores, "--no-pci", *mem,
+               *host.eal_plugin_args(), "--file-prefix", self.prefix, "--log-level", "3"]
         clients = [("client", i, sock) for i, sock in enumerate(self.sockets)]
         servers = [("server", i, sock) for i, sock in enumerate(self.servers)]
         # DPDK's memif creates a socket's server before its client in one
@@ -83,12 +91,11 @@ class Pktgen:
         for port, (role, link, sock) in enumerate(servers + clients):
             cmd += ["--vdev", memif_devargs(port, sock, role, zero_copy=zc and role == "client",
                                             link_id=link)]
-        cmd += ["--", "--rx-queues", str(self.rx_queues)]
+        cmd += ["--", "--queues", str(self.queues), "--rx-queues", str(self.rx_queues)]
         if zc:
             # Every RX ring slot holds one of our mbufs, every TX slot one
             # until the server has copied it; plus bursts in hand.
-            nports = len(self.sockets) + len(self.servers)
-            cmd += ["--mbufs", str(nports * (self.rx_queues + 1) * MEMIF_RING + 8191)]
+            cmd += ["--mbufs", str(self.mbufs)]
         if self.idle_sleep_us:
             cmd += ["--idle-sleep-us", str(self.idle_sleep_us)]
         for s in streams:

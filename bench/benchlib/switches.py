@@ -7,14 +7,19 @@ always by PID:
   ovs    ovsdb-server + ovs-vswitchd (DPDK), netdev bridge, memif ports
 
 Every switch is the memif server on sockets of its own; generator port i
-connects to socket i. All of a switch's threads run on one CPU (`cpu`); the
-generator has the other.
+connects to socket i. A switch runs its main thread on one CPU and a
+forwarding core (e3 worker, OVS PMD, testpmd forwarding lcore) on each
+worker CPU; with W workers each memif port has W queues, queue k served by
+worker k (memif's RSS: the generator's lane k sends on queue k). On the
+developers' 2-CPU machine main and worker share one CPU and the generator
+has the other (benchlib/cpus.py).
 
 A scenario with a VM (PVP) gives each switch a vhost-user port, "vm0", whose
 other end is the VM: dpdk-testpmd in macswap mode on a virtio_user port,
-started with the switch and paused with it. It shares the generator's CPU
-at idle priority (SCHED_IDLE): it runs whenever the generator sleeps, which
-the generator does whenever it has nothing to send. Two busy
+started with the switch and paused with it. With a CPU of its own it busy
+polls there. Where it shares the generator's CPU, it runs at idle priority
+(SCHED_IDLE): whenever the generator sleeps, which the generator does
+whenever it has nothing to send. Two busy
 pollers sharing one CPU would each run in scheduler slices of milliseconds,
 and even a 16384-slot virtio ring cannot hold a slice's worth of frames.
 """
@@ -34,12 +39,14 @@ from .scenarios import SW_FAB
 sys.path.insert(0, os.path.join(ROOT, "datapath", "python"))
 import e3rpc  # noqa: E402
 
+# Each program from the environment where it is set (bench/bundle.sh's run
+# script points them into the archive), else the build's and the distro's.
 VSWITCHD = os.environ.get("E3_VSWITCHD", os.path.join(ROOT, "build", "bin", "e3-vswitchd"))
-TESTPMD = "dpdk-testpmd"
+TESTPMD = os.environ.get("E3_TESTPMD", "dpdk-testpmd")
 GEN_PREFIX = "bn-pg-"   # the generators' DPDK file prefixes (bench.py)
 VM_RING = 16384     # virtio ring slots of the VM's port, each way: milliseconds of traffic
-OVS_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
-OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+OVS_VSWITCHD = os.environ.get("E3_OVS_VSWITCHD", "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk")
+OVS_SCHEMA = os.environ.get("E3_OVS_SCHEMA", "/usr/share/openvswitch/vswitch.ovsschema")
 
 
 class SwitchError(RuntimeError):
@@ -64,16 +71,34 @@ def wait_for(cond, timeout, what, proc=None, log=None):
 class Switch:
     name = "?"
     mem_mb = 2048
-    gen_rx_queues = 1   # memif queues the generator must serve per port
 
-    def __init__(self, workdir, cpu, huge_dir, prefix=None, vm_cpu=0):
+    def __init__(self, workdir, cpu, huge_dir, prefix=None, vm_cpu=0, workers=None, vm_idle=True):
+        """cpu: the main thread's (and the only worker's, without `workers`);
+        workers: a CPU per forwarding core; vm_idle: the VM shares a busy
+        CPU and runs at idle priority."""
         self.workdir = workdir
         self.cpu = cpu
+        self.workers = list(workers) if workers else [cpu]
+        self.queues = len(self.workers)     # per memif port
         self.vm_cpu = vm_cpu
+        self.vm_idle = vm_idle
         self.huge_dir = huge_dir
         self.procs = []
         self.prefix = prefix or f"bn-{self.name}"
         self.log = os.path.join(workdir, f"{self.name}.log")
+
+    @property
+    def gen_rx_queues(self):
+        """memif queues the generator must serve per port: the switch sends
+        on one per worker."""
+        return self.queues
+
+    def lcores(self):
+        """EAL --lcores: lcore 0 (main) on the main CPU, lcore k+1 on worker k's."""
+        return ",".join([f"0@{self.cpu}"] + [f"{k + 1}@{c}" for k, c in enumerate(self.workers)])
+
+    def devargs(self, index, sock):
+        return memif_devargs(index, sock, "server")
 
     def sockets(self, nports):
         return [os.path.join(self.workdir, f"{self.name}-p{i}.sock") for i in range(nports)]
@@ -108,9 +133,10 @@ class Switch:
         if self.huge_dir:
             # vhost-user shares at most 8 memory regions: one file per socket.
             mem.append("--single-file-segments")
-        cmd = ["chrt", "--idle", "0", "stdbuf", "-oL", TESTPMD,
+        prio = ["chrt", "--idle", "0"] if self.vm_idle else []
+        cmd = [*prio, "stdbuf", "-oL", TESTPMD,
                "--lcores", f"0@{self.vm_cpu},1@{self.vm_cpu}", "--main-lcore", "0", "--no-pci",
-               *mem, "--file-prefix", f"{self.prefix}-vm",
+               *mem, *host.eal_plugin_args(), "--file-prefix", f"{self.prefix}-vm",
                "--vdev", f"net_virtio_user0,path={self.vm_socket()},queues=1,queue_size={VM_RING}",
                "--", "--forward-mode=macswap", "--port-topology=loop", "--auto-start",
                "--nb-cores=1", f"--rxd={VM_RING}", f"--txd={VM_RING}",
@@ -178,14 +204,17 @@ class LinkLimit(Switch):
         nports = len(scenario.ports)
         self._clean_sockets(nports)
         # stdbuf: testpmd's answers must reach the log while it runs.
-        cmd = ["stdbuf", "-oL", TESTPMD, "--lcores", f"0@{self.cpu},1@{self.cpu}", "--main-lcore", "0", "--no-pci",
-               *host.eal_mem_args(self.huge_dir, self.mem_mb), "--file-prefix", self.prefix]
+        cmd = ["stdbuf", "-oL", TESTPMD, "--lcores", self.lcores(), "--main-lcore", "0", "--no-pci",
+               *host.eal_mem_args(self.huge_dir, self.mem_mb), *host.eal_plugin_args(),
+               "--file-prefix", self.prefix]
         for i, s in enumerate(self.sockets(nports)):
-            cmd += ["--vdev", memif_devargs(i, s, "server")]
+            cmd += ["--vdev", self.devargs(i, s)]
         if scenario.vm:
             # io pairs port 0 (the generator's) with port 1 (the VM's).
             cmd += ["--vdev", f"net_vhost0,iface={self.vm_socket()},queues=1"]
-        cmd += ["--", "-i", "--forward-mode=io", "--auto-start", "--nb-cores=1",
+        # io forwarding: rx queue q of a port goes out on tx queue q of its pair.
+        cmd += ["--", "-i", "--forward-mode=io", "--auto-start", f"--nb-cores={self.queues}",
+                f"--rxq={self.queues}", f"--txq={self.queues}",
                 "--total-num-mbufs=65536", "--disable-link-check", "--record-core-cycles"]
         if scenario.vm:
             cmd += [f"--rxd={VM_RING}", f"--txd={VM_RING}"]
@@ -251,13 +280,17 @@ class E3(Switch):
         # MAC table sized for the MACs the scenario learns (25% headroom).
         macs = n if scenario.table == "MACs" else 0
         mac_cap = max(65536, macs + macs // 4)
-        cmd = [VSWITCHD, "--lcores", f"0@{self.cpu},1@{self.cpu}", "--main-lcore", "0", "--no-pci",
-               *host.eal_mem_args(self.huge_dir, self.mem_mb), "--file-prefix", self.prefix,
-               "--", "--name", "bn", "--rpc-socket", self.rpc_sock, "--poll-mode", "busy",
+        cmd = [VSWITCHD, "--lcores", self.lcores(), "--main-lcore", "0", "--no-pci",
+               *host.eal_mem_args(self.huge_dir, self.mem_mb), *host.eal_plugin_args(),
+               "--file-prefix", self.prefix, "--", "--name", "bn", "--rpc-socket", self.rpc_sock, "--poll-mode", "busy",
                "--mac-table-size", str(mac_cap), "--mbufs", "65535"]
         doc = {"version": 1, **scenario.e3_config(n), "ports": []}
         for i, (kind, sock) in enumerate(zip(scenario.ports, self.sockets(nports))):
-            port = {"name": f"p{i}", "devargs": memif_devargs(i, sock, "server"), "kind": kind}
+            port = {"name": f"p{i}", "devargs": self.devargs(i, sock), "kind": kind}
+            if self.queues > 1:
+                # memif's RSS: queue k is the generator's lane k, worker k's.
+                port["rx_queues"] = self.queues
+                port["workers"] = list(range(self.queues))
             if kind == "fabric":
                 port["mac"] = SW_FAB[i]
             doc["ports"].append(port)
@@ -328,14 +361,17 @@ class Ovs(Switch):
     """Open vSwitch with its DPDK datapath, from Debian's package, run with a
     database and run directory of our own (never the system service)."""
     name = "ovs"
-    # OVS gives each port a TX queue per PMD thread plus one for the main
-    # thread; its PMD sends on queue 1, so the generator must receive there.
-    gen_rx_queues = 2
+    @property
+    def gen_rx_queues(self):
+        """OVS gives each port a TX queue per PMD thread plus one for the
+        main thread; its PMDs send on queues 1.., so the generator must
+        receive there. (One PMD per CPU: workers sharing a CPU are one.)"""
+        return len(set(self.workers)) + 1
 
     def _env(self):
         d = os.path.join(self.workdir, "ovs")
         env = dict(os.environ, OVS_RUNDIR=d, OVS_DBDIR=d, OVS_LOGDIR=d, OVS_SYSCONFDIR=d,
-                   OVS_PKGDATADIR="/usr/share/openvswitch")
+                   OVS_PKGDATADIR=os.path.dirname(OVS_SCHEMA))
         return d, env
 
     def _vsctl(self, *args):
@@ -356,17 +392,20 @@ class Ovs(Switch):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         subprocess.run(["ovsdb-tool", "create", f"{d}/conf.db", OVS_SCHEMA], check=True, env=env)
+        # The main thread and ovsdb on the main CPU; OVS pins its PMDs.
         pin = ["taskset", "-c", str(self.cpu)]
         db = self._spawn(pin + ["ovsdb-server", f"{d}/conf.db", f"--remote=punix:{d}/db.sock",
                                 f"--unixctl={d}/ovsdb.ctl", f"--log-file={d}/ovsdb.log"], env=env)
         wait_for(lambda: os.path.exists(f"{d}/db.sock"), 20, "ovsdb-server", db, self.log)
         self._vsctl("--no-wait", "init")
         dpdk_extra = f"--no-pci --file-prefix {self.prefix} " + " ".join(
-            host.eal_mem_args(self.huge_dir, self.mem_mb))
+            host.eal_mem_args(self.huge_dir, self.mem_mb) + host.eal_plugin_args())
         self._vsctl("--no-wait", "set", "Open_vSwitch", ".",
                     "other_config:dpdk-init=true",
                     f"other_config:dpdk-extra={dpdk_extra}",
-                    f"other_config:pmd-cpu-mask={1 << self.cpu:#x}",
+                    f"other_config:pmd-cpu-mask={sum(1 << c for c in set(self.workers)):#x}",
+                    # queue k of every port to PMD k, as e3's workers and testpmd's cores
+                    "other_config:pmd-rxq-assign=roundrobin",
                     # keep megaflows of a paused switch: pauses are not idleness
                     "other_config:max-idle=3600000")
         self._spawn(pin + [OVS_VSWITCHD, f"unix:{d}/db.sock", f"--unixctl={d}/vswitchd.ctl",
@@ -380,8 +419,8 @@ class Ovs(Switch):
                     "other_config:mac-aging-time=3600")
         for i, sock in enumerate(self.sockets(nports)):
             self._vsctl("add-port", br, f"p{i}", "--", "set", "Interface", f"p{i}", "type=dpdk",
-                        f"options:dpdk-devargs={memif_devargs(i, sock, 'server')}",
-                        f"ofport_request={i + 1}")
+                        f"options:dpdk-devargs={self.devargs(i, sock)}",
+                        f"options:n_rxq={self.queues}", f"ofport_request={i + 1}")
         if scenario.vm:
             # OVS is the vhost-user server; the socket is named after the port.
             self._vsctl("add-port", br, "vm0", "--", "set", "Interface", "vm0",

@@ -24,6 +24,19 @@ static inline void pg_hist_init(struct pg_hist *h)
 	h->min = UINT64_MAX;
 }
 
+/* into += from */
+static inline void pg_hist_merge(struct pg_hist *into, const struct pg_hist *from)
+{
+	into->count += from->count;
+	into->sum += from->sum;
+	if (from->min < into->min)
+		into->min = from->min;
+	if (from->max > into->max)
+		into->max = from->max;
+	for (unsigned i = 0; i < PG_HIST_BUCKETS; i++)
+		into->b[i] += from->b[i];
+}
+
 static inline unsigned pg_hist_index(uint64_t v)
 {
 	if (v < 2 * PG_HIST_SUB)

@@ -15,8 +15,10 @@
  * sequence numbers (with --count) and builds a latency histogram. Before
  * the measurement, --learn streams send one frame FROM each of their MACs at
  * a modest rate so a learning switch knows them; those frames are not
- * counted. With two lcores (-l a,b) the second one receives; with one, a
- * single loop does both. The last line of stdout is the result as JSON.
+ * counted. Every lcore (-l a,b,...) is a lane: one loop that sends on its
+ * own TX queues of every port and receives on its own RX queues (struct
+ * lane), so a switch that gives each queue a worker of its own is fed on
+ * every worker. The last line of stdout is the result as JSON.
  * With --serve the process stays up and runs one trial per line on stdin
  * (rate, duration, ... per trial), one JSON line each: the benchmark driver
  * (bench/benchlib/pktgen.py) keeps the links up across a whole search.
@@ -53,6 +55,8 @@
 #define MAX_STREAMS 16
 #define RING_SIZE   1024
 #define MAX_BURST   64
+#define MAX_LANES   16
+#define MAX_QUEUES  16
 
 struct port_stats {
 	uint64_t tx, tx_ring_full, rx, rx_learn, rx_other;
@@ -79,7 +83,8 @@ static struct {
 	unsigned drain_ms;
 	unsigned idle_sleep_us; /* sleep when nothing is due to be sent (0: busy poll) */
 	unsigned link_timeout_s;
-	uint16_t rx_queues;     /* per port; a memif server sends on as many */
+	uint16_t tx_queues;     /* per port (default: one per lane) */
+	uint16_t rx_queues;     /* per port, at least tx_queues; a memif server sends on as many */
 	bool serve;             /* trials from stdin, links kept up */
 	bool verify;            /* read every received frame's stamp (else count by length) */
 	uint32_t stream_on;     /* bit per stream: sent in this trial */
@@ -90,12 +95,38 @@ static struct {
 
 static struct rte_mempool *pool;
 static uint16_t n_ports;
-static struct port_stats pstats[RTE_MAX_ETHPORTS];
-static struct pg_hist lat;
 static uint64_t tsc_hz;
 static uint64_t *seq_seen;      /* bitmap of received sequence numbers (with --count) */
-static uint64_t seq_dup, seq_reordered, seq_max_seen, seq_any;
-static volatile bool rx_stop, quit;
+static volatile bool quit;
+
+/* A lane is one lcore: it sends on TX queues q = id, id + n_lanes, ... of
+ * every port and receives on the RX queues of the same rule. A switch
+ * whose worker k serves queue k of each port (RSS over memif queues) then
+ * gets one lane's traffic per worker and sends it back on its own queue.
+ * Data frames of lane k carry sequence numbers k, k + n_lanes, ...: the
+ * sender of a frame is its number modulo n_lanes. */
+struct lane {
+	unsigned id;
+	unsigned lcore;
+	struct pg_stream streams[MAX_STREAMS];  /* own copies: own cursors */
+	struct port_stats ps[RTE_MAX_ETHPORTS];
+	struct pg_hist lat;
+	uint64_t seq_dup, seq_reordered;
+	uint64_t seq_max[MAX_LANES];            /* per sending lane */
+	bool seq_any[MAX_LANES];
+	/* transmit */
+	uint64_t seq, warm_seq;
+	unsigned next_stream, imix_pos, next_txq;
+	/* flat out: a burst the port refused is kept and offered again */
+	struct rte_mbuf *pend[MAX_BURST];
+	uint16_t n_pend, pend_port, pend_q;
+	uint64_t t_start, t_end;                /* its measurement */
+	bool learn;                             /* this trial learns first */
+} __rte_cache_aligned;
+
+static struct lane lanes[MAX_LANES];
+static unsigned n_lanes = 1;
+static volatile bool learn_done;
 
 static void on_signal(int sig)
 {
@@ -125,8 +156,9 @@ static void usage(const char *prog)
 		"  --link-timeout S  wait this long for the switch's ports (default 30)\n"
 		"  --mbufs N         mbuf pool size (default 16383); a zero-copy memif\n"
 		"                    client needs every ring slot of every queue filled\n"
-		"  --rx-queues N     receive queues per port (default 1); OVS sends on\n"
-		"                    queue 1 of a memif port from its PMD thread\n"
+		"  --queues N        transmit queues per port (default: one per lcore)\n"
+		"  --rx-queues N     receive queues per port (default: --queues); OVS\n"
+		"                    sends on queue 1.. of a memif port from its PMDs\n"
 		"  --no-verify       count received frames by length (data frames are the\n"
 		"                    even ones), without reading them: no sequence or latency\n"
 		"  --serve           run one trial per stdin line: rate=PPS duration=S\n"
@@ -150,6 +182,7 @@ static int parse_args(int argc, char **argv)
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "link-timeout", required_argument, NULL, 'T' },
 		{ "rx-queues", required_argument, NULL, 'q' },
+		{ "queues", required_argument, NULL, 'Q' },
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "idle-sleep-us", required_argument, NULL, 'I' },
 		{ "serve", no_argument, NULL, 'S' },
@@ -214,7 +247,12 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'q':
 			cfg.rx_queues = (uint16_t)strtoul(optarg, &end, 0);
-			if (*end || cfg.rx_queues == 0 || cfg.rx_queues > 8)
+			if (*end || cfg.rx_queues == 0 || cfg.rx_queues > MAX_QUEUES)
+				goto bad;
+			break;
+		case 'Q':
+			cfg.tx_queues = (uint16_t)strtoul(optarg, &end, 0);
+			if (*end || cfg.tx_queues == 0 || cfg.tx_queues > MAX_QUEUES)
 				goto bad;
 			break;
 		case 'm':
@@ -262,7 +300,7 @@ bad:
 static int port_init(uint16_t port)
 {
 	struct rte_eth_conf conf = { 0 };
-	int ret = rte_eth_dev_configure(port, cfg.rx_queues, 1, &conf);
+	int ret = rte_eth_dev_configure(port, cfg.rx_queues, cfg.tx_queues, &conf);
 	if (ret < 0)
 		return ret;
 	uint16_t nrx = RING_SIZE, ntx = RING_SIZE;
@@ -272,9 +310,11 @@ static int port_init(uint16_t port)
 		if (ret < 0)
 			return ret;
 	}
-	ret = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL);
-	if (ret < 0)
-		return ret;
+	for (uint16_t q = 0; q < cfg.tx_queues; q++) {
+		ret = rte_eth_tx_queue_setup(port, q, ntx, rte_eth_dev_socket_id(port), NULL);
+		if (ret < 0)
+			return ret;
+	}
 	/* A memif client fails to start until the server listens, and a server
 	 * needs a moment to notice that the previous trial's client left. */
 	uint64_t deadline = rte_get_timer_cycles() + cfg.link_timeout_s * rte_get_timer_hz();
@@ -369,24 +409,25 @@ static int wait_links(void)
 
 /* ---- receive ------------------------------------------------------------ */
 
-static inline void seq_note(uint64_t seq)
+static inline void seq_note(struct lane *l, uint64_t seq)
 {
-	if (seq_any && seq < seq_max_seen)
-		seq_reordered++;
-	if (!seq_any || seq > seq_max_seen)
-		seq_max_seen = seq;
-	seq_any = 1;
+	unsigned from = (unsigned)(seq % n_lanes);
+	if (l->seq_any[from] && seq < l->seq_max[from])
+		l->seq_reordered++;
+	if (!l->seq_any[from] || seq > l->seq_max[from])
+		l->seq_max[from] = seq;
+	l->seq_any[from] = true;
 	if (seq_seen && seq < cfg.count) {
 		uint64_t bit = 1ull << (seq & 63);
-		if (seq_seen[seq >> 6] & bit)
-			seq_dup++;
-		seq_seen[seq >> 6] |= bit;
+		/* Lanes share the bitmap: a frame may return on another's queue. */
+		if (__atomic_fetch_or(&seq_seen[seq >> 6], bit, __ATOMIC_RELAXED) & bit)
+			l->seq_dup++;
 	}
 }
 
 /* Every frame read: its stamp says data or learning, its sequence number
  * and latency are noted. */
-static void rx_verify(struct port_stats *ps, struct rte_mbuf **m, uint16_t n)
+static void rx_verify(struct lane *l, struct port_stats *ps, struct rte_mbuf **m, uint16_t n)
 {
 	uint64_t now = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
@@ -399,9 +440,9 @@ static void rx_verify(struct port_stats *ps, struct rte_mbuf **m, uint16_t n)
 		} else {
 			ps->rx++;
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m[i]) + PG_FCS;
-			seq_note(st->seq);
+			seq_note(l, st->seq);
 			if (now >= st->tsc)
-				pg_hist_add(&lat, (now - st->tsc) * 1000000000ull / tsc_hz);
+				pg_hist_add(&l->lat, (now - st->tsc) * 1000000000ull / tsc_hz);
 		}
 	}
 }
@@ -420,22 +461,23 @@ static void rx_count(struct port_stats *ps, struct rte_mbuf **m, uint16_t n)
 	}
 }
 
-static unsigned rx_poll(void)
+/* The lane's RX queues of every port, once. */
+static unsigned rx_poll(struct lane *l)
 {
 	struct rte_mbuf *m[MAX_BURST];
 	unsigned total = 0;
-	for (uint16_t pq = 0; pq < n_ports * cfg.rx_queues; pq++) {
-		uint16_t p = pq / cfg.rx_queues;
-		uint16_t n = rte_eth_rx_burst(p, pq % cfg.rx_queues, m, MAX_BURST);
-		if (n == 0)
-			continue;
-		if (cfg.verify)
-			rx_verify(&pstats[p], m, n);
-		else
-			rx_count(&pstats[p], m, n);
-		rte_pktmbuf_free_bulk(m, n);
-		total += n;
-	}
+	for (uint16_t p = 0; p < n_ports; p++)
+		for (uint16_t q = (uint16_t)l->id; q < cfg.rx_queues; q = (uint16_t)(q + n_lanes)) {
+			uint16_t n = rte_eth_rx_burst(p, q, m, MAX_BURST);
+			if (n == 0)
+				continue;
+			if (cfg.verify)
+				rx_verify(l, &l->ps[p], m, n);
+			else
+				rx_count(&l->ps[p], m, n);
+			rte_pktmbuf_free_bulk(m, n);
+			total += n;
+		}
 	return total;
 }
 
@@ -444,53 +486,32 @@ static unsigned rx_poll(void)
  * meanwhile, and the token bucket sends what came due in bursts afterwards.
  * Waiting for a poll that finds no frame would rarely sleep at all: at a
  * few Mpps frames trickle back all the time. */
-static void idle(bool rx, unsigned sent)
+static void idle(struct lane *l, unsigned sent)
 {
 	if (!cfg.idle_sleep_us || sent)
 		return;
-	if (rx)
-		while (rx_poll())
-			;
+	while (rx_poll(l))
+		;
 	rte_delay_us_sleep(cfg.idle_sleep_us);
 }
 
 /* Receive for `cycles` TSC cycles (the learning pause, the drain). */
-static void rx_for(bool single, uint64_t cycles)
+static void rx_for(struct lane *l, uint64_t cycles)
 {
 	uint64_t until = rte_rdtsc() + cycles;
 	while (rte_rdtsc() < until) {
-		if (single)
-			rx_poll();
-		idle(single, 0);
+		rx_poll(l);
+		idle(l, 0);
 	}
-}
-
-static int rx_lcore(void *arg)
-{
-	(void)arg;
-	while (!rx_stop)
-		if (!rx_poll())
-			idle(false, 0);
-	return 0;
 }
 
 /* ---- transmit ----------------------------------------------------------- */
 
 static const uint16_t imix_sizes[12] = { 64, 570, 64, 64, 1518, 64, 570, 64, 64, 570, 64, 570 };
 
-struct tx_state {
-	bool single;                 /* this loop also receives */
-	uint64_t seq, warm_seq;
-	unsigned next_stream;
-	unsigned imix_pos;
-	/* flat out: a burst the port refused is kept and offered again */
-	struct rte_mbuf *pend[MAX_BURST];
-	uint16_t n_pend, pend_port;
-};
-
-/* imix_pos NULL: every frame has the stream's size. */
+/* imix_pos NULL: every frame has the stream's size. seq advances by step. */
 static uint16_t build_burst(struct pg_stream *s, struct rte_mbuf **m, uint16_t n,
-			    uint32_t magic, uint64_t *seq, unsigned *imix_pos)
+			    uint32_t magic, uint64_t *seq, unsigned step, unsigned *imix_pos)
 {
 	if (rte_pktmbuf_alloc_bulk(pool, m, n) != 0)
 		return 0;
@@ -501,7 +522,8 @@ static uint16_t build_burst(struct pg_stream *s, struct rte_mbuf **m, uint16_t n
 			size = imix_sizes[*imix_pos];
 			*imix_pos = (*imix_pos + 1) % 12;
 		}
-		st.seq = (*seq)++;
+		st.seq = *seq;
+		*seq += step;
 		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
 		uint32_t len = pg_frame_write(s, d, size, &st);
 		m[i]->data_len = (uint16_t)len;
@@ -512,11 +534,12 @@ static uint16_t build_burst(struct pg_stream *s, struct rte_mbuf **m, uint16_t n
 
 /* Count a send of data frames: what the port took and, flat out, whether
  * it pushed back (took less than offered). */
-static void note_sent(uint16_t port, uint16_t offered, uint16_t sent, bool flat_out, uint32_t magic)
+static void note_sent(struct lane *l, uint16_t port, uint16_t offered, uint16_t sent,
+		      bool flat_out, uint32_t magic)
 {
 	if (magic != PG_MAGIC_DATA)
 		return;
-	struct port_stats *ps = &pstats[port];
+	struct port_stats *ps = &l->ps[port];
 	ps->tx += sent;
 	if (flat_out) {
 		ps->tx_bursts++;
@@ -524,47 +547,69 @@ static void note_sent(uint16_t port, uint16_t offered, uint16_t sent, bool flat_
 	}
 }
 
+/* The lane's next TX queue: its own, in turn. */
+static uint16_t next_txq(struct lane *l)
+{
+	uint16_t q = (uint16_t)(l->id + l->next_txq * n_lanes);
+	if (q + n_lanes >= cfg.tx_queues)
+		l->next_txq = 0;
+	else
+		l->next_txq++;
+	return q;
+}
+
 /* Send up to n frames of the next stream; returns frames offered. In rate
  * mode frames the port refuses are dropped and counted (the switch's input
  * ring was full: loss); flat out they are kept and retried. */
-static uint16_t tx_some(struct tx_state *t, uint16_t n, bool flat_out, uint32_t magic)
+static uint16_t tx_some(struct lane *l, uint16_t n, bool flat_out, uint32_t magic)
 {
 	struct rte_mbuf *m[MAX_BURST];
-	if (t->n_pend) {
-		uint16_t sent = rte_eth_tx_burst(t->pend_port, 0, t->pend, t->n_pend);
-		note_sent(t->pend_port, t->n_pend, sent, flat_out, magic);
-		memmove(t->pend, t->pend + sent, (t->n_pend - sent) * sizeof(t->pend[0]));
-		t->n_pend -= sent;
+	if (l->n_pend) {
+		uint16_t sent = rte_eth_tx_burst(l->pend_port, l->pend_q, l->pend, l->n_pend);
+		note_sent(l, l->pend_port, l->n_pend, sent, flat_out, magic);
+		memmove(l->pend, l->pend + sent, (l->n_pend - sent) * sizeof(l->pend[0]));
+		l->n_pend -= sent;
 		return 0;
 	}
-	while (!(cfg.stream_on & (1u << t->next_stream)))
-		t->next_stream = (t->next_stream + 1) % cfg.n_streams;
-	struct pg_stream *s = &cfg.streams[t->next_stream];
-	t->next_stream = (t->next_stream + 1) % cfg.n_streams;
-	uint16_t built = build_burst(s, m, n, magic, magic == PG_MAGIC_DATA ? &t->seq : &t->warm_seq,
-				     cfg.imix ? &t->imix_pos : NULL);
+	while (!(cfg.stream_on & (1u << l->next_stream)))
+		l->next_stream = (l->next_stream + 1) % cfg.n_streams;
+	struct pg_stream *s = &l->streams[l->next_stream];
+	l->next_stream = (l->next_stream + 1) % cfg.n_streams;
+	bool data = magic == PG_MAGIC_DATA;
+	uint16_t built = build_burst(s, m, n, magic, data ? &l->seq : &l->warm_seq, data ? n_lanes : 1,
+				     cfg.imix ? &l->imix_pos : NULL);
 	if (built == 0)
 		return 0;
-	uint16_t sent = rte_eth_tx_burst(s->port, 0, m, built);
-	note_sent(s->port, built, sent, flat_out, magic);
+	uint16_t q = next_txq(l);
+	uint16_t sent = rte_eth_tx_burst(s->port, q, m, built);
+	note_sent(l, s->port, built, sent, flat_out, magic);
 	if (sent < built) {
 		if (flat_out) {
-			memcpy(t->pend, m + sent, (built - sent) * sizeof(m[0]));
-			t->n_pend = built - sent;
-			t->pend_port = s->port;
+			memcpy(l->pend, m + sent, (built - sent) * sizeof(m[0]));
+			l->n_pend = built - sent;
+			l->pend_port = s->port;
+			l->pend_q = q;
 		} else {
-			if (magic == PG_MAGIC_DATA)
-				pstats[s->port].tx_ring_full += built - sent;
+			if (data)
+				l->ps[s->port].tx_ring_full += built - sent;
 			rte_pktmbuf_free_bulk(m + sent, built - sent);
 		}
 	}
 	return flat_out ? sent : built;
 }
 
-/* The learning phase: every value of every --learn stream once, paced at
- * learn_rate, retried when the port pushes back (none may be lost). */
-static void learn_phase(struct tx_state *t)
+/* The learning phase, lane 0's: every value of every --learn stream once,
+ * paced at learn_rate, retried when the port pushes back (none may be
+ * lost). The other lanes receive meanwhile. */
+static void learn_phase(struct lane *l)
 {
+	if (l->id != 0) {
+		while (!__atomic_load_n(&learn_done, __ATOMIC_ACQUIRE)) {
+			rx_poll(l);
+			idle(l, 0);
+		}
+		return;
+	}
 	uint64_t seq = 0;
 	double per_frame = (double)tsc_hz / cfg.learn_rate;
 	for (unsigned k = 0; k < cfg.n_learn && !quit; k++) {
@@ -574,21 +619,19 @@ static void learn_phase(struct tx_state *t)
 		while (done < s->n && !quit) {
 			uint64_t due = (uint64_t)(done * per_frame);
 			if (rte_rdtsc() - start < due) {
-				if (t->single)
-					rx_poll();
-				idle(t->single, 0);
+				rx_poll(l);
+				idle(l, 0);
 				continue;
 			}
 			struct rte_mbuf *m[MAX_BURST];
 			uint16_t want = (uint16_t)RTE_MIN((uint32_t)cfg.burst, s->n - done);
-			uint16_t built = build_burst(s, m, want, PG_MAGIC_LEARN, &seq, NULL);
+			uint16_t built = build_burst(s, m, want, PG_MAGIC_LEARN, &seq, 1, NULL);
 			uint16_t sent = 0;
 			while (sent < built && !quit) {
 				uint16_t now_sent = rte_eth_tx_burst(s->port, 0, m + sent, built - sent);
 				sent += now_sent;
-				if (t->single)
-					rx_poll();
-				idle(t->single, now_sent);
+				rx_poll(l);
+				idle(l, now_sent);
 			}
 			if (sent < built)
 				rte_pktmbuf_free_bulk(m + sent, built - sent);
@@ -596,29 +639,30 @@ static void learn_phase(struct tx_state *t)
 		}
 	}
 	/* Let the switch finish learning before traffic depends on it. */
-	rx_for(t->single, tsc_hz / 5);
+	rx_for(l, tsc_hz / 5);
+	__atomic_store_n(&learn_done, true, __ATOMIC_RELEASE);
 }
 
-/* Send the streams for `seconds` (or cfg.count frames when counting data).
- * Warm-up frames carry the learning magic, so the receiver ignores them. */
-static void tx_loop(struct tx_state *t, double seconds, uint32_t magic,
-		    uint64_t *t_start, uint64_t *t_end)
+/* Send the lane's share of the streams for `seconds` (or, counting data,
+ * its sequence numbers below cfg.count). Warm-up frames carry the learning
+ * magic, so the receiver ignores them. */
+static void tx_loop(struct lane *l, double seconds, uint32_t magic, uint64_t *t_start, uint64_t *t_end)
 {
 	uint64_t count = magic == PG_MAGIC_DATA ? cfg.count : 0;
 	bool flat_out = cfg.rate == 0;
-	double tokens = 0, per_cycle = cfg.rate / (double)tsc_hz;
+	double rate = cfg.rate / n_lanes;
+	double tokens = 0, per_cycle = rate / (double)tsc_hz;
 	/* Tokens saved up while the generator was preempted (a shared CPU) are
 	 * spent in bursts afterwards, up to 20 ms or half a 2^14 memif ring
 	 * worth, so the offered rate stays the one asked for; a switch that
 	 * keeps up absorbs such a burst in its input ring. */
-	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(cfg.rate * 0.02, 8192.0));
+	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(rate * 0.02, 8192.0));
 	uint64_t start = rte_rdtsc(), last = start;
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
-	uint64_t offered = 0;
 	for (;;) {
 		unsigned sent = 0;
 		uint64_t now = rte_rdtsc();
-		if (quit || (count ? offered >= count && !t->n_pend : now >= end))
+		if (quit || (count ? l->seq >= count && !l->n_pend : now >= end))
 			break;
 		uint16_t n = (uint16_t)cfg.burst;
 		if (!flat_out) {
@@ -631,24 +675,22 @@ static void tx_loop(struct tx_state *t, double seconds, uint32_t magic,
 			if (tokens < n)
 				n = (uint16_t)tokens;
 		}
-		if (count && offered + n > count)
-			n = (uint16_t)(count - offered);
+		if (count && l->seq + (uint64_t)(n - 1) * n_lanes >= count)
+			n = l->seq < count ? (uint16_t)((count - l->seq + n_lanes - 1) / n_lanes) : 0;
 		if (n) {
-			uint16_t done = tx_some(t, n, flat_out, magic);
-			offered += done;
+			uint16_t done = tx_some(l, n, flat_out, magic);
 			tokens -= done;
 			sent = done;
 		}
 rx:
-		if (t->single)
-			rx_poll();
-		idle(t->single, sent);
+		rx_poll(l);
+		idle(l, sent);
 	}
 	*t_start = start;
 	*t_end = rte_rdtsc();
-	if (t->n_pend) {
-		rte_pktmbuf_free_bulk(t->pend, t->n_pend);
-		t->n_pend = 0;
+	if (l->n_pend) {
+		rte_pktmbuf_free_bulk(l->pend, l->n_pend);
+		l->n_pend = 0;
 	}
 }
 
@@ -656,10 +698,31 @@ rx:
 
 static void print_result(double seconds)
 {
-	struct port_stats sum = { 0 };
+	struct port_stats sum = { 0 }, ports[RTE_MAX_ETHPORTS];
+	static struct pg_hist lat;
+	uint64_t seq_dup = 0, seq_reordered = 0;
+	memset(ports, 0, sizeof(ports));
+	pg_hist_init(&lat);
+	for (unsigned k = 0; k < n_lanes; k++) {
+		const struct lane *l = &lanes[k];
+		for (uint16_t p = 0; p < n_ports; p++) {
+			const struct port_stats *s = &l->ps[p];
+			ports[p].tx += s->tx;
+			ports[p].tx_ring_full += s->tx_ring_full;
+			ports[p].tx_bursts += s->tx_bursts;
+			ports[p].tx_pushback += s->tx_pushback;
+			ports[p].rx += s->rx;
+			ports[p].rx_learn += s->rx_learn;
+			ports[p].rx_other += s->rx_other;
+			ports[p].rx_bytes += s->rx_bytes;
+		}
+		pg_hist_merge(&lat, &l->lat);
+		seq_dup += l->seq_dup;
+		seq_reordered += l->seq_reordered;
+	}
 	printf("{\"ports\": [");
 	for (uint16_t p = 0; p < n_ports; p++) {
-		struct port_stats *s = &pstats[p];
+		struct port_stats *s = &ports[p];
 		printf("%s{\"port\": %u, \"tx\": %" PRIu64 ", \"tx_ring_full\": %" PRIu64
 		       ", \"tx_bursts\": %" PRIu64 ", \"tx_pushback\": %" PRIu64
 		       ", \"rx\": %" PRIu64 ", \"rx_learn\": %" PRIu64 ", \"rx_other\": %" PRIu64 "}",
@@ -693,28 +756,48 @@ static void print_result(double seconds)
 	       pg_hist_quantile(&lat, 0.99), pg_hist_quantile(&lat, 0.999), lat.max,
 	       lat.count ? (double)lat.sum / (double)lat.count : 0.0);
 	printf(", \"seq\": {\"checked\": %s, \"missing\": %" PRIu64 ", \"dup\": %" PRIu64
-	       ", \"reordered\": %" PRIu64 "}, \"verified\": %s}\n",
+	       ", \"reordered\": %" PRIu64 "}, \"verified\": %s, \"lanes\": %u}\n",
 	       seq_seen ? "true" : "false", missing, seq_dup, seq_reordered,
-	       cfg.verify ? "true" : "false");
+	       cfg.verify ? "true" : "false", n_lanes);
 	fflush(stdout);
 }
 
-/* Clear what one trial measures. */
+/* Clear what one trial measures, in every lane. */
 static void stats_reset(void)
 {
-	memset(pstats, 0, sizeof(pstats));
-	pg_hist_init(&lat);
-	seq_dup = seq_reordered = seq_max_seen = seq_any = 0;
+	for (unsigned k = 0; k < n_lanes; k++) {
+		struct lane *l = &lanes[k];
+		memset(l->ps, 0, sizeof(l->ps));
+		pg_hist_init(&l->lat);
+		l->seq_dup = l->seq_reordered = 0;
+		memset(l->seq_max, 0, sizeof(l->seq_max));
+		memset(l->seq_any, 0, sizeof(l->seq_any));
+		l->seq = k; /* every trial numbers its frames from 0, lane by lane */
+	}
 	free(seq_seen);
 	seq_seen = NULL;
 }
 
-/* One trial with the current cfg.rate/duration/count/warmup: optional
- * learning, warm-up, measurement, drain, one JSON line. */
-static int run_trial(struct tx_state *t, bool learn)
+/* One lane's trial: optional learning, warm-up, measurement, drain. */
+static int lane_trial(void *arg)
+{
+	struct lane *l = arg;
+	uint64_t t0, t1;
+	if (l->learn)
+		learn_phase(l);
+	if (cfg.warmup > 0)
+		tx_loop(l, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
+	tx_loop(l, cfg.duration, PG_MAGIC_DATA, &l->t_start, &l->t_end);
+	/* Frames still in flight in the switch arrive during the drain. */
+	rx_for(l, cfg.drain_ms * tsc_hz / 1000);
+	return 0;
+}
+
+/* One trial with the current cfg.rate/duration/count/warmup on every lane
+ * (lane 0 on this lcore), then one JSON line. */
+static int run_trial(bool learn)
 {
 	stats_reset();
-	t->seq = 0; /* every trial numbers its frames from 0 */
 	if (cfg.count && cfg.verify) {
 		seq_seen = calloc((cfg.count + 63) / 64, sizeof(uint64_t));
 		if (!seq_seen) {
@@ -722,19 +805,18 @@ static int run_trial(struct tx_state *t, bool learn)
 			return 1;
 		}
 	}
-	rx_stop = false;
-	if (!t->single)
-		rte_eal_remote_launch(rx_lcore, NULL, rte_get_next_lcore(-1, 1, 0));
-	if (learn)
-		learn_phase(t);
-	uint64_t t0, t1;
-	if (cfg.warmup > 0)
-		tx_loop(t, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
-	tx_loop(t, cfg.duration, PG_MAGIC_DATA, &t0, &t1);
-	/* Frames still in flight in the switch arrive during the drain. */
-	rx_for(t->single, cfg.drain_ms * tsc_hz / 1000);
-	rx_stop = true;
+	learn_done = !learn;
+	for (unsigned k = 0; k < n_lanes; k++)
+		lanes[k].learn = learn;
+	for (unsigned k = 1; k < n_lanes; k++)
+		rte_eal_remote_launch(lane_trial, &lanes[k], lanes[k].lcore);
+	lane_trial(&lanes[0]);
 	rte_eal_mp_wait_lcore();
+	uint64_t t0 = lanes[0].t_start, t1 = lanes[0].t_end;
+	for (unsigned k = 1; k < n_lanes; k++) {
+		t0 = RTE_MIN(t0, lanes[k].t_start);
+		t1 = RTE_MAX(t1, lanes[k].t_end);
+	}
 	print_result((double)(t1 - t0) / (double)tsc_hz);
 	return 0;
 }
@@ -814,6 +896,26 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
+	n_lanes = rte_lcore_count();
+	if (n_lanes > MAX_LANES) {
+		fprintf(stderr, "e3-pktgen: at most %d lcores\n", MAX_LANES);
+		return 2;
+	}
+	if (!cfg.tx_queues)
+		cfg.tx_queues = (uint16_t)n_lanes;
+	cfg.rx_queues = RTE_MAX(cfg.rx_queues, cfg.tx_queues);
+	if (cfg.tx_queues < n_lanes) {
+		fprintf(stderr, "e3-pktgen: %u lanes (lcores) need as many --queues\n", n_lanes);
+		return 2;
+	}
+	unsigned lc = rte_get_main_lcore();
+	for (unsigned k = 0; k < n_lanes; k++) {
+		lanes[k].id = k;
+		lanes[k].lcore = lc;
+		memcpy(lanes[k].streams, cfg.streams, sizeof(cfg.streams));
+		lc = rte_get_next_lcore(lc, 1, 0);
+	}
+
 	n_ports = rte_eth_dev_count_avail();
 	if (n_ports == 0) {
 		fprintf(stderr, "e3-pktgen: no ports (give --vdev net_memif...)\n");
@@ -845,10 +947,9 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	tsc_hz = rte_get_tsc_hz();
-	struct tx_state t = { .single = rte_get_next_lcore(-1, 1, 0) >= RTE_MAX_LCORE };
 	int rc = 0;
 	if (!cfg.serve) {
-		rc = run_trial(&t, cfg.n_learn > 0);
+		rc = run_trial(cfg.n_learn > 0);
 	} else {
 		/* One trial per line on stdin; the memif links stay up between
 		 * them (a memif server that sees a client leave while its worker
@@ -866,7 +967,7 @@ int main(int argc, char **argv)
 				fflush(stdout);
 				continue;
 			}
-			rc = run_trial(&t, learn);
+			rc = run_trial(learn);
 			if (rc)
 				break;
 		}

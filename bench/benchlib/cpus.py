@@ -1,0 +1,129 @@
+"""Which CPUs the benchmark's processes get (bench.py --cpus).
+
+  gen      the generator's lanes (e3-pktgen: one lcore each, its own memif
+           queues)
+  main     the switches' control threads: e3-vswitchd's main lcore, OVS's
+           main thread and ovsdb-server, testpmd's main lcore
+  workers  the switches' forwarding cores, in order: a point with W workers
+           takes the first W (e3 workers, OVS PMDs, testpmd forwarding cores)
+  vm       the PVP VM (testpmd macswap on virtio_user)
+
+A spec names them: "gen=0,2-3 main=1 workers=4-7 vm=1". Without one, the
+layout follows from the CPUs the process may run on (derive).
+"""
+import os
+from dataclasses import dataclass, field
+
+MAX_WORKERS = 8
+
+
+@dataclass
+class Layout:
+    gen: list
+    main: int
+    workers: list
+    vm: int
+    derived_from: int = 0          # CPUs it was derived from (0: given)
+    notes: list = field(default_factory=list)
+
+    def worker_counts(self):
+        """The scaling points this layout can run: 1, 2, 4, 8 workers, as
+        far as there are worker CPUs."""
+        return [w for w in (1, 2, 4, 8) if w <= min(len(self.workers), MAX_WORKERS)]
+
+    def vm_alone(self):
+        """Whether the VM has a CPU the generator does not use."""
+        return self.vm not in self.gen
+
+    def describe(self):
+        return (f"gen={fmt(self.gen)} main={self.main} workers={fmt(self.workers)} vm={self.vm}")
+
+    def as_dict(self):
+        return {"gen": self.gen, "main": self.main, "workers": self.workers, "vm": self.vm,
+                "spec": self.describe(), "derived_from": self.derived_from, "notes": self.notes}
+
+
+def fmt(cpus):
+    return ",".join(str(c) for c in cpus)
+
+
+def parse_list(text):
+    """"0,2-3" -> [0, 2, 3]"""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        a, b = int(lo), int(hi or lo)
+        if b < a:
+            raise ValueError(f"bad CPU range {part!r}")
+        out.extend(range(a, b + 1))
+    if not out:
+        raise ValueError("empty CPU list")
+    return out
+
+
+def parse(spec, allowed=None):
+    """A layout from "gen=.. main=.. workers=.. vm=..". Every role must be
+    named; every CPU must be one the process may use."""
+    roles = {}
+    for item in spec.replace(";", " ").split():
+        key, sep, val = item.partition("=")
+        if not sep or key not in ("gen", "main", "workers", "vm"):
+            raise ValueError(f"--cpus: {item!r} is not gen=, main=, workers= or vm=")
+        roles[key] = parse_list(val)
+    missing = {"gen", "main", "workers", "vm"} - roles.keys()
+    if missing:
+        raise ValueError(f"--cpus: missing {', '.join(sorted(missing))}")
+    for key in ("main", "vm"):
+        if len(roles[key]) != 1:
+            raise ValueError(f"--cpus: {key} is one CPU")
+    allowed = set(allowed if allowed is not None else available())
+    used = {c for v in roles.values() for c in v}
+    if used - allowed:
+        raise ValueError(f"--cpus: CPU {fmt(sorted(used - allowed))} not available (have {fmt(sorted(allowed))})")
+    if set(roles["gen"]) & set(roles["workers"]):
+        raise ValueError("--cpus: the generator and the workers must not share a CPU")
+    return Layout(gen=roles["gen"], main=roles["main"][0], workers=roles["workers"],
+                  vm=roles["vm"][0])
+
+
+def available():
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return list(range(os.cpu_count() or 1))
+
+
+def derive(cpus=None):
+    """The default layout over `cpus` (those the process may use).
+
+    Two CPUs (the developers' machine): the generator on the first, the
+    switch's main and worker lcores on the second, the VM beside the
+    generator at idle priority: the layout every earlier result used.
+    Three: the switch's main thread moves off its worker's CPU. Four or
+    more: the first CPU keeps the system and the switches' main threads,
+    the second the VM, and the rest are split between workers (up to 8)
+    and generator lanes, the workers taking four of every seven."""
+    cpus = list(cpus if cpus is not None else available())
+    n = len(cpus)
+    if n == 1:
+        lay = Layout(gen=cpus[:1], main=cpus[0], workers=cpus[:1], vm=cpus[0])
+        lay.notes.append("one CPU: generator and switch share it; figures are not meaningful")
+    elif n == 2:
+        lay = Layout(gen=[cpus[0]], main=cpus[1], workers=[cpus[1]], vm=cpus[0])
+    elif n == 3:
+        lay = Layout(gen=[cpus[0]], main=cpus[2], workers=[cpus[1]], vm=cpus[2])
+    else:
+        rest = cpus[2:]
+        nw = min(MAX_WORKERS, max(1, (len(rest) * 4 + 6) // 7))
+        lay = Layout(gen=rest[nw:] or rest[-1:], main=cpus[0], workers=rest[:nw], vm=cpus[1])
+        if not rest[nw:]:
+            lay.workers = rest[:-1] or rest
+    lay.derived_from = n
+    counts = lay.worker_counts()
+    if counts[-1] < MAX_WORKERS:
+        lay.notes.append(f"{n} CPUs: the scaling table stops at {counts[-1]} worker"
+                         f"{'s' if counts[-1] > 1 else ''} (the generator needs CPUs of its own)")
+    return lay

@@ -1,0 +1,82 @@
+"""bench/bundle.sh's archive runs where no DPDK or OVS is installed: unpacked
+into a fresh folder and run inside a private mount namespace in which the
+distro's DPDK (its plugin folder, its libraries, dpdk-testpmd) and OVS
+(ovs-vswitchd, ovsdb, the schema) are hidden, its run script measures one
+point, one round, with all three switches, and writes RESULTS.md."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TAG = f"bn-bundle-{os.getpid()}"
+
+# Everything of the distro's that the bundle must not need.
+HIDDEN_DIRS = ["/usr/lib/openvswitch-switch-dpdk", "/usr/share/openvswitch"]
+HIDDEN_FILES = ["/usr/bin/dpdk-testpmd", "/usr/sbin/ovsdb-server", "/usr/bin/ovsdb-tool",
+                "/usr/bin/ovs-vsctl", "/usr/bin/ovs-ofctl", "/usr/bin/ovs-appctl"]
+
+
+def distro_dpdk():
+    """The distro's DPDK plugin folder's parent and its library files."""
+    pmds = glob.glob("/usr/lib/*/dpdk/pmds-*")
+    if not pmds:
+        pytest.fail("no DPDK plugin folder: run scripts/deps.sh")
+    libdir = os.path.dirname(os.path.dirname(pmds[0]))
+    # The real files (librte_x.so.23.0); their symlinks resolve to them.
+    libs = [f for f in glob.glob(os.path.join(libdir, "librte_*.so.*"))
+            if not os.path.islink(f)]
+    return os.path.dirname(pmds[0]), libs
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    for p in HIDDEN_FILES + ["/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"]:
+        if not os.path.exists(p):
+            pytest.fail(f"{p} is missing: run scripts/deps.sh")
+    d = tmp_path_factory.mktemp("bundle")
+    archive = d / "e3-bench.tar.gz"
+    subprocess.run([os.path.join(ROOT, "bench", "bundle.sh"), str(archive)], check=True,
+                   capture_output=True, timeout=300)
+    subprocess.run(["tar", "-C", str(d), "-xzf", str(archive)], check=True)
+    yield d / "e3-bench"
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_the_archive_holds_its_programs_drivers_and_loader(bundle):
+    manifest = (bundle / "MANIFEST").read_text()
+    for prog in ("e3-vswitchd", "e3-pktgen", "dpdk-testpmd", "ovs-vswitchd-dpdk", "ovsdb-server"):
+        assert f"./libexec/{prog}\n" in manifest and os.access(bundle / "bin" / prog, os.X_OK)
+    for drv in ("bus_vdev", "mempool_ring", "net_memif", "net_vhost", "net_virtio"):
+        assert glob.glob(str(bundle / "lib" / "dpdk" / "pmds-*" / f"librte_{drv}.so.*")), drv
+    assert glob.glob(str(bundle / "lib" / "ld-linux-x86-64.so.*"))
+    assert glob.glob(str(bundle / "lib" / "libc.so.*"))
+
+
+def test_it_runs_with_the_distros_dpdk_and_ovs_hidden(bundle):
+    pmds_parent, libs = distro_dpdk()
+    hide = ["set -e", f"mount -t tmpfs {TAG} {pmds_parent}"]
+    hide += [f"mount -t tmpfs {TAG} {d}" for d in HIDDEN_DIRS]
+    hide += [f"mount --bind /dev/null {f}" for f in HIDDEN_FILES + libs]
+    # Proof that the hiding holds before the run: no driver, no testpmd.
+    hide += [f"! ls {pmds_parent}/pmds-* 2>/dev/null", "! /usr/bin/dpdk-testpmd --version 2>/dev/null"]
+    run = (f"exec {bundle}/run --scenarios elan-unicast --sizes 1 --rounds 1 --trial 0.3 "
+           "--hugepages 1536 --scale-scenarios ''")
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "bash", "-c",
+                        "\n".join(hide + [run])], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert (bundle / "RESULTS.md").exists()
+    results = glob.glob(str(bundle / "out" / "*" / "results.json"))
+    assert len(results) == 1
+    with open(results[0]) as f:
+        res = json.load(f)
+    (point,) = res["points"]
+    assert point["scenario"] == "elan-unicast" and point["size"] == 1
+    for sw in ("limit", "e3", "ovs"):
+        s = point["switches"][sw]
+        assert "error" not in s and s["ndr_pps"] > 0, (sw, s)
+    assert res["cpus"]["spec"] and res["machine"]["dpdk"]
+    assert "## Scaling over cores" in (bundle / "RESULTS.md").read_text()
