@@ -6,7 +6,7 @@ BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all deps deps-bench build datapath control web test test-repeat test-unit test-go test-py \
-        package demo demo-down bench bench-quick bench-failover bench-multihoming bench-migration bench-upgrade bench-controller clean
+        package demo demo-down bench bench-quick bench-bundle bench-failover bench-multihoming bench-migration bench-upgrade bench-controller clean
 
 all: build
 
@@ -55,6 +55,10 @@ bench: build deps-bench
 
 bench-quick: build deps-bench
 	@./bench/run.sh --quick
+
+# The benchmark as one archive for another server (bench/README.md).
+bench-bundle: build deps-bench
+	@./bench/bundle.sh
 
 # Loss windows of single failures (docs/ha.md): writes bench/FAILOVER.md.
 bench-failover: build

@@ -23,6 +23,17 @@ sys.path.insert(0, BENCH)
 from benchlib.scenarios import BY_NAME  # noqa: E402
 
 
+def layout_line(res):
+    """Where the table's points ran (one worker each)."""
+    lay = res.get("cpus") or {"gen": [0], "main": 1, "workers": [1]}
+    gen, main, w = lay["gen"], lay["main"], lay["workers"][0]
+    where = (f"with all its threads on CPU {w}" if main == w
+             else f"its main thread on CPU {main}, its worker on CPU {w}")
+    return (f"Generator `e3-pktgen` (DPDK, `datapath/pktgen/`) on CPU {gen[0]}; the switch under "
+            f"test {where} (layout `{lay.get('spec', 'gen=0 main=1 workers=1 vm=0')}`; the scaling "
+            "series below uses more).")
+
+
 def newest_results():
     runs = sorted(glob.glob(os.path.join(BENCH, "out", "*", "results.json")), key=os.path.getmtime)
     if not runs:
@@ -526,8 +537,7 @@ def main():
         "",
         "## Method",
         "",
-        "- Generator `e3-pktgen` (DPDK, `datapath/pktgen/`) on CPU 0; the switch under test with "
-        "all its threads on CPU 1. Links: memif (the switch is the server, the generator the "
+        "- " + layout_line(res) + " Links: memif (the switch is the server, the generator the "
         "client), rings of 2^14 slots"
         + (". The generator's memif clients are zero-copy (its mbufs in hugepages are the "
            "ring buffers: the switch copies, the generator does not)" if res["hugepages"] else "")

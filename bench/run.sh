@@ -7,8 +7,10 @@
 #   bench/run.sh --quick   E-LAN unicast + label swap at 1 and 20k, PVP E-Line; 3 rounds, ~15 min
 #   extra arguments go to bench/bench.py (e.g. --rounds 3, --sizes 1,20000)
 #
-# Uses both CPUs (generator on 0, switch on 1) and reserves 2 MiB hugepages
-# while it runs (given back at the end). Raw results: bench/out/<run>/.
+# CPUs: on 2, the generator on 0 and the switch on 1; on more, as
+# bench/benchlib/cpus.py derives (or bench.py --cpus). Reserves 2 MiB
+# hugepages while it runs (given back at the end). Raw results:
+# bench/out/<run>/. Another server: bench/bundle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
