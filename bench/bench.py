@@ -35,7 +35,7 @@ from benchlib import cpus, host  # noqa: E402
 from benchlib.pktgen import Pktgen, PktgenError, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
-from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError  # noqa: E402
+from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError, wait_for  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 WORKDIR = "/tmp/bn-bench"
@@ -145,8 +145,12 @@ class Bench:
                         out[name] = e
         return out
 
-    def run_point(self, scn, n, names, workers=1):
-        ctx0 = {"scenario": scn.name, "size": n, "workers": workers}
+    def run_point(self, scn, n, names, workers=1, link="copy"):
+        """One scenario at one table size: every switch started, then
+        measured round by round. workers: forwarding cores per switch;
+        link: "copy" (the switch copies; memif server) or "zc" (the
+        switch is a zero-copy memif client, the generator copies)."""
+        ctx0 = {"scenario": scn.name, "size": n, "workers": workers, "link": link}
         lay = self.layout
         # A lane of the generator per worker, as far as it has CPUs; a
         # lane with more than one queue serves them in turn.
@@ -159,20 +163,37 @@ class Bench:
                 if name == "ovs" and scn.ovs.na:
                     info[name] = {"na": scn.ovs.na}
                     continue
-                sw = SWITCHES[name](WORKDIR, lay.main, self.huge_dir, vm_cpu=lay.vm,
-                                    workers=lay.workers[:workers], vm_idle=vm_idle)
-                sws[name] = sw
+                if link == "zc" and SWITCHES[name].zc_na:
+                    info[name] = {"na": SWITCHES[name].zc_na}
+                    continue
                 t0 = time.monotonic()
                 plan = scn.plan(name, n)
-                gen = Pktgen(sw.sockets(len(scn.ports)), cpus=lanes, queues=workers,
+                try:
+                    sw = SWITCHES[name](WORKDIR, lay.main, self.huge_dir, vm_cpu=lay.vm,
+                                        workers=lay.workers[:workers], vm_idle=vm_idle, link=link)
+                except SwitchError as e:
+                    info[name] = {"error": str(e)}
+                    continue
+                sws[name] = sw
+                socks = sw.sockets(len(scn.ports))
+                clients, servers = (socks, []) if link == "copy" else ([], socks)
+                gen = Pktgen(clients, servers=servers, cpus=lanes, queues=workers, ring=sw.ring,
                              rx_queues=sw.gen_rx_queues, prefix=f"{GEN_PREFIX}{name}",
                              log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir,
                              idle_sleep_us=VM_IDLE_SLEEP_US if vm_idle else 0)
                 try:
-                    sw.start(scn, n)
-                    sess = Session(gen, plan.streams, learn=plan.learn,
-                                   learn_rate=self.args.learn_rate)
-                    sessions[name] = sess
+                    if link == "copy":
+                        sw.start(scn, n)
+                        sessions[name] = sess = Session(gen, plan.streams, learn=plan.learn,
+                                                        learn_rate=self.args.learn_rate)
+                    else:
+                        # The generator is the server: it listens first.
+                        sessions[name] = sess = Session(gen, plan.streams, learn=plan.learn,
+                                                        learn_rate=self.args.learn_rate, wait=False)
+                        wait_for(lambda: all(os.path.exists(s) for s in socks), 30,
+                                 "the generator's memif sockets", sess.proc)
+                        sw.start(scn, n)
+                        sess.wait_ready()
                     # Teach the table once (no-op without --learn streams); a
                     # short stream proves the path works.
                     sess.trial(rate=10000, duration=0.2, learn=True,
@@ -240,7 +261,7 @@ class Bench:
                     sessions[name].close()
                 log(f"  {name}: stopped in {time.monotonic() - t0:.1f}s")
         point = {"scenario": scn.name, "size": n, "workers": workers, "lanes": len(lanes),
-                 "switches": info}
+                 "link": link, "switches": info}
         self.record(kind="point", **point)
         self.results.append(point)
         return point
@@ -279,6 +300,7 @@ class Bench:
                     log("  => " + ", ".join(f"{k} {v.get('ndr_pps', 0) / 1e6:.3f} Mpps"
                                             for k, v in sw.items() if "ndr_pps" in v))
             self.run_scaling()
+            self.run_zero_copy()
         finally:
             if hp:
                 hp.restore()
@@ -311,10 +333,18 @@ class Bench:
             scn = BY_NAME[name]
             for w in counts:
                 if any(p["scenario"] == name and p["size"] == 1 and p.get("workers", 1) == w
+                       and p.get("link", "copy") == "copy"
                        for p in self.results):
                     continue
                 log(f"{name} size 1, {w} worker{'s' if w > 1 else ''}")
                 self.run_point(scn, 1, self.args.switches.split(","), workers=w)
+
+    def run_zero_copy(self):
+        """The zero-copy series: each --zc-scenarios at one entry, one
+        worker, with the switch as a zero-copy memif client."""
+        for name in filter(None, self.args.zc_scenarios.split(",")):
+            log(f"{name} size 1, zero-copy links")
+            self.run_point(BY_NAME[name], 1, self.args.switches.split(","), link="zc")
 
     def scenarios(self):
         return self.args.scenarios.split(",") if self.args.scenarios else self.m["scenarios"]
@@ -383,6 +413,9 @@ def main():
                     "(default: 1,2,4,8 as far as the layout has worker CPUs)")
     ap.add_argument("--scale-scenarios", default="elan-unicast",
                     help="scenarios of the scaling series, at one table entry (empty: none)")
+    ap.add_argument("--zc-scenarios", default="elan-unicast,label-swap",
+                    help="scenarios run again at one table entry with zero-copy links (the switch "
+                    "a zero-copy memif client, the generator copying; empty: none)")
     ap.add_argument("--out", default=os.path.join(BENCH, "out", time.strftime("%Y%m%d-%H%M%S")))
     args = ap.parse_args()
     mode = dict(MODES[args.mode])

@@ -290,6 +290,18 @@ def targets(groups):
              "elan-unicast", 1000000, "e3", "limit", "<= 1.3", lambda v: v <= 1.3)
     cost_row("E-LAN known unicast at 20k MACs, e3's cycles/frame / OVS's",
              "elan-unicast", 20000, "e3", "ovs", "<= 0.33", lambda v: v <= 1 / 3)
+    cost_row("E-LAN known unicast at 1 MAC, e3's cycles/frame / OVS's",
+             "elan-unicast", 1, "e3", "ovs", "<= 0.85", lambda v: v <= 0.85)
+    ratio_row("PVP E-Line, e3/OVS at zero loss (goal set for a layout where the VM has a CPU "
+              "of its own)", "pvp-eline", 1, "e3", "ovs", ">= 1.25", lambda v: v >= 1.25)
+    cost_row("PVP E-Line, e3's cycles per crossing / OVS's", "pvp-eline", 1, "e3", "ovs",
+             "<= 0.80", lambda v: v <= 0.8)
+    for n, goal in ((1, 50), (1000000, 90)):
+        p = point("elan-unicast", n)
+        own = own_cycles((p or {}).get("switches", {}).get("e3"))
+        row(f"E-LAN known unicast at {size_name(n)} MAC{'s' if n > 1 else ''}, e3's own stages "
+            "(cycles/frame, port I/O excluded)", own, f"<= {goal}", lambda v, g=goal: v <= g,
+            "{:.0f}")
     # PVP's limit is not a flat-out figure: only the point-to-point tables count.
     gens = [(p["switches"]["gen"]["ceiling_pps"] / p["switches"]["limit"]["max_pps"], p)
             for pts in groups.values() for p in pts
@@ -336,13 +348,62 @@ def targets(groups):
              "| target | measured | goal | verdict |", "|---|---:|---:|---|"] + rows + [""])
 
 
+def own_cycles(sw):
+    """e3's own stages per frame: the runtime profile's stages without the
+    ports' receive and transmit (each stage's cycles over the frames it
+    took; a frame takes each stage of its path once)."""
+    st = (sw or {}).get("stage_cycles")
+    if not st:
+        return None
+    return sum(v for k, v in st.items() if k not in ("rx", "tx"))
+
+
+def zero_copy(points):
+    """The zero-copy section: each switch's cycles per frame with the link
+    copying (the table's mode) and with the switch a zero-copy client."""
+    zc = [p for p in points if p.get("link") == "zc"]
+    if not zc:
+        return []
+    md = ["## Zero-copy links", "",
+          "The same point with the roles of the link swapped: the switch is a zero-copy memif "
+          "client (its own mbufs are the ring buffers) and the generator the server that "
+          "copies into and out of them, as a NIC's DMA would (rings of 2^12 slots, the "
+          "generator catching up at most half a ring at once). What is left of a switch's "
+          "cycles is its own work and the descriptors; the difference from the table's mode "
+          "is what the copies cost it. The generator now copies, so the rates are its, not the "
+          "switches': compare cycles.", "",
+          "| point | switch | Mpps copy / zc | cycles/frame copy / zc | copies | e3 rx / tx copy / zc | e3 stages copy / zc |",
+          "|---|---|---:|---:|---:|---:|---:|"]
+    for p in sorted(zc, key=lambda p: p["scenario"]):
+        base = next((q for q in points if q["scenario"] == p["scenario"] and q["size"] == p["size"]
+                     and q["workers"] == 1 and q.get("link", "copy") == "copy"), None)
+        for k in SWITCHES:
+            a = ((base or {}).get("switches") or {}).get(k) or {}
+            b = p["switches"].get(k) or {}
+            if "na" in b:
+                md.append(f"| {p['scenario']} {size_name(p['size'])} | {k} | n/a: {b['na']} | | | | |")
+                continue
+            ca, cb = a.get("cycles_per_frame"), b.get("cycles_per_frame")
+            io = own = "-"
+            if k == "e3":
+                sa, sb = a.get("stage_cycles") or {}, b.get("stage_cycles") or {}
+                io = " / ".join(f"{s.get('rx', 0):.0f}+{s.get('tx', 0):.0f}" for s in (sa, sb))
+                own = " / ".join(f"{own_cycles(s_):.0f}" if own_cycles(s_) is not None else "-"
+                                 for s_ in (a, b))
+            def num(v):
+                return f"{v:.0f}" if v else "-"
+            md.append(f"| {p['scenario']} {size_name(p['size'])} | {k} | {cell(a or None)} / {cell(b)} | "
+                      f"{num(ca)} / {num(cb)} | {num(ca - cb if ca and cb else None)} | {io} | {own} |")
+    return md + [""]
+
+
 def scaling_series(points):
     """{scenario: its size-1 points by worker count} for every scenario run
     with more than one worker, or, where no point had more, the size-1 points
     of the scale scenarios (the series that stopped at one worker)."""
     out = {}
     for p in points:
-        if p["size"] == 1:
+        if p["size"] == 1 and p["link"] == "copy":
             out.setdefault(p["scenario"], []).append(p)
     multi = {k: v for k, v in out.items() if any(p["workers"] > 1 for p in v)}
     for v in out.values():
@@ -498,7 +559,8 @@ def load_runs(srcs):
         for p in res["points"]:
             p["supplement"] = i > 0
             p.setdefault("workers", 1)
-            points[(p["scenario"], p["size"], p["workers"])] = p
+            p.setdefault("link", "copy")
+            points[(p["scenario"], p["size"], p["workers"], p["link"])] = p
         jl = os.path.join(os.path.dirname(src), "trials.jsonl")
         if os.path.exists(jl):
             with open(jl) as f:
@@ -510,7 +572,7 @@ def main():
     srcs = sys.argv[1:] or [newest_results()]
     runs, points, trials = load_runs(srcs)
     src, res = runs[0]
-    groups = by_scenario([p for p in points if p["workers"] == 1])
+    groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "copy"])
     m, prm = res["machine"], res["params"]
     loads = [t["load1"] for t in trials if "load1" in t]
     md = [
@@ -628,6 +690,7 @@ def main():
     for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
         md += table(name, groups[name])
     md += scaling(res, points, plot_scaling(points, os.path.join(BENCH, "results-scaling.png")))
+    md += zero_copy(points)
     md += ["## Targets", ""] + targets(groups) + scaling_targets(points)
     # Each profile from the latest run that has it.
     by_name = {os.path.basename(x): x for d in srcs

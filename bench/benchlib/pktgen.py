@@ -16,17 +16,16 @@ PKTGEN = os.environ.get("E3_PKTGEN", os.path.join(ROOT, "build", "bin", "e3-pktg
 # compile preempts for a few milliseconds must not lose frames for that
 # alone. The client (the generator) sizes the rings; the server side
 # states the same for clarity.
-MEMIF_OPTS = "socket-abstract=no,rsize=14"
+MEMIF_RING_LOG2 = 14
+MEMIF_RING = 1 << MEMIF_RING_LOG2
 
 
-MEMIF_RING = 1 << 14
-
-
-def memif_devargs(index, sock, role, zero_copy=False, link_id=None):
+def memif_devargs(index, sock, role, zero_copy=False, link_id=None, ring_log2=MEMIF_RING_LOG2):
     """Port `index` of a process; both ends of a link share its socket and id."""
     zc = ",zero-copy=yes" if zero_copy else ""
     link_id = index if link_id is None else link_id
-    return f"net_memif{index},role={role},id={link_id},socket={sock},{MEMIF_OPTS}{zc}"
+    return (f"net_memif{index},role={role},id={link_id},socket={sock},socket-abstract=no,"
+            f"rsize={ring_log2}{zc}")
 
 
 def pushback(res):
@@ -58,7 +57,10 @@ class Pktgen:
     poll finds nothing to do (a VM shares its CPU)."""
 
     def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
-                 rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0, cpus=None, queues=None):
+                 rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0, cpus=None, queues=None,
+                 ring=MEMIF_RING):
+        """ring: slots of the memif rings (the client's rsize): a lane
+        catching up after a preemption sends at most half of that at once."""
         self.sockets = list(sockets)
         self.servers = list(servers)
         self.cpus = list(cpus) if cpus else [cpu]
@@ -74,6 +76,7 @@ class Pktgen:
         self.log = log
         self.huge_dir = huge_dir
         self.idle_sleep_us = idle_sleep_us
+        self.ring = ring
 
     def command(self, streams, rate=0, duration=None, count=None, learn=(), learn_rate=None,
                 warmup=None, imix=False, verify=True):
@@ -96,6 +99,8 @@ class Pktgen:
             # Every RX ring slot holds one of our mbufs, every TX slot one
             # until the server has copied it; plus bursts in hand.
             cmd += ["--mbufs", str(self.mbufs)]
+        if self.ring != MEMIF_RING:
+            cmd += ["--catch-up", str(self.ring // 2)]
         if self.idle_sleep_us:
             cmd += ["--idle-sleep-us", str(self.idle_sleep_us)]
         for s in streams:
@@ -167,8 +172,14 @@ class Session:
     up across trials (see main.c for why), trials are lines on its stdin,
     results JSON lines on its stdout."""
 
-    def __init__(self, gen, streams, learn=(), learn_rate=None, imix=False):
+    def __init__(self, gen, streams, learn=(), learn_rate=None, imix=False, wait=True):
+        """wait=False: return once started; wait_ready() then waits for the
+        links (a generator whose ports are all memif servers must be up
+        before the switch, its client, can start)."""
         self.gen = gen
+        for sock in gen.servers:
+            if os.path.exists(sock):
+                os.unlink(sock)
         cmd = gen.command(streams, learn=learn, learn_rate=learn_rate, imix=imix)
         cmd.append("--serve")
         self.logf = open(gen.log, "a") if gen.log else subprocess.DEVNULL
@@ -177,7 +188,11 @@ class Session:
             self.logf.flush()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.logf, text=True, bufsize=1)
-        ready = self._read(gen.link_timeout + 30)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self):
+        ready = self._read(self.gen.link_timeout + 30)
         if not ready.get("ready"):
             self.close()
             raise PktgenError(f"e3-pktgen session did not start: {ready}")

@@ -14,6 +14,15 @@ worker k (memif's RSS: the generator's lane k sends on queue k). On the
 developers' 2-CPU machine main and worker share one CPU and the generator
 has the other (benchlib/cpus.py).
 
+Links come in two modes. "copy" (the table's): the switch is the memif
+server and the generator a zero-copy client, so the switch copies every
+frame in and out, as a software switch does with a VM's vhost-user port.
+"zc": the switch is a zero-copy memif client and the generator the server
+that copies (as a NIC's DMA would), so the switch's figures are its own work
+without the link's copies. Its rings are 2^12 slots: a zero-copy client
+fills every slot of every ring with an mbuf of its own, and OVS sizes its
+pool for 2048-4096 descriptors.
+
 A scenario with a VM (PVP) gives each switch a vhost-user port, "vm0", whose
 other end is the VM: dpdk-testpmd in macswap mode on a virtio_user port,
 started with the switch and paused with it. With a CPU of its own it busy
@@ -33,7 +42,9 @@ import sys
 import time
 
 from . import host
-from .pktgen import memif_devargs, ROOT
+from .pktgen import MEMIF_RING_LOG2, memif_devargs, ROOT
+
+ZC_RING_LOG2 = 12
 from .scenarios import SW_FAB
 
 sys.path.insert(0, os.path.join(ROOT, "datapath", "python"))
@@ -71,11 +82,17 @@ def wait_for(cond, timeout, what, proc=None, log=None):
 class Switch:
     name = "?"
     mem_mb = 2048
+    zc_na = ""      # why the switch does not run zero-copy links
 
-    def __init__(self, workdir, cpu, huge_dir, prefix=None, vm_cpu=0, workers=None, vm_idle=True):
+    def __init__(self, workdir, cpu, huge_dir, prefix=None, vm_cpu=0, workers=None, vm_idle=True,
+                 link="copy"):
         """cpu: the main thread's (and the only worker's, without `workers`);
         workers: a CPU per forwarding core; vm_idle: the VM shares a busy
-        CPU and runs at idle priority."""
+        CPU and runs at idle priority; link: "copy" or "zc" (above)."""
+        if link == "zc" and not huge_dir:
+            raise SwitchError("zero-copy links need hugepages (a memif region is a hugepage file)")
+        self.link = link
+        self.ring = 1 << (ZC_RING_LOG2 if link == "zc" else MEMIF_RING_LOG2)     # memif slots
         self.workdir = workdir
         self.cpu = cpu
         self.workers = list(workers) if workers else [cpu]
@@ -98,7 +115,15 @@ class Switch:
         return ",".join([f"0@{self.cpu}"] + [f"{k + 1}@{c}" for k, c in enumerate(self.workers)])
 
     def devargs(self, index, sock):
+        if self.link == "zc":
+            return memif_devargs(index, sock, "client", zero_copy=True, ring_log2=ZC_RING_LOG2)
         return memif_devargs(index, sock, "server")
+
+    def mem_args(self, mb):
+        """EAL memory options; a zero-copy client shares its memory with
+        the server as one file per segment list."""
+        zc = ["--single-file-segments"] if self.link == "zc" else []
+        return host.eal_mem_args(self.huge_dir, mb) + zc
 
     def sockets(self, nports):
         return [os.path.join(self.workdir, f"{self.name}-p{i}.sock") for i in range(nports)]
@@ -117,7 +142,9 @@ class Switch:
             return f.read()
 
     def _clean_sockets(self, nports):
-        for s in self.sockets(nports) + [self.vm_socket()]:
+        # zero-copy links: the generator, their server, has made the sockets.
+        ports = self.sockets(nports) if self.link == "copy" else []
+        for s in ports + [self.vm_socket()]:
             if os.path.exists(s):
                 os.unlink(s)
 
@@ -205,7 +232,7 @@ class LinkLimit(Switch):
         self._clean_sockets(nports)
         # stdbuf: testpmd's answers must reach the log while it runs.
         cmd = ["stdbuf", "-oL", TESTPMD, "--lcores", self.lcores(), "--main-lcore", "0", "--no-pci",
-               *host.eal_mem_args(self.huge_dir, self.mem_mb), *host.eal_plugin_args(),
+               *self.mem_args(self.mem_mb), *host.eal_plugin_args(),
                "--file-prefix", self.prefix]
         for i, s in enumerate(self.sockets(nports)):
             cmd += ["--vdev", self.devargs(i, s)]
@@ -281,7 +308,7 @@ class E3(Switch):
         macs = n if scenario.table == "MACs" else 0
         mac_cap = max(65536, macs + macs // 4)
         cmd = [VSWITCHD, "--lcores", self.lcores(), "--main-lcore", "0", "--no-pci",
-               *host.eal_mem_args(self.huge_dir, self.mem_mb), *host.eal_plugin_args(),
+               *self.mem_args(self.mem_mb), *host.eal_plugin_args(),
                "--file-prefix", self.prefix, "--", "--name", "bn", "--rpc-socket", self.rpc_sock, "--poll-mode", "busy",
                "--mac-table-size", str(mac_cap), "--mbufs", "65535"]
         doc = {"version": 1, **scenario.e3_config(n), "ports": []}
@@ -361,6 +388,10 @@ class Ovs(Switch):
     """Open vSwitch with its DPDK datapath, from Debian's package, run with a
     database and run directory of our own (never the system service)."""
     name = "ovs"
+    # Seen with Debian's OVS 3.1 on DPDK 22.11: as a zero-copy memif client
+    # it connects its first port and never its second (the same ports
+    # without zero-copy connect both).
+    zc_na = "its zero-copy memif client connects one port of two here"
     @property
     def gen_rx_queues(self):
         """OVS gives each port a TX queue per PMD thread plus one for the
@@ -399,7 +430,7 @@ class Ovs(Switch):
         wait_for(lambda: os.path.exists(f"{d}/db.sock"), 20, "ovsdb-server", db, self.log)
         self._vsctl("--no-wait", "init")
         dpdk_extra = f"--no-pci --file-prefix {self.prefix} " + " ".join(
-            host.eal_mem_args(self.huge_dir, self.mem_mb) + host.eal_plugin_args())
+            self.mem_args(self.mem_mb) + host.eal_plugin_args())
         self._vsctl("--no-wait", "set", "Open_vSwitch", ".",
                     "other_config:dpdk-init=true",
                     f"other_config:dpdk-extra={dpdk_extra}",

@@ -79,6 +79,7 @@ static struct {
 	uint64_t count;         /* or: stop after this many frames */
 	unsigned burst;
 	unsigned mbufs;         /* pool size: a zero-copy memif client lends the server its own mbufs */
+	unsigned catch_up;      /* frames a lane may send at once to catch up after a preemption */
 	bool imix;
 	unsigned drain_ms;
 	unsigned idle_sleep_us; /* sleep when nothing is due to be sent (0: busy poll) */
@@ -89,7 +90,7 @@ static struct {
 	bool verify;            /* read every received frame's stamp (else count by length) */
 	uint32_t stream_on;     /* bit per stream: sent in this trial */
 } cfg = {
-	.learn_rate = 200000, .duration = 1.0, .burst = 32, .mbufs = 16383, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
+	.learn_rate = 200000, .duration = 1.0, .burst = 32, .mbufs = 16383, .catch_up = 8192, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
 	.verify = true,
 };
 
@@ -157,6 +158,8 @@ static void usage(const char *prog)
 		"  --mbufs N         mbuf pool size (default 16383); a zero-copy memif\n"
 		"                    client needs every ring slot of every queue filled\n"
 		"  --queues N        transmit queues per port (default: one per lcore)\n"
+		"  --catch-up N      frames the lanes may send at once, at a set rate, after\n"
+		"                    a preemption (default 8192: half a 2^14 memif ring)\n"
 		"  --rx-queues N     receive queues per port (default: --queues); OVS\n"
 		"                    sends on queue 1.. of a memif port from its PMDs\n"
 		"  --no-verify       count received frames by length (data frames are the\n"
@@ -184,6 +187,7 @@ static int parse_args(int argc, char **argv)
 		{ "rx-queues", required_argument, NULL, 'q' },
 		{ "queues", required_argument, NULL, 'Q' },
 		{ "mbufs", required_argument, NULL, 'm' },
+		{ "catch-up", required_argument, NULL, 'C' },
 		{ "idle-sleep-us", required_argument, NULL, 'I' },
 		{ "serve", no_argument, NULL, 'S' },
 		{ "no-verify", no_argument, NULL, 'V' },
@@ -258,6 +262,11 @@ static int parse_args(int argc, char **argv)
 		case 'm':
 			cfg.mbufs = (unsigned)strtoul(optarg, &end, 0);
 			if (*end || cfg.mbufs < 1024)
+				goto bad;
+			break;
+		case 'C':
+			cfg.catch_up = (unsigned)strtoul(optarg, &end, 0);
+			if (*end || cfg.catch_up == 0)
 				goto bad;
 			break;
 		case 'I':
@@ -653,10 +662,10 @@ static void tx_loop(struct lane *l, double seconds, uint32_t magic, uint64_t *t_
 	double rate = cfg.rate / n_lanes;
 	double tokens = 0, per_cycle = rate / (double)tsc_hz;
 	/* Tokens saved up while the generator was preempted (a shared CPU) are
-	 * spent in bursts afterwards, up to 20 ms or half a 2^14 memif ring
-	 * worth, so the offered rate stays the one asked for; a switch that
-	 * keeps up absorbs such a burst in its input ring. */
-	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(rate * 0.02, 8192.0));
+	 * spent in bursts afterwards, up to 20 ms or --catch-up frames (half a
+	 * 2^14 memif ring), so the offered rate stays the one asked for; a
+	 * switch that keeps up absorbs such a burst in its input ring. */
+	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(rate * 0.02, (double)cfg.catch_up / n_lanes));
 	uint64_t start = rte_rdtsc(), last = start;
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
 	for (;;) {
