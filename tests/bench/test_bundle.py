@@ -64,7 +64,7 @@ def test_it_runs_with_the_distros_dpdk_and_ovs_hidden(bundle):
     # Proof that the hiding holds before the run: no driver, no testpmd.
     hide += [f"! ls {pmds_parent}/pmds-* 2>/dev/null", "! /usr/bin/dpdk-testpmd --version 2>/dev/null"]
     run = (f"exec {bundle}/run --scenarios elan-unicast --sizes 1 --rounds 1 --trial 0.3 "
-           "--hugepages 1536 --scale-scenarios ''")
+           "--hugepages 1536 --scale-scenarios '' --zc-scenarios ''")
     p = subprocess.run(["unshare", "--mount", "--propagation", "private", "bash", "-c",
                         "\n".join(hide + [run])], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
