@@ -128,6 +128,7 @@ struct lane {
 static struct lane lanes[MAX_LANES];
 static unsigned n_lanes = 1;
 static volatile bool learn_done;
+static unsigned lanes_sent;     /* lanes done sending this trial */
 
 static void on_signal(int sig)
 {
@@ -797,7 +798,14 @@ static int lane_trial(void *arg)
 	if (cfg.warmup > 0)
 		tx_loop(l, cfg.warmup, PG_MAGIC_LEARN, &t0, &t1);
 	tx_loop(l, cfg.duration, PG_MAGIC_DATA, &l->t_start, &l->t_end);
-	/* Frames still in flight in the switch arrive during the drain. */
+	/* A switch may send a lane's frames back on another lane's queue:
+	 * every lane receives until all have sent, then drains what is still
+	 * in flight in the switch. */
+	__atomic_add_fetch(&lanes_sent, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&lanes_sent, __ATOMIC_ACQUIRE) < n_lanes) {
+		rx_poll(l);
+		idle(l, 0);
+	}
 	rx_for(l, cfg.drain_ms * tsc_hz / 1000);
 	return 0;
 }
@@ -815,6 +823,7 @@ static int run_trial(bool learn)
 		}
 	}
 	learn_done = !learn;
+	lanes_sent = 0;
 	for (unsigned k = 0; k < n_lanes; k++)
 		lanes[k].learn = learn;
 	for (unsigned k = 1; k < n_lanes; k++)
