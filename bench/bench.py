@@ -182,18 +182,17 @@ class Bench:
                              log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir,
                              idle_sleep_us=VM_IDLE_SLEEP_US if vm_idle else 0)
                 try:
-                    if link == "copy":
+                    # The memif servers listen first: the switch's (copy) or
+                    # the generator's (zc).
+                    if not servers:
                         sw.start(scn, n)
-                        sessions[name] = sess = Session(gen, plan.streams, learn=plan.learn,
-                                                        learn_rate=self.args.learn_rate)
-                    else:
-                        # The generator is the server: it listens first.
-                        sessions[name] = sess = Session(gen, plan.streams, learn=plan.learn,
-                                                        learn_rate=self.args.learn_rate, wait=False)
+                    sessions[name] = sess = Session(gen, plan.streams, learn=plan.learn,
+                                                    learn_rate=self.args.learn_rate, wait=False)
+                    if servers:
                         wait_for(lambda: all(os.path.exists(s) for s in socks), 30,
                                  "the generator's memif sockets", sess.proc)
                         sw.start(scn, n)
-                        sess.wait_ready()
+                    sess.wait_ready()
                     # Teach the table once (no-op without --learn streams); a
                     # short stream proves the path works.
                     sess.trial(rate=10000, duration=0.2, learn=True,
@@ -308,6 +307,7 @@ class Bench:
             "mode": self.args.mode, "started": started, "elapsed_s": round(time.time() - started),
             "machine": host.machine_info(OVS_VSWITCHD), "hugepages": bool(self.huge_dir),
             "cpus": self.layout.as_dict(), "worker_counts": self.worker_counts(),
+            "scale_scenarios": list(filter(None, self.args.scale_scenarios.split(","))),
             "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True, lockstep=True,
                            min_achieved=self.params.min_achieved,
                            learn_rate=self.args.learn_rate),
@@ -318,9 +318,7 @@ class Bench:
         return summary
 
     def worker_counts(self):
-        if self.args.workers:
-            return [int(x) for x in self.args.workers.split(",")]
-        return self.layout.worker_counts()
+        return worker_counts(self.args, self.layout)
 
     def run_scaling(self):
         """The scaling series: each --scale-scenarios at one entry with
@@ -352,6 +350,13 @@ class Bench:
     def sizes(self, scn):
         wanted = [int(x) for x in self.args.sizes.split(",")] if self.args.sizes else self.m["sizes"]
         return [n for n in wanted if n in scn.sizes] or scn.sizes[:1]
+
+
+def worker_counts(args, layout):
+    """The scaling series' worker counts: --workers, else the layout's."""
+    if args.workers:
+        return [int(x) for x in args.workers.split(",")]
+    return layout.worker_counts()
 
 
 def on(sw, fn):
@@ -429,8 +434,7 @@ def main():
         ap.error(str(e))
     if args.hugepages is None:
         # Every memif queue of a zero-copy generator is filled with its mbufs.
-        most = max(int(x) for x in args.workers.split(",")) if args.workers else layout.worker_counts()[-1]
-        args.hugepages = 3072 + 768 * (most - 1)
+        args.hugepages = 3072 + 768 * (max(worker_counts(args, layout)) - 1)
     os.makedirs(args.out, exist_ok=True)
     log(f"bench: {args.mode} mode, output in {args.out}; CPUs {layout.describe()}"
         + "".join(f"; {n}" for n in layout.notes))

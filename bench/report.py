@@ -397,18 +397,16 @@ def zero_copy(points):
     return md + [""]
 
 
-def scaling_series(points):
-    """{scenario: its size-1 points by worker count} for every scenario run
-    with more than one worker, or, where no point had more, the size-1 points
-    of the scale scenarios (the series that stopped at one worker)."""
+def scaling_series(res, points):
+    """{scenario: its size-1 points by worker count} for the run's scale
+    scenarios (bench.py --scale-scenarios)."""
     out = {}
-    for p in points:
-        if p["size"] == 1 and p["link"] == "copy":
-            out.setdefault(p["scenario"], []).append(p)
-    multi = {k: v for k, v in out.items() if any(p["workers"] > 1 for p in v)}
-    for v in out.values():
-        v.sort(key=lambda p: p["workers"])
-    return multi or out
+    for name in res.get("scale_scenarios", ["elan-unicast"]):
+        pts = sorted((p for p in points if p["scenario"] == name and p["size"] == 1
+                      and p["link"] == "copy"), key=lambda p: p["workers"])
+        if pts:
+            out[name] = pts
+    return out
 
 
 def scaling(res, points, plotted):
@@ -417,8 +415,7 @@ def scaling(res, points, plotted):
     lay = res.get("cpus")
     if not lay:
         return []
-    series = scaling_series(points)
-    wanted = [s for s in ("elan-unicast",) if s in series] or list(series)[:1]
+    series = scaling_series(res, points)
     md = ["## Scaling over cores", ""] + (["![scaling](results-scaling.png)", ""] if plotted else []) + [
           f"CPU layout: `{lay['spec']}`" + (f" (derived from {lay['derived_from']} CPUs)"
                                             if lay.get("derived_from") else " (given with --cpus)")
@@ -434,7 +431,7 @@ def scaling(res, points, plotted):
     md += [f"- {n}" for n in lay.get("notes", [])]
     if lay.get("notes"):
         md.append("")
-    for name in [s for s in series if s in wanted or len(series[s]) > 1]:
+    for name in series:
         pts = series[name]
         one = next((p for p in pts if p["workers"] == 1), None)
         md += [f"### {BY_NAME[name].title if name in BY_NAME else name}", "",
@@ -473,10 +470,10 @@ def pyplot():
     return plt
 
 
-def scaling_targets(points):
+def scaling_targets(res, points):
     """Issue target: 4 workers >= 3.6x one worker (e3's zero-loss rate)."""
     rows = []
-    for name, pts in scaling_series(points).items():
+    for name, pts in scaling_series(res, points).items():
         by = {p["workers"]: p["switches"].get("e3", {}).get("ndr_pps") for p in pts}
         if by.get(1) and by.get(4):
             r = by[4] / by[1]
@@ -488,11 +485,11 @@ def scaling_targets(points):
     return ["| scaling target | measured | goal | verdict |", "|---|---:|---:|---|"] + rows + [""]
 
 
-def plot_scaling(points, path):
+def plot_scaling(res, points, path):
     plt = pyplot()
     if plt is None:
         return False
-    series = {k: v for k, v in scaling_series(points).items() if len(v) > 1}
+    series = {k: v for k, v in scaling_series(res, points).items() if len(v) > 1}
     if not series:
         return False
     fig, axes = plt.subplots(2, len(series), figsize=(5.5 * len(series), 7.5), squeeze=False)
@@ -689,9 +686,9 @@ def main():
     ]
     for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
         md += table(name, groups[name])
-    md += scaling(res, points, plot_scaling(points, os.path.join(BENCH, "results-scaling.png")))
+    md += scaling(res, points, plot_scaling(res, points, os.path.join(BENCH, "results-scaling.png")))
     md += zero_copy(points)
-    md += ["## Targets", ""] + targets(groups) + scaling_targets(points)
+    md += ["## Targets", ""] + targets(groups) + scaling_targets(res, points)
     # Each profile from the latest run that has it.
     by_name = {os.path.basename(x): x for d in srcs
                for x in glob.glob(os.path.join(os.path.dirname(d), "profile-*.txt"))}
