@@ -117,10 +117,8 @@ def derive(cpus=None):
         lay = Layout(gen=[cpus[0]], main=cpus[2], workers=[cpus[1]], vm=cpus[2])
     else:
         rest = cpus[2:]
-        nw = min(MAX_WORKERS, max(1, (len(rest) * 4 + 6) // 7))
-        lay = Layout(gen=rest[nw:] or rest[-1:], main=cpus[0], workers=rest[:nw], vm=cpus[1])
-        if not rest[nw:]:
-            lay.workers = rest[:-1] or rest
+        nw = max(1, min(MAX_WORKERS, (len(rest) * 4 + 6) // 7, len(rest) - 1))
+        lay = Layout(gen=rest[nw:], main=cpus[0], workers=rest[:nw], vm=cpus[1])
     lay.derived_from = n
     counts = lay.worker_counts()
     if counts[-1] < MAX_WORKERS:
