@@ -774,6 +774,50 @@ static void test_egress_mtu(void)
 	set_mtu("f1", "net_ring3", E3_PORT_FABRIC, FA1, 2000);
 }
 
+/* One burst into the E-Line: the pushed header is made once for the frames
+ * that go the same way (e3_out_push), so each must still get its own PCP,
+ * its own length check and its own bytes, in order. */
+static void test_push_burst(void)
+{
+	static const uint8_t pcp[] = { 5, 5, 3, 3, 5, 5, 1 };
+	static const uint16_t pad[] = { 46, 46, 46, 46, 1492, 46, 46 };   /* [4]: fits c0, not f0 */
+	struct rte_mbuf *m[RTE_DIM(pcp)];
+	struct frame in[RTE_DIM(pcp)];
+	uint64_t over = drops("f0", E3_DROP_OVERSIZE);
+
+	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1500);
+	for (unsigned k = 0; k < RTE_DIM(pcp); k++) {
+		fr_eth(&in[k], HB, HA);
+		fr_tag(&in[k], 0x8100, pcp[k], 100);
+		fr_type(&in[k], 0x0800);
+		fr_pad(&in[k], pad[k], (uint8_t)k);
+		m[k] = mk(&in[k]);
+	}
+	rx_on("c0", m, RTE_DIM(pcp));
+	struct rte_mbuf *out[8];
+	unsigned n = tx_of("f0", out, 8);
+
+	CHECK_EQ(n, RTE_DIM(pcp) - 1);
+	for (unsigned j = 0, k = 0; j < n && k < RTE_DIM(pcp); j++, k++) {
+		struct frame want;
+
+		if (k == 4)
+			k++;
+		fr_eth(&want, NB, FA0);
+		fr_type(&want, 0x8847);
+		fr_u32(&want, lse(1000, pcp[k], 1, 64));
+		fr_u32(&want, 0);
+		fr_bytes(&want, in[k].b, 12);
+		fr_type(&want, 0x0800);
+		fr_pad(&want, pad[k], (uint8_t)k);
+		CHECK_EQ(rte_pktmbuf_pkt_len(out[j]), want.len);
+		CHECK_MEM(bytes_of(out[j]), want.b, RTE_MIN(want.len, rte_pktmbuf_pkt_len(out[j])));
+	}
+	rte_pktmbuf_free_bulk(out, n);
+	CHECK_EQ(drops("f0", E3_DROP_OVERSIZE), over + 1);
+	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 2000);
+}
+
 struct mac_find { uint8_t mac[6]; struct e3_mac_info *out; bool found; };
 
 static void mac_find_fn(const struct e3_mac_info *mi, void *arg)
@@ -928,6 +972,7 @@ int main(void)
 		{ "flood_copies", test_flood_copies },
 		{ "replicate_shared", test_replicate_shared },
 		{ "egress_mtu", test_egress_mtu },
+		{ "push_burst", test_push_burst },
 		{ "learning_corners", test_learning_corners },
 		{ "fuzz_no_leak", test_fuzz },
 	};

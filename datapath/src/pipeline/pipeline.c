@@ -48,6 +48,7 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 	b.trace = false;
 	b.pending = 1u << NX_IN;
 	b.fetched[0] = b.fetched[1] = E3_MAC_EMPTY;   /* no learned MAC has it */
+	b.push.nhlfe = E3_NONE;
 	struct e3_port_ctr *pc = &w->st.port[rx_port];
 
 	pc->rx_pkts += n;

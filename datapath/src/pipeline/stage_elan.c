@@ -20,15 +20,15 @@ struct lookups {
 	uint8_t idx[E3_BURST];
 	int32_t src_pos[E3_BURST];
 	uint32_t src_dest[E3_BURST], dst_dest[E3_BURST];   /* or E3_MAC_ABSENT */
-	int last;                       /* index of the last source learned, -1 = none */
-	uint32_t last_dest;
+	uint64_t last_src;              /* the last source learned (E3_MAC_EMPTY: none) */
+	uint32_t last_dest;             /* and where */
 };
 
 static __rte_always_inline void lookup(struct e3_burst *b, uint8_t next, struct lookups *l)
 {
 	unsigned n = 0;
 
-	l->last = -1;
+	l->last_src = E3_MAC_EMPTY;
 	l->last_dest = E3_NONE;
 	for (unsigned i = 0; i < b->n; i++)
 		if (b->meta[i].next == next)
@@ -67,9 +67,9 @@ static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, uns
 	if (e3_mac_key64_multicast(src))
 		return;
 	/* Frames of a burst often come from one host: one event is enough. */
-	if (l->last >= 0 && l->last_dest == dest && b->meta[l->idx[l->last]].src_key == src)
+	if (l->last_src == src && l->last_dest == dest)
 		return;
-	l->last = (int)k;
+	l->last_src = src;
 	l->last_dest = dest;
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
 	const struct e3_service *s = b->meta[i].svc;

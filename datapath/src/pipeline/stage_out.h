@@ -170,24 +170,12 @@ e3_write_mpls(uint8_t *h, const struct e3_nexthop *nh, uint32_t lse)
 	memcpy(h + RTE_ETHER_HDR_LEN, &lse, 4);
 }
 
-/* Push Ethernet + label (+ the label below it, if not 0: a multi-homed
- * site's segment label) (+ control word, with cw) for nhlfe and send. */
+/* Push the header of hlen bytes at hdr in front of m (a private header mbuf
+ * when m's data is shared or it has no headroom) and send it to port. */
 static __rte_always_inline void
-e3_out_push(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
-	    bool cw, const bool tracing)
+e3_out_hdr(struct e3_burst *b, unsigned i, struct rte_mbuf *m, const uint8_t *hdr, uint16_t hlen,
+	   uint16_t port)
 {
-	uint32_t label;
-	const struct e3_port *p;
-	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, true, &label, &p);
-
-	if (unlikely(nh == NULL))
-		return;
-	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + (below != 0)) + (cw ? E3_CW_LEN : 0);
-
-	if (unlikely(m->pkt_len + hlen > e3_port_max_frame(p, 0))) {
-		e3_drop_on(b, i, m, nh->port, E3_DROP_OVERSIZE);
-		return;
-	}
 	struct rte_mbuf *out = m;
 	uint8_t *h = NULL;
 
@@ -201,19 +189,63 @@ e3_out_push(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, 
 		}
 		h = rte_pktmbuf_mtod(out, uint8_t *);
 	}
-	uint32_t lse = e3_mpls_lse(label, b->meta[i].tc, e3.settings.ttl);
+	/* hlen is 18 to 26 bytes: two overlapping 16-byte moves. */
+	memcpy(h, hdr, 16);
+	memcpy(h + hlen - 16, hdr + hlen - 16, 16);
+	e3_sent(b, i, m, out, port);
+}
 
+/* Push Ethernet + label (+ the label below it, if not 0: a multi-homed
+ * site's segment label) (+ control word, with cw) for nhlfe and send. The
+ * header is made once for the frames of a burst that go the same way
+ * (b->push); an ECMP group's, which depends on each frame's flow, is made
+ * for every frame. */
+static __rte_always_inline void
+e3_out_push(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint32_t nhlfe, uint32_t below,
+	    bool cw, const bool tracing)
+{
+	struct e3_push_memo *pm = &b->push;
+	const uint8_t tc = b->meta[i].tc;
+
+	if (!tracing && pm->nhlfe == nhlfe && pm->below == below && pm->tc == tc && pm->cw == cw) {
+		if (unlikely(m->pkt_len + pm->hlen > pm->max_frame)) {
+			e3_drop_on(b, i, m, pm->port, E3_DROP_OVERSIZE);
+			return;
+		}
+		e3_out_hdr(b, i, m, pm->hdr, pm->hlen, pm->port);
+		return;
+	}
+	uint32_t label;
+	const struct e3_port *p;
+	const struct e3_nexthop *nh = e3_out_nexthop(b, i, m, nhlfe, true, &label, &p);
+
+	if (unlikely(nh == NULL))
+		return;
+	uint16_t hlen = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + (below != 0)) + (cw ? E3_CW_LEN : 0);
+
+	if (unlikely(m->pkt_len + hlen > e3_port_max_frame(p, 0))) {
+		e3_drop_on(b, i, m, nh->port, E3_DROP_OVERSIZE);
+		return;
+	}
+	uint8_t hdr[32];
+	uint32_t lse = e3_mpls_lse(label, tc, e3.settings.ttl);
+
+	memset(hdr, 0, sizeof(hdr));   /* the control word, when there is one, is zero */
 	if (unlikely(below != 0)) {
-		uint32_t bottom = e3_mpls_lse(below, b->meta[i].tc, e3.settings.ttl);
+		uint32_t bottom = e3_mpls_lse(below, tc, e3.settings.ttl);
 
 		lse &= ~rte_cpu_to_be_32(1u << 8);
-		memcpy(h + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, &bottom, 4);
+		memcpy(hdr + RTE_ETHER_HDR_LEN + E3_MPLS_HLEN, &bottom, 4);
 	}
-	e3_write_mpls(h, nh, lse);
-	if (cw)
-		memset(h + hlen - E3_CW_LEN, 0, E3_CW_LEN);
+	e3_write_mpls(hdr, nh, lse);
+	if (!tracing && !(e3_nhlfe_get(nhlfe).label & E3_NHLFE_ECMP)) {
+		*pm = (struct e3_push_memo){ .nhlfe = nhlfe, .below = below, .tc = tc, .cw = cw,
+					     .hlen = (uint8_t)hlen, .port = nh->port,
+					     .max_frame = e3_port_max_frame(p, 0) };
+		memcpy(pm->hdr, hdr, sizeof(hdr));
+	}
 	E3_TRACE_OUT(b, i, TX_NHLFE, p->port_id, label, nhlfe);
-	e3_sent(b, i, m, out, nh->port);
+	e3_out_hdr(b, i, m, hdr, hlen, nh->port);
 }
 
 /* A customer frame into the PW of nhlfe (with the node's control word). */

@@ -76,6 +76,21 @@ struct e3_meta {
 	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
 };
 
+/* The header e3_out_push wrote last (stage_out.h): a frame for the same
+ * nhlfe, segment label, TC and control word gets the same bytes without
+ * resolving the nhlfe again. It lives for one burst, over which the tables
+ * may be taken as they were at its first frame. */
+struct e3_push_memo {
+	uint32_t nhlfe;       /* E3_NONE: empty */
+	uint32_t below;
+	uint8_t tc;
+	bool cw;
+	uint8_t hlen;
+	uint16_t port;
+	uint32_t max_frame;   /* the output port's, untagged */
+	uint8_t hdr[32];
+};
+
 struct e3_burst {
 	struct e3_worker *w;
 	const struct e3_port *rx;
@@ -90,6 +105,7 @@ struct e3_burst {
 	struct e3_meta meta[E3_BURST];
 	uint8_t n_smp;        /* sFlow samples taken of this burst (sflow.h) */
 	struct e3_sflow_sample smp[E3_SFLOW_BURST];
+	struct e3_push_memo push;
 };
 
 /* sFlow (sflow.c): take this burst's samples at 1 in rate, and queue them
