@@ -818,6 +818,43 @@ static void test_push_burst(void)
 	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 2000);
 }
 
+/* One burst of several VLANs on c0: customer_in keeps the circuit it found
+ * last, so each frame must still land in its own VLAN's circuit. VLAN 100
+ * is the E-Line to f0, VLAN 200 the hairpin to c1, VLAN 999 and the
+ * priority tag (VLAN 0, untagged for the lookup) have no circuit on c0. */
+static void test_circuit_burst(void)
+{
+	static const int vlan[] = { 100, 200, 100, 999, 100, 0, 200, 100 };
+	struct rte_mbuf *m[RTE_DIM(vlan)];
+	struct frame in[RTE_DIM(vlan)];
+	uint64_t none = drops("c0", E3_DROP_NO_CIRCUIT);
+
+	for (unsigned k = 0; k < RTE_DIM(vlan); k++) {
+		tagged(&in[k], HB, HA, 0, vlan[k]);
+		in[k].b[in[k].len - 1] = (uint8_t)k;    /* which frame it is */
+		m[k] = mk(&in[k]);
+	}
+	rx_on("c0", m, RTE_DIM(vlan));
+	struct rte_mbuf *out[8];
+	unsigned n = tx_of("f0", out, 8);
+	static const uint8_t to_f0[] = { 0, 2, 4, 7 };
+
+	CHECK_EQ(n, RTE_DIM(to_f0));
+	for (unsigned j = 0; j < n && j < RTE_DIM(to_f0); j++) {
+		CHECK_EQ(rte_pktmbuf_pkt_len(out[j]), 22 + in[0].len - 4);
+		CHECK_EQ(bytes_of(out[j])[rte_pktmbuf_pkt_len(out[j]) - 1], to_f0[j]);
+	}
+	rte_pktmbuf_free_bulk(out, n);
+	n = tx_of("c1", out, 8);
+	CHECK_EQ(n, 2);
+	for (unsigned j = 0; j < n && j < 2; j++) {
+		CHECK_EQ(rte_pktmbuf_pkt_len(out[j]), in[1].len - 4);   /* untagged circuit */
+		CHECK_EQ(bytes_of(out[j])[rte_pktmbuf_pkt_len(out[j]) - 1], j == 0 ? 1 : 6);
+	}
+	rte_pktmbuf_free_bulk(out, n);
+	CHECK_EQ(drops("c0", E3_DROP_NO_CIRCUIT), none + 2);
+}
+
 struct mac_find { uint8_t mac[6]; struct e3_mac_info *out; bool found; };
 
 static void mac_find_fn(const struct e3_mac_info *mi, void *arg)
@@ -973,6 +1010,7 @@ int main(void)
 		{ "replicate_shared", test_replicate_shared },
 		{ "egress_mtu", test_egress_mtu },
 		{ "push_burst", test_push_burst },
+		{ "circuit_burst", test_circuit_burst },
 		{ "learning_corners", test_learning_corners },
 		{ "fuzz_no_leak", test_fuzz },
 	};

@@ -9,8 +9,23 @@
 #include "tables/circuit_table.h"
 #include "pipeline/stage_out.h"
 
-static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, const bool tracing)
+/* The circuit customer_in found last, by the VLAN it looked up: a frame of
+ * the same VLAN (or untagged again) belongs to it too (VPP's L2 input keeps
+ * its last answer the same way). Within a burst the tables may be taken
+ * as they were at its first frame. */
+struct circuit_memo {
+	uint32_t vlan;          /* looked up: a VLAN, E3_VLAN_UNTAGGED, or UINT32_MAX = none */
+	uint32_t cid;
+	bool pop;
+	const struct e3_service *s;
+	struct e3_circ_ctr *cc;
+	struct e3_svc_ctr *sc;
+};
+
+static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, void *ctx,
+						const bool tracing)
 {
+	struct circuit_memo *mm = ctx;
 	struct rte_mbuf *m = b->pkts[i];
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint16_t len = rte_pktmbuf_data_len(m);
@@ -50,29 +65,38 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 	/* A tagged frame belongs to its VLAN's circuit; without one, to the
 	 * port's untagged circuit (the whole port, tag kept). VLAN 0 is a
 	 * priority tag: untagged for the lookup. */
-	uint32_t cid = E3_NONE;
-	bool pop = false;
+	uint32_t key = n_tags > 0 && vlan != 0 ? vlan : E3_VLAN_UNTAGGED;
 
-	if (n_tags > 0 && vlan != 0) {
-		cid = e3_circuit_lookup(b->rx->port_id, vlan);
-		pop = cid != E3_NONE;
-	}
-	if (cid == E3_NONE)
-		cid = e3_circuit_lookup(b->rx->port_id, E3_VLAN_UNTAGGED);
-	if (unlikely(cid == E3_NONE)) {
-		E3_TRACE(b, i, CUST_NO_CIRCUIT, b->rx->port_id, vlan);
-		e3_drop(b, i, E3_DROP_NO_CIRCUIT);
-		return;
-	}
-	struct e3_circuit c = e3_circuit_get(cid);
-	const struct e3_service *s = e3_service_get(c.service);
+	if (key != mm->vlan) {
+		uint32_t cid = E3_NONE;
+		bool pop = false;
 
-	if (unlikely(c.port != b->rx->port_id || s == NULL)) {
-		e3_drop(b, i, E3_DROP_NO_SERVICE);
-		return;
+		if (key != E3_VLAN_UNTAGGED) {
+			cid = e3_circuit_lookup(b->rx->port_id, vlan);
+			pop = cid != E3_NONE;
+		}
+		if (cid == E3_NONE)
+			cid = e3_circuit_lookup(b->rx->port_id, E3_VLAN_UNTAGGED);
+		if (unlikely(cid == E3_NONE)) {
+			E3_TRACE(b, i, CUST_NO_CIRCUIT, b->rx->port_id, vlan);
+			e3_drop(b, i, E3_DROP_NO_CIRCUIT);
+			return;
+		}
+		struct e3_circuit c = e3_circuit_get(cid);
+		const struct e3_service *s = e3_service_get(c.service);
+
+		if (unlikely(c.port != b->rx->port_id || s == NULL)) {
+			e3_drop(b, i, E3_DROP_NO_SERVICE);
+			return;
+		}
+		*mm = (struct circuit_memo){ .vlan = key, .cid = cid, .pop = pop, .s = s,
+					     .cc = &b->w->st.circ[cid], .sc = &b->w->st.svc[c.service] };
 	}
-	struct e3_circ_ctr *cc = &b->w->st.circ[cid];
-	struct e3_svc_ctr *sc = &b->w->st.svc[c.service];
+	const uint32_t cid = mm->cid;
+	const bool pop = mm->pop;
+	const struct e3_service *s = mm->s;
+	struct e3_circ_ctr *cc = mm->cc;
+	struct e3_svc_ctr *sc = mm->sc;
 
 	cc->rx_pkts++;
 	cc->rx_bytes += m->pkt_len;
@@ -104,7 +128,9 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 
 static __rte_always_inline unsigned customer_in(struct e3_burst *b, const bool tracing)
 {
-	return e3_rx_each(b, tracing, customer_in_one);
+	struct circuit_memo mm = { .vlan = UINT32_MAX };
+
+	return e3_rx_each(b, &mm, tracing, customer_in_one);
 }
 
 E3_STAGE_ENTRY(customer_in)

@@ -22,7 +22,8 @@ static inline uint32_t lse_below(const uint8_t *d, uint16_t len)
 	return rte_be_to_cpu_32(lse);
 }
 
-static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, const bool tracing)
+static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, void *ctx __rte_unused,
+					  const bool tracing)
 {
 	struct rte_mbuf *m = b->pkts[i];
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -101,7 +102,7 @@ static __rte_always_inline void fabric_in_one(struct e3_burst *b, unsigned i, co
 
 static __rte_always_inline unsigned fabric_in(struct e3_burst *b, const bool tracing)
 {
-	return e3_rx_each(b, tracing, fabric_in_one);
+	return e3_rx_each(b, NULL, tracing, fabric_in_one);
 }
 
 E3_STAGE_ENTRY(fabric_in)

@@ -125,12 +125,13 @@ unsigned e3_stage_##name(struct e3_burst *b) \
 	return name(b, false); \
 }
 
-/* The body of a receive stage: one(b, i, tracing) for every frame still at
- * NX_IN, with its data prefetched E3_PREFETCH frames ahead. Always inline
- * with a constant one, so the call disappears. */
+/* The body of a receive stage: one(b, i, ctx, tracing) for every frame
+ * still at NX_IN, with its data prefetched E3_PREFETCH frames ahead; ctx is
+ * the stage's own state over the burst. Always inline with a constant one,
+ * so the call disappears. */
 static __rte_always_inline unsigned
-e3_rx_each(struct e3_burst *b, const bool tracing,
-	   void (*one)(struct e3_burst *b, unsigned i, const bool tracing))
+e3_rx_each(struct e3_burst *b, void *ctx, const bool tracing,
+	   void (*one)(struct e3_burst *b, unsigned i, void *ctx, const bool tracing))
 {
 	unsigned n = 0;
 
@@ -141,7 +142,7 @@ e3_rx_each(struct e3_burst *b, const bool tracing,
 		if (i + E3_PREFETCH < b->n && b->pkts[i + E3_PREFETCH] != NULL)
 			rte_prefetch0(rte_pktmbuf_mtod(b->pkts[i + E3_PREFETCH], void *));
 		if (b->meta[i].next == NX_IN) {
-			one(b, i, tracing);
+			one(b, i, ctx, tracing);
 			n++;
 		}
 	}
