@@ -29,6 +29,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/memlimit"
 	"github.com/e3fabric/e3fabric/control/internal/model"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
@@ -61,8 +62,13 @@ func run() error {
 		memprof  = flag.String("memprofile", "", "write a profile of what the service creation allocated to this file")
 		heapprof = flag.String("heapprofile", "", "write a profile of what the loaded fabric holds (in use, after a GC) to this file")
 		snapshot = flag.Bool("snapshot", true, "measure the fabric snapshot (it holds the whole fabric in memory once more)")
+		memLimit = flag.String("memory-limit", "0", "the Go runtime's soft memory limit, as e3-controller's --memory-limit (a size, 0 for none, auto)")
 	)
 	flag.Parse()
+	memNote, err := memlimit.Apply(*memLimit)
+	if err != nil {
+		return err
+	}
 	if *circuits > *leaves {
 		return fmt.Errorf("--circuits %d > --leaves %d", *circuits, *leaves)
 	}
@@ -125,8 +131,8 @@ func run() error {
 		return err
 	}
 	specs := workload(*services, *circuits, *leaves)
-	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction; %s\n",
-		*spines, *leaves, *services, *circuits, *batch, where)
+	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction; %s; %s\n",
+		*spines, *leaves, *services, *circuits, *batch, where, memNote)
 	if *memprof != "" {
 		runtime.MemProfileRate = 64 << 10
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
 	"github.com/e3fabric/e3fabric/control/internal/flagfile"
 	"github.com/e3fabric/e3fabric/control/internal/httpguard"
+	"github.com/e3fabric/e3fabric/control/internal/memlimit"
 	"github.com/e3fabric/e3fabric/control/internal/metrics"
 )
 
@@ -65,11 +66,16 @@ func run() error {
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
 		grace      = flag.Duration("grace", 5*time.Second, "on taking leadership, wait this long for agents' reports before acting on them")
 		hold       = flag.Duration("repair-hold", 500*time.Millisecond, "longest a global repair waits while the fabric keeps changing (negative: none)")
+		memLimit   = flag.String("memory-limit", "auto", "soft limit of the controller's memory (with the embedded etcd): a size (e.g. 4GiB), 0 for none, or auto: 90% of the cgroup's limit, if any (GOMEMLIMIT wins over auto)")
 	)
 	if err := flagfile.Parse(flag.CommandLine, os.Args[1:], conf); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	memNote, err := memlimit.Apply(*memLimit)
+	if err != nil {
+		return err
+	}
 	if *linkCost != controller.CostHops && *linkCost != controller.CostLoad {
 		return fmt.Errorf("--link-cost %q: want hops or load", *linkCost)
 	}
@@ -87,7 +93,6 @@ func run() error {
 		log.Warn("--max-conns lowered to leave descriptors to etcd", "max_conns", *maxConns, "nofile", lim)
 	}
 	var parties etcdParties
-	var err error
 	if *endpoints == "" {
 		e, p, err := embeddedEtcd(ctx, *dataDir, *etcdListen, *etcdPeer, *maxReq, log)
 		if err != nil {
@@ -166,7 +171,7 @@ func run() error {
 	if *topoFile != "" {
 		go importWhenLeader(ctx, c, *topoFile, log)
 	}
-	log.Info("e3-controller started", "api", *advertise)
+	log.Info("e3-controller started", "api", *advertise, "memory", memNote)
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
