@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -135,6 +136,26 @@ int e3_ctl_settings_set(const struct e3_settings *s, char *err)
 	e3.settings.mac_move_limit = s->mac_move_limit;
 	e3.settings.mac_move_window_s = s->mac_move_window_s;
 	return e3_ctl_ok(changed);
+}
+
+static struct timespec t_start;
+
+__attribute__((constructor)) static void ctl_start_time(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+}
+
+double e3_ctl_uptime_s(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t_start.tv_sec) + (double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
+}
+
+const char *e3_ctl_poll_mode_name(void)
+{
+	return e3_ctl_poll_mode() == E3_POLL_ADAPTIVE ? "adaptive" : "busy";
 }
 
 const char *e3_ctl_boot_id(void)

@@ -41,6 +41,8 @@ void e3_ctl_unlock(void);
  * for an idempotent repeat). */
 bool e3_ctl_changed(void);
 enum e3_poll_mode e3_ctl_poll_mode(void);
+/* "adaptive" or "busy". */
+const char *e3_ctl_poll_mode_name(void);
 
 /* ---- global settings ---------------------------------------------------- */
 int e3_ctl_settings_get(struct e3_settings *out);
@@ -48,6 +50,8 @@ int e3_ctl_settings_set(const struct e3_settings *s, char *err);
 /* Identity of this datapath run: a random UUID chosen at start, so an agent
  * can tell that the datapath restarted. */
 const char *e3_ctl_boot_id(void);
+/* Seconds since this datapath started. */
+double e3_ctl_uptime_s(void);
 
 /* ---- ports ---------------------------------------------------------------- */
 int e3_ctl_port_add(const struct e3_port_conf *c, char *err);

@@ -7,7 +7,7 @@
 #include "base/dp.h"
 #include "pipeline/context.h"
 #include "pipeline/inject.h"
-#include "pipeline/stages.h"
+#include "pipeline/stage_tx.h"
 #include "port/port.h"
 
 #define INJECT_RING 4096 /* a burst of announcements; more wait for the next call */

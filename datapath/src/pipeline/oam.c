@@ -13,6 +13,7 @@
 #include "pipeline/oam.h"
 #include "port/port.h"
 #include "pipeline/stages.h"
+#include "pipeline/stage_tx.h"
 
 struct e3_oam_session *e3_oam_tbl[E3_MAX_SESSIONS];
 /* Session id + 1 per DPDK port, 0 = none. */

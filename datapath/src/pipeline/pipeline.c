@@ -3,6 +3,7 @@
  * pipeline.c - the order of the stages a burst goes through.
  */
 #include "pipeline/stages.h"
+#include "pipeline/stage_tx.h"
 #include "pipeline/trace.h"
 
 #include <rte_cycles.h>
@@ -12,8 +13,6 @@ const char *const e3_stage_names[E3_STAGE_MAX] = {
 	foreach_e3_stage
 #undef _
 };
-
-struct e3_worker *e3_workers[E3_MAX_WORKERS];
 
 /* Runs stage `name` over the burst's frames of next nx, if it has any, and
  * profiles it (runtime.h); tsc is 0 when this burst is not timed. */

@@ -18,6 +18,7 @@
 #include "tables/nhlfe_table.h"
 #include "tables/service_table.h"
 #include "pipeline/stages.h"
+#include "pipeline/stage_tx.h"
 #include "pipeline/trace.h"
 
 /* Whether m's buffer is seen by others (clones point into it, or m is a

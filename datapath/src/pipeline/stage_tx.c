@@ -11,7 +11,7 @@
 
 #include "tables/circuit_table.h"
 #include "tables/nhlfe_table.h"
-#include "pipeline/stages.h"
+#include "pipeline/stage_tx.h"
 #include "pipeline/trace.h"
 
 /* Only used for devices with fewer TX queues than workers. */

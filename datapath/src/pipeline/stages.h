@@ -10,7 +10,8 @@
  *                  fabric_in -> oam (BFD, consumed)
  *
  * A frame leaves the burst (pkts[i] = NULL, next = NX_DONE) when it is
- * handed to a TX buffer or dropped; every drop goes through e3_drop() and
+ * handed to a TX buffer or dropped; every drop goes through e3_drop()
+ * (stage_tx.h) and
  * is counted by reason.
  */
 #ifndef E3_STAGES_H
@@ -154,23 +155,6 @@ e3_rx_each(struct e3_burst *b, void *ctx, const bool tracing,
 foreach_e3_stage
 #undef _
 
-/* Output helpers (stage_tx.c). Each takes ownership of m. */
-void e3_tx_flush_port(struct e3_worker *w, uint16_t port);
-/* Flushes every buffer; with tsc (not 0) each is timed as its port's tx
- * from TSC tsc, and the TSC when done is returned (else 0). */
-uint64_t e3_tx_flush(struct e3_worker *w, uint64_t tsc);
-
-/* Buffer m for port; the buffers go out once per burst (e3_tx_flush). */
-static inline void e3_tx(struct e3_worker *w, uint16_t port, struct rte_mbuf *m)
-{
-	struct e3_txbuf *t = &w->tx[port];
-
-	t->m[t->n++] = m;
-	w->tx_dirty |= 1ull << port;
-	if (unlikely(t->n == E3_TXBUF))
-		e3_tx_flush_port(w, port);
-}
-
 /* Move the two MAC addresses (12 bytes) to dst, which may overlap src (a
  * tag push or pop): through registers, not a memmove call. */
 static inline void e3_move_macs(void *dst, const void *src)
@@ -183,21 +167,6 @@ static inline void e3_move_macs(void *dst, const void *src)
 	memcpy(dst, &a, 8);
 	memcpy((uint8_t *)dst + 8, &c, 4);
 }
-/* The output helpers are in stage_out.h. Their slow paths: */
-/* A private header of hlen bytes in front of m's data from byte skip on:
- * a header mbuf chained to m (or NULL when the pool is empty). The caller
- * fills rte_pktmbuf_mtod(result). */
-struct rte_mbuf *e3_hdr_push(struct rte_mbuf *m, uint16_t skip, uint16_t hlen);
-/* VLAN tags at the start of a customer frame, at most two (the MTU rule). */
-unsigned e3_customer_tags(const struct rte_mbuf *m);
-
-/* Drop frame i of the burst (or an extra copy m of it, on the receiving
- * port's counters). */
-void e3_drop(struct e3_burst *b, unsigned i, enum e3_drop why);
-void e3_drop_copy(struct e3_burst *b, unsigned i, struct rte_mbuf *m, enum e3_drop why);
-/* Drop m (frame i or a copy) counted on port (an egress port's oversize). */
-void e3_drop_on(struct e3_burst *b, unsigned i, struct rte_mbuf *m, uint16_t port, enum e3_drop why);
-
 /* An E-LAN frame i (data at the customer's Ethernet header, meta svc set):
  * make the keys of its MACs and start fetching their buckets, for the E-LAN
  * stage that looks them up after the rest of the burst is parsed. */
@@ -238,11 +207,6 @@ static inline uint32_t e3_mpls_lse(uint32_t label, uint8_t tc, uint8_t ttl)
 	return rte_cpu_to_be_32(label << 12 | (uint32_t)(tc & 7) << 9 | 1u << 8 | ttl);
 }
 
-/* A copy of m for one more destination, or NULL (counted as no_mbuf): a
- * full copy up to E3_COPY_MAX bytes, else an indirect clone that shares m's
- * data, so the output helpers give it a private header mbuf and never
- * write into shared data. Make every copy before handing m itself on. */
-struct rte_mbuf *e3_clone(struct e3_burst *b, unsigned i, struct rte_mbuf *m);
 
 static inline bool e3_is_vlan_tpid(uint16_t be_type)
 {

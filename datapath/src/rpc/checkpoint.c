@@ -220,7 +220,7 @@ static int load_doc(json_t *doc, const char *what, struct e3_checkpoint_stats *s
 		struct e3_buf out = { 0 };
 		struct e3_rpc_call call = { .w = { .b = &out } };
 
-		e3_rpc_invoke(e3_rpc_method_find("config_load"), config, &call);
+		e3_rpc_config_load_doc(config, &call);
 		e3_buf_free(&out);
 		if (call.code != 0) {
 			snprintf(err, E3_ERRLEN, "%.80s: config: %.160s", what, call.msg);

@@ -74,27 +74,17 @@ static int epfd = -1;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct conn *conns;
 static int n_conns;
-static struct timespec t_start;
 static unsigned idle_timeout_s = 60;
 static struct e3_rpc_counters ctr;
 static double last_log;
 
-__attribute__((constructor)) static void rpc_start_time(void)
-{
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
-}
-
-double e3_rpc_uptime_s(void)
+/* Seconds on a monotonic clock: when connections were last active. */
+static double now_s(void)
 {
 	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t_start.tv_sec) +
-	       (double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
-}
 
-const char *e3_rpc_poll_mode(void)
-{
-	return e3_ctl_poll_mode() == E3_POLL_ADAPTIVE ? "adaptive" : "busy";
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
 /* ---- socket ------------------------------------------ */
@@ -180,11 +170,6 @@ void e3_rpc_set_idle_timeout(unsigned seconds)
 	idle_timeout_s = seconds;
 }
 
-const struct e3_rpc_counters *e3_rpc_counters(void)
-{
-	ctr.connections = (uint64_t)n_conns;
-	return &ctr;
-}
 
 /* ---- connections ------------------------------------------ */
 static void conn_free(struct conn *c)
@@ -238,7 +223,7 @@ static const char *refusal(uid_t uid, uint64_t **counter)
 
 static void log_refusals(const char *why, uid_t uid)
 {
-	double now = e3_rpc_uptime_s();
+	double now = now_s();
 
 	if (last_log != 0 && now - last_log < LOG_EVERY_S)
 		return;
@@ -274,7 +259,7 @@ static void accept_all(void)
 		}
 		c->fd = fd;
 		c->uid = cred.uid;
-		c->last_active = e3_rpc_uptime_s();
+		c->last_active = now_s();
 		c->events = EPOLLIN;
 		struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
@@ -303,24 +288,6 @@ static void write_error(struct e3_buf *out, const json_t *id, int code, const ch
 	}
 	free(s);
 	json_decref(r);
-}
-
-void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params,
-		   struct e3_rpc_call *c)
-{
-	void *p = calloc(1, m->params->size ? m->params->size : 1);
-	if (p == NULL) {
-		e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
-		return;
-	}
-	if (e3_obj_decode(m->params, params, p, &c->seen, "", c->msg, sizeof(c->msg)) < 0) {
-		c->code = E3_RPC_INVALID_PARAMS;
-	} else {
-		e3_ctl_lock();
-		m->fn(c, p);
-		e3_ctl_unlock();
-	}
-	free(p);
 }
 
 /* Serve one complete request object (bytes s[0..n)) into out. */
@@ -376,7 +343,8 @@ static void serve(struct e3_buf *out, const char *s, size_t n)
 	e3_buf_str(out, "{\"jsonrpc\":\"2.0\",\"id\":");
 	e3_jw_json(&(struct e3_jw){ .b = out }, NULL, json_incref(id ? id : json_null()));
 	e3_buf_str(out, ",\"result\":");
-	struct e3_rpc_call call = { .w = { .b = out } };
+	ctr.connections = (uint64_t)n_conns;
+	struct e3_rpc_call call = { .w = { .b = out }, .server = &ctr };
 	e3_rpc_invoke(m, params, &call);
 	if (call.code == 0 && out->oom)
 		e3_rpc_err(&call, E3_RPC_INTERNAL_ERROR, "out of memory writing the result");
@@ -494,7 +462,7 @@ static bool flush(struct conn *c)
 
 static void conn_event(struct conn *c, uint32_t ev)
 {
-	c->last_active = e3_rpc_uptime_s();
+	c->last_active = now_s();
 	if (ev & EPOLLIN) {
 		char tmp[READ_CHUNK];
 		for (int rounds = 0; rounds < 64 && !c->closing; rounds++) {
@@ -549,7 +517,7 @@ static void conn_event(struct conn *c, uint32_t ev)
 static void close_idle(void)
 {
 	static double last_check;
-	double now = e3_rpc_uptime_s();
+	double now = now_s();
 
 	if (idle_timeout_s == 0 || now - last_check < 1)
 		return;

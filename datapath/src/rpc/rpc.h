@@ -17,13 +17,6 @@ void e3_rpc_poll(int timeout_ms);
 /* Close connections that neither send nor receive for seconds (0: never). */
 void e3_rpc_set_idle_timeout(unsigned seconds);
 
-struct e3_rpc_counters {
-	uint64_t connections;       /* open now */
-	uint64_t refused_full;      /* every slot (or every slot not kept for root) taken */
-	uint64_t refused_per_user;  /* the user's own limit */
-	uint64_t idle_closed;
-};
-const struct e3_rpc_counters *e3_rpc_counters(void);
 void e3_rpc_fini(void);
 
 /* Register the /e3/... commands with DPDK telemetry (after rte_eal_init). */

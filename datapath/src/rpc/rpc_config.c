@@ -575,6 +575,14 @@ out:
 	return rc;
 }
 
+void e3_rpc_config_load_doc(const json_t *doc, struct e3_rpc_call *c)
+{
+	static const struct e3_rpc_method load = { "config_load", e3_rpc_config_load,
+						   &e3_config_load_params };
+
+	e3_rpc_invoke(&load, doc, c);
+}
+
 int e3_rpc_load_file(const char *path, char *err)
 {
 	json_error_t jerr;
@@ -585,7 +593,7 @@ int e3_rpc_load_file(const char *path, char *err)
 	}
 	struct e3_buf out = { 0 };
 	struct e3_rpc_call call = { .w = { .b = &out } };
-	e3_rpc_invoke(e3_rpc_method_find("config_load"), doc, &call);
+	e3_rpc_config_load_doc(doc, &call);
 	json_decref(doc);
 	/* A big document's tree is freed, but glibc keeps the heap: give it
 	 * back (a 1M-label file left ~1 GB resident). */

@@ -4,10 +4,16 @@
  *   rpc.c          transport (socket, epoll, framing, dispatch)
  *   rpc_json.c     buffers, the streaming result writer, the params decoder
  *                  and its inverse, the encoder config_dump uses
- *   rpc_objects.c  each configurable object: params table, checks, its forms
+ *   rpc_objects.c  each configurable object: params table, checks, its
+ *                  forms; a method's invocation with its params decoded
  *   rpc_methods.c  the method table and its handlers
  *   rpc_config.c   config_dump / config_load / e3_rpc_load_file
  *   telemetry.c    DPDK telemetry commands
+ *   checkpoint.c, handover.c  a warm restart's state and its hand-over
+ * Calls go one way: rpc.c -> rpc_methods.c -> rpc_config.c -> rpc_objects.c
+ * -> rpc_json.c, checkpoint.c -> rpc_config.c, handover.c -> checkpoint.c;
+ * the server's counters reach system_info in the call, not back from
+ * rpc.c.
  */
 #ifndef E3_RPC_INT_H
 #define E3_RPC_INT_H
@@ -66,11 +72,22 @@ int e3_checkpoint_load_buf(const char *p, size_t n, const char *what, struct e3_
 			   char *err);
 
 /* ---- a call in progress ------------------------------------------ */
+/* The socket server's counters (rpc.c), shown by system_info. */
+struct e3_rpc_counters {
+	uint64_t connections;       /* open now */
+	uint64_t refused_full;      /* every slot (or every slot not kept for root) taken */
+	uint64_t refused_per_user;  /* the user's own limit */
+	uint64_t idle_closed;
+};
+
 struct e3_rpc_call {
 	struct e3_jw w;      /* the handler writes exactly one result value */
 	int code;            /* 0, or the error code */
 	char msg[E3_RPC_MSGLEN];
 	uint64_t seen;       /* bit i set: top-level param i of the table was given */
+	/* The server's counters, for a call that came through the socket
+	 * (NULL: one made inside the datapath, e.g. a checkpoint's load). */
+	const struct e3_rpc_counters *server;
 };
 /* Set the call's error; returns -1 so handlers can `return e3_rpc_err(...)`. */
 int e3_rpc_err(struct e3_rpc_call *c, int code, const char *fmt, ...)
@@ -182,10 +199,11 @@ struct e3_rpc_method {
 	e3_rpc_fn fn;
 	const struct e3_obj_type *params; /* how its params decode */
 };
+/* The method table (rpc_methods.c). */
 const struct e3_rpc_method *e3_rpc_method_find(const char *name);
 
 /* Decode params (an object or NULL) and run the method with the control
- * lock held; the result or the error is left in c. */
+ * lock held; the result or the error is left in c (rpc_objects.c). */
 void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params,
 		   struct e3_rpc_call *c);
 
@@ -200,9 +218,7 @@ void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint
 int e3_rpc_config_dump(struct e3_rpc_call *c, void *params);
 int e3_rpc_config_load(struct e3_rpc_call *c, void *params);
 extern const struct e3_obj_type e3_config_load_params;
-
-/* Start time and poll mode, for system_info and telemetry. */
-double e3_rpc_uptime_s(void);
-const char *e3_rpc_poll_mode(void);
+/* config_load of doc, made inside the datapath (a file, a checkpoint). */
+void e3_rpc_config_load_doc(const json_t *doc, struct e3_rpc_call *c);
 
 #endif

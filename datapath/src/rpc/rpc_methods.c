@@ -14,7 +14,6 @@
 #include "pipeline/pwoam.h"
 #include "pipeline/sflow.h"
 
-#include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
 #include "tables/mac_table.h"
 
@@ -67,7 +66,8 @@ static int m_system_info(struct e3_rpc_call *c, void *p)
 		"circuits", E3_MAX_CIRCUITS, "remotes", E3_MAX_REMOTES, "branches",
 		E3_MAX_BRANCHES, "label_min", E3_LABEL_MIN, "label_max",
 		(int)E3_LABEL_SPACE - 1, "macs", (json_int_t)e3_mac_capacity());
-	const struct e3_rpc_counters *rc = e3_rpc_counters();
+	const struct e3_rpc_counters none = { 0 };
+	const struct e3_rpc_counters *rc = c->server ? c->server : &none;
 	json_t *rpc = json_pack("{s:I, s:I, s:I, s:I}", "connections", (json_int_t)rc->connections,
 				"refused_full", (json_int_t)rc->refused_full, "refused_per_user",
 				(json_int_t)rc->refused_per_user, "idle_closed",
@@ -75,8 +75,8 @@ static int m_system_info(struct e3_rpc_call *c, void *p)
 
 	return result(c, json_pack("{s:s, s:s, s:i, s:i, s:s, s:f, s:o, s:o}", "version", E3_VERSION,
 				   "boot_id", e3_ctl_boot_id(), "pid", (int)getpid(), "workers",
-				   e3_ctl_worker_count(), "poll_mode", e3_rpc_poll_mode(),
-				   "uptime_s", e3_rpc_uptime_s(), "limits", limits, "rpc", rpc));
+				   e3_ctl_worker_count(), "poll_mode", e3_ctl_poll_mode_name(),
+				   "uptime_s", e3_ctl_uptime_s(), "limits", limits, "rpc", rpc));
 }
 
 static int settings_result(struct e3_rpc_call *c)

@@ -63,8 +63,8 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "version", E3_VERSION);
 	rte_tel_data_add_dict_string(d, "boot_id", boot_id);
-	rte_tel_data_add_dict_string(d, "poll_mode", e3_rpc_poll_mode());
-	rte_tel_data_add_dict_u64(d, "uptime_s", (uint64_t)e3_rpc_uptime_s());
+	rte_tel_data_add_dict_string(d, "poll_mode", e3_ctl_poll_mode_name());
+	rte_tel_data_add_dict_u64(d, "uptime_s", (uint64_t)e3_ctl_uptime_s());
 	rte_tel_data_add_dict_int(d, "workers", workers);
 	rte_tel_data_add_dict_int(d, "ports", n.ports);
 	rte_tel_data_add_dict_int(d, "services", n.services);
