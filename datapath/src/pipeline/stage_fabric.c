@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * stage_fabric.c - labelled frames arriving on fabric ports: header
- * checks, the label lookup, and the SWAP, ELINE and REPLICATE entries
- * (ELAN delivery is in stage_elan.c).
+ * checks, the label lookup and the SWAP entries (what a label leads to
+ * next: stage_term.c, stage_replicate.c, stage_elan.c, stage_oam.c,
+ * stage_pwoam.c).
  */
 #include <string.h>
 
 #include "tables/label_table.h"
 #include "pipeline/oam.h"
 #include "pipeline/pwoam.h"
-#include "pipeline/stage_out.h"
+#include "pipeline/stage_label.h"
 
 /* The second label stack entry (host order), or 0 if the frame has none. */
 static inline uint32_t lse_below(const uint8_t *d, uint16_t len)
@@ -107,37 +108,6 @@ static __rte_always_inline unsigned fabric_in(struct e3_burst *b, const bool tra
 
 E3_STAGE_ENTRY(fabric_in)
 
-/* Pop the labels and control word: the frame becomes the customer's. In
- * the control word's place, an ACH of MPLS echo goes to PW OAM instead
- * where oam says the entry is a PW's end (an E-Line's or E-LAN's). */
-static bool pop(struct e3_burst *b, unsigned i, bool oam)
-{
-	const bool tracing = b->trace;
-	struct rte_mbuf *m = b->pkts[i];
-	bool cw = e3.settings.control_word;
-	uint16_t hl = RTE_ETHER_HDR_LEN + E3_MPLS_HLEN * (1 + b->meta[i].stacked) + (cw ? E3_CW_LEN : 0);
-
-	if (unlikely(rte_pktmbuf_data_len(m) < hl + RTE_ETHER_HDR_LEN)) {
-		e3_drop(b, i, E3_DROP_TRUNCATED);
-		return false;
-	}
-	const uint8_t *word = rte_pktmbuf_mtod_offset(m, const uint8_t *, hl - E3_CW_LEN);
-
-	if (cw && unlikely(word[0] >> 4 != 0)) {
-		if (word[0] >> 4 != 1) {
-			e3_drop(b, i, E3_DROP_BAD_CONTROL_WORD);
-		} else if (oam && !b->meta[i].stacked && e3_pwoam_ach(word)) {
-			E3_TRACE(b, i, PW_OAM, b->meta[i].label);
-			e3_next_set(b, i, NX_PW_OAM);
-		} else {
-			e3_drop(b, i, E3_DROP_PW_OAM_BAD);
-		}
-		return false;
-	}
-	rte_pktmbuf_adj(m, hl);
-	return true;
-}
-
 /* A frame whose TTL runs out at this transit node: a PW's MPLS echo (its
  * ACH right below the label) is traced here (PW OAM, svc NULL); anything
  * else is dropped. */
@@ -155,38 +125,6 @@ static void ttl_expired(struct e3_burst *b, unsigned i)
 		return;
 	}
 	e3_drop(b, i, E3_DROP_TTL_EXPIRED);
-}
-
-static const struct e3_service *service_of(struct e3_burst *b, unsigned i, uint32_t id, uint8_t type)
-{
-	const struct e3_service *s = e3_service_get(id);
-
-	if (unlikely(s == NULL || s->type != type)) {
-		e3_drop(b, i, E3_DROP_NO_SERVICE);
-		return NULL;
-	}
-	return s;
-}
-
-/* An E-LAN frame of service svc with a segment label below its label: the
- * segment label's entry (an ELAN entry of the same service) gives the
- * source the frame is learned from, the site's. Else it is dropped. */
-static bool segment_source(struct e3_burst *b, unsigned i, uint32_t svc)
-{
-	struct e3_meta *mt = &b->meta[i];
-	struct e3_label_entry e = e3_label_get(mt->below);
-
-	if (unlikely(e.type != E3_LBL_ELAN || e3_label_elan_service(e.index) != svc)) {
-		e3_drop(b, i, E3_DROP_LABEL_STACKED);
-		return false;
-	}
-	/* Its own ports too: the label above may take more of them. */
-	if (unlikely(!e3_label_port_ok(e.in_ports, b->rx->port_id))) {
-		e3_drop(b, i, E3_DROP_LABEL_WRONG_PORT);
-		return false;
-	}
-	mt->source = e3_label_elan_source(e.index);
-	return true;
 }
 
 static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool tracing)
@@ -231,17 +169,17 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			break;
 		case E3_LBL_ELINE:
 			E3_TRACE(b, i, LABEL_ELINE, mt->label, e.index);
-			mt->svc = service_of(b, i, e.index, E3_SVC_ELINE);
-			if (mt->svc && pop(b, i, true))
+			mt->svc = e3_entry_service(b, i, e.index, E3_SVC_ELINE);
+			if (mt->svc && e3_pop_labels(b, i, true))
 				e3_next_set(b, i, NX_ELINE_TERM);
 			break;
 		case E3_LBL_ELAN:
 			mt->source = e3_label_elan_source(e.index);
 			E3_TRACE(b, i, LABEL_ELAN, mt->label, e3_label_elan_service(e.index), mt->source);
-			mt->svc = service_of(b, i, e3_label_elan_service(e.index), E3_SVC_ELAN);
-			if (unlikely(mt->stacked) && mt->svc && !segment_source(b, i, mt->svc->id))
+			mt->svc = e3_entry_service(b, i, e3_label_elan_service(e.index), E3_SVC_ELAN);
+			if (unlikely(mt->stacked) && mt->svc && !e3_segment_source(b, i, mt->svc->id))
 				break;
-			if (mt->svc && pop(b, i, true)) {
+			if (mt->svc && e3_pop_labels(b, i, true)) {
 				e3_next_set(b, i, NX_ELAN_TERM);
 				e3_elan_keys(b, i);
 			}
@@ -252,7 +190,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			break;
 		case E3_LBL_CIRCUIT:
 			E3_TRACE(b, i, LABEL_CIRCUIT, mt->label, e.index);
-			if (pop(b, i, false)) {
+			if (e3_pop_labels(b, i, false)) {
 				mt->redirected = 1;
 				e3_next_set(b, i, NX_CIRCUIT_TERM);
 			}
@@ -286,121 +224,5 @@ static __rte_always_inline unsigned swap(struct e3_burst *b, const bool tracing)
 	return n;
 }
 
-static __rte_always_inline unsigned eline_term(struct e3_burst *b, const bool tracing)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < b->n; i++) {
-		if (b->meta[i].next != NX_ELINE_TERM)
-			continue;
-		n++;
-		const struct e3_service *s = b->meta[i].svc;
-
-		if (unlikely(s->n_circuits == 0)) {
-			e3_drop(b, i, E3_DROP_NO_SERVICE);
-			continue;
-		}
-		E3_TRACE(b, i, ELINE_TERM, s->id, s->circuits[0]);
-		e3_out_circuit(b, i, b->pkts[i], s->circuits[0], tracing);
-	}
-	return n;
-}
-
-/* Frames another leaf of a site redirected while its own link to the site
- * is down: out of the site's circuit here. */
-static __rte_always_inline unsigned circuit_term(struct e3_burst *b, const bool tracing)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < b->n; i++)
-		if (b->meta[i].next == NX_CIRCUIT_TERM) {
-			e3_out_circuit(b, i, b->pkts[i], b->meta[i].index, tracing);
-			n++;
-		}
-	return n;
-}
-
-static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, const bool tracing)
-{
-	struct e3_meta *mt = &b->meta[i];
-	const struct e3_replicate *r = e3_repl_get(mt->index);
-
-	if (unlikely(r == NULL)) {
-		e3_drop(b, i, E3_DROP_LABEL_UNKNOWN);
-		return;
-	}
-	if (r->rpf_port != b->rx->port_id) {
-		E3_TRACE(b, i, REPLICATE_RPF, r->rpf_port, b->rx->port_id);
-		e3_drop(b, i, E3_DROP_RPF_FAIL);
-		return;
-	}
-	const struct e3_service *local = NULL;
-
-	if (r->service != E3_NONE) {
-		local = service_of(b, i, r->service, E3_SVC_ELAN);
-		if (local == NULL)
-			return;
-	}
-	/* Branches other than the one it came in on (split horizon on the tree). */
-	uint32_t out[E3_MAX_BRANCHES];
-	unsigned n_out = 0;
-
-	for (unsigned k = 0; k < r->n_branches; k++) {
-		uint32_t label;
-		const struct e3_nexthop *nh = e3_nhlfe_resolve(r->branches[k], NULL, 0, &label);
-
-		if (nh == NULL || nh->port != b->rx->port_id)
-			out[n_out++] = r->branches[k];   /* a missing one is counted by e3_out_swap */
-	}
-	if (n_out > 0 && mt->ttl <= 1) {
-		b->w->st.port[b->rx->port_id].drops[E3_DROP_TTL_EXPIRED]++;
-		E3_TRACE(b, i, REPLICATE_TTL, mt->ttl);
-		n_out = 0;
-	}
-	if (local)
-		E3_TRACE(b, i, REPLICATE_LOCAL, n_out);
-	else
-		E3_TRACE(b, i, REPLICATE, n_out);
-	if (n_out == 0 && local == NULL) {
-		e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
-		return;
-	}
-	struct rte_mbuf *orig = b->pkts[i];
-
-	for (unsigned k = 0; k < n_out; k++) {
-		bool last = k + 1 == n_out && local == NULL;
-		struct rte_mbuf *m = last ? orig : e3_clone(b, i, orig);
-
-		if (m != NULL)
-			e3_out_swap(b, i, m, out[k], tracing);
-	}
-	if (local != NULL) {
-		mt->svc = local;
-		mt->source = r->source;
-		mt->flooded = 1;
-		if (unlikely(mt->stacked) && !segment_source(b, i, local->id))
-			return;
-		if (pop(b, i, false)) {
-			e3_next_set(b, i, NX_ELAN_TERM);
-			e3_elan_keys(b, i);
-		}
-	}
-}
-
-static __rte_always_inline unsigned replicate(struct e3_burst *b, const bool tracing)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < b->n; i++)
-		if (b->meta[i].next == NX_REPLICATE) {
-			replicate_one(b, i, tracing);
-			n++;
-		}
-	return n;
-}
-
 E3_STAGE_ENTRY(label_lookup)
 E3_STAGE_ENTRY(swap)
-E3_STAGE_ENTRY(eline_term)
-E3_STAGE_ENTRY(circuit_term)
-E3_STAGE_ENTRY(replicate)
