@@ -24,7 +24,7 @@ datapath: deps
 	@mkdir -p $(BIN)
 	@ln -sf $(BUILD)/datapath/e3-vswitchd $(BIN)/e3-vswitchd
 	@[ ! -f $(BUILD)/datapath/pktgen/e3-pktgen ] || ln -sf $(BUILD)/datapath/pktgen/e3-pktgen $(BIN)/e3-pktgen
-	@ln -sf $(CURDIR)/datapath/scripts/e3-dpctl $(BIN)/e3-dpctl
+	@ln -sf $(CURDIR)/datapath/client/e3-dpctl $(BIN)/e3-dpctl
 
 control: deps web
 	@[ ! -f control/go.mod ] || (cd control && go build -o $(BIN)/ ./cmd/...)

@@ -20,7 +20,7 @@
 #             ABI version: 23.0, not the soname's 23); each is a link to its
 #             library in lib/, so a driver that a program also links (testpmd
 #             links the vdev bus) is loaded once, not twice
-#   bench/, datapath/python/  the harness; share/openvswitch/ OVS's schema
+#   bench/, datapath/client/  the harness; share/openvswitch/ OVS's schema
 #   run       the one command; MANIFEST  what was bundled, from where
 #
 # The server needs bash, python3, util-linux (taskset, chrt, mount) and
@@ -53,7 +53,7 @@ done
 stage=$(mktemp -d /tmp/e3-bundle.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 b=$stage/e3-bench
-mkdir -p "$b"/{bin,libexec,lib/dpdk/pmds-$ABI,share/openvswitch,bench/benchlib,datapath/python}
+mkdir -p "$b"/{bin,libexec,lib/dpdk/pmds-$ABI,share/openvswitch,bench/benchlib,datapath/client}
 
 # Every library an ELF file needs, by the name it asks for (ldd's "name =>
 # path"), and the loader itself.
@@ -96,7 +96,7 @@ done
 cp /usr/share/openvswitch/vswitch.ovsschema "$b/share/openvswitch/"
 cp bench/bench.py bench/report.py "$b/bench/"
 cp bench/benchlib/*.py "$b/bench/benchlib/"
-cp datapath/python/e3rpc.py datapath/python/e3schema.py "$b/datapath/python/"
+cp datapath/client/e3rpc.py datapath/client/e3schema.py "$b/datapath/client/"
 
 dpdk_version=$(pkg-config --modversion libdpdk)
 cat > "$b/run" <<EOF

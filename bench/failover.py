@@ -32,7 +32,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "python"):
+for p in (REPO / "tests", REPO / "datapath" / "client"):
     sys.path.insert(0, str(p))
 
 from lab import Lab  # noqa: E402

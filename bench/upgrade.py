@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "python", REPO / "bench"):
+for p in (REPO / "tests", REPO / "datapath" / "client", REPO / "bench"):
     sys.path.insert(0, str(p))
 
 from failover import Bench as FailoverBench, start_streams, stats, wait_all  # noqa: E402

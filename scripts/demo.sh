@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOPOLOGY=${E3_DEMO_TOPOLOGY:-examples/demo.yaml}
-export PYTHONPATH="$PWD/tests:$PWD/datapath/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$PWD/tests:$PWD/datapath/client${PYTHONPATH:+:$PYTHONPATH}"
 
 cmd=${1:-up}
 case "$cmd" in

@@ -3,7 +3,7 @@
 always by PID:
 
   limit  dpdk-testpmd, io forwarding p0 <-> p1: no lookup, the link limit
-  e3     e3-vswitchd, programmed through JSON-RPC (datapath/python/e3rpc.py)
+  e3     e3-vswitchd, programmed through JSON-RPC (datapath/client/e3rpc.py)
   ovs    ovsdb-server + ovs-vswitchd (DPDK), netdev bridge, memif ports
 
 Every switch is the memif server on sockets of its own; generator port i
@@ -47,7 +47,7 @@ from .pktgen import MEMIF_RING_LOG2, memif_devargs, ROOT
 ZC_RING_LOG2 = 12
 from .scenarios import SW_FAB
 
-sys.path.insert(0, os.path.join(ROOT, "datapath", "python"))
+sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
 import e3rpc  # noqa: E402
 
 # Each program from the environment where it is set (bench/bundle.sh's run

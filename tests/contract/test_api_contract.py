@@ -15,7 +15,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "python"):
+for p in (REPO / "tests", REPO / "datapath" / "client"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 

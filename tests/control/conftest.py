@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-for p in (REPO / "tests", REPO / "datapath" / "python"):
+for p in (REPO / "tests", REPO / "datapath" / "client"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 

@@ -99,7 +99,7 @@ def cmd_up(lab: Lab, args) -> int:
         explore.append((f"ip netns exec {lab.ns(ha.name)} ping {ib.address}", f"{svc.name} from {ha.name}"))
     n0 = t.nodes[0].name
     spine = t.links[0].b
-    again = f"PYTHONPATH=tests:datapath/python python3 -m lab {{}} {lab.topology_path} --prefix {lab.prefix}"
+    again = f"PYTHONPATH=tests:datapath/client python3 -m lab {{}} {lab.topology_path} --prefix {lab.prefix}"
     explore += [
         (f"build/bin/e3-dpctl -s {lab.node_socket(n0)} port list", f"{n0}'s ports and counters"),
         (f"build/bin/e3-dpctl -s {lab.node_socket(n0)} label list", f"{n0}'s label table"),

@@ -57,8 +57,8 @@ def netns_list() -> set:
 
 
 def rpc_module():
-    """e3rpc lives with the datapath (datapath/python); import it from the repo."""
-    path = str(REPO / "datapath" / "python")
+    """e3rpc lives with the datapath (datapath/client); import it from the repo."""
+    path = str(REPO / "datapath" / "client")
     if path not in sys.path:
         sys.path.insert(0, path)
     import e3rpc
@@ -356,7 +356,7 @@ class Lab:
                 "--checkpoint", str(self.checkpoint_file(node))]
 
     def client(self, node: str):
-        """A JSON-RPC client (datapath/python/e3rpc.py) on a node's socket."""
+        """A JSON-RPC client (datapath/client/e3rpc.py) on a node's socket."""
         return rpc_module().Client(self.node_socket(node))
 
     def pid(self, node: str):

@@ -1,5 +1,5 @@
 """A real e3-vswitchd in its own network namespace, with the veth pairs the
-packet tests drive, and its JSON-RPC client (datapath/python/e3rpc).
+packet tests drive, and its JSON-RPC client (datapath/client/e3rpc).
 
 Layout inside namespace pk-<pid>-<module>:
 
@@ -17,7 +17,7 @@ import pytest
 from pkt_net import Netns, nsexec, wait_for
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "datapath", "python"))
+sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import e3rpc  # noqa: E402
 from lab.lab import _alive  # noqa: E402

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "datapath" / "python"))
+sys.path.insert(0, str(ROOT / "datapath" / "client"))
 
 from e3rpc import Client, RpcError  # noqa: E402
 
 VSWITCHD = Path(os.environ.get("E3_VSWITCHD", ROOT / "build" / "bin" / "e3-vswitchd"))
-DPCTL = ROOT / "datapath" / "scripts" / "e3-dpctl"
+DPCTL = ROOT / "datapath" / "client" / "e3-dpctl"
 TAG = "dpB"
 _seq = itertools.count()
 
