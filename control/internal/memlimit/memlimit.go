@@ -1,6 +1,6 @@
 // Package memlimit sets the Go runtime's soft memory limit from an option:
-// a size, "0" for none, or "auto" for a share of the cgroup's memory limit
-// (systemd's MemoryMax=, a container's limit). Under the limit the runtime
+// a size, "0" for none, or "auto" for a share of the process's cgroup memory
+// limit (systemd's MemoryMax=, a container's limit). Under the limit the runtime
 // collects sooner and returns freed memory to the system, so what a process
 // holds after a burst of work stays near what it uses, not at the burst's
 // peak.
@@ -9,7 +9,9 @@ package memlimit
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,10 +20,41 @@ import (
 // left for what the runtime does not count (thread stacks, cgo).
 const AutoShare = 0.9
 
-// CgroupFiles are where a cgroup's memory limit is read from, v2 first.
-var CgroupFiles = []string{
-	"/sys/fs/cgroup/memory.max",
-	"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+// CgroupRoot is where the cgroup file systems are mounted.
+const CgroupRoot = "/sys/fs/cgroup"
+
+// CgroupFiles lists the files that may hold a memory limit of the process
+// whose /proc/<pid>/cgroup is procCgroup: its own cgroup's and each
+// ancestor's (a unit's MemoryMax= is on the unit's cgroup, a slice's on
+// its parent), cgroup v2 first, then v1's memory controller.
+func CgroupFiles(procCgroup, root string) []string {
+	var v2, v1 []string
+	for _, line := range strings.Split(procCgroup, "\n") {
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		switch {
+		case f[0] == "0" && f[1] == "":
+			v2 = ancestors(filepath.Join(root, f[2]), root, "memory.max")
+		case slices.Contains(strings.Split(f[1], ","), "memory"):
+			base := filepath.Join(root, "memory")
+			v1 = ancestors(filepath.Join(base, f[2]), base, "memory.limit_in_bytes")
+		}
+	}
+	return append(v2, v1...)
+}
+
+// ancestors is name in dir and in every folder above it up to top.
+func ancestors(dir, top, name string) []string {
+	var out []string
+	for {
+		out = append(out, filepath.Join(dir, name))
+		if dir == top || !strings.HasPrefix(dir, top) {
+			return out
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 var units = []struct {
@@ -52,25 +85,24 @@ func ParseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// CgroupLimit is the memory limit of the first of files that sets one, in
-// bytes; 0 when none does ("max", an absent file, or v1's "no limit").
+// CgroupLimit is the smallest memory limit that files set, in bytes; 0
+// when none does ("max", an absent file, or v1's "no limit").
 func CgroupLimit(files []string) int64 {
+	var least int64
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
-		v := strings.TrimSpace(string(b))
-		if v == "max" {
-			return 0
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n <= 0 || n >= 1<<62 { // "max"; v1 says "no limit" with a huge number
+			continue
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 || n >= 1<<62 { // v1 says "no limit" with a huge number
-			return 0
+		if least == 0 || n < least {
+			least = n
 		}
-		return n
 	}
-	return 0
+	return least
 }
 
 // Resolve turns the option into a limit in bytes (0: none). "auto" takes
@@ -93,7 +125,8 @@ func Resolve(opt string, env string, files []string) (int64, error) {
 // the log.
 func Apply(opt string) (string, error) {
 	env := os.Getenv("GOMEMLIMIT")
-	n, err := Resolve(opt, env, CgroupFiles)
+	own, _ := os.ReadFile("/proc/self/cgroup")
+	n, err := Resolve(opt, env, CgroupFiles(string(own), CgroupRoot))
 	if err != nil {
 		return "", fmt.Errorf("memory limit: %w", err)
 	}

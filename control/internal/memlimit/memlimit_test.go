@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"testing"
 )
 
@@ -49,6 +50,7 @@ func TestResolve(t *testing.T) {
 	absent := filepath.Join(dir, "absent")
 	gib := int64(1 << 30)
 	share := int64(float64(gib) * AutoShare)
+	half := int64(float64(gib/2) * AutoShare)
 	for _, c := range []struct {
 		name, opt, env string
 		files          []string
@@ -56,10 +58,11 @@ func TestResolve(t *testing.T) {
 		err            bool
 	}{
 		{"auto takes a share of the cgroup's limit", "auto", "", []string{v2}, share, false},
-		{"auto reads the next file when one is absent", "auto", "", []string{absent, v2}, share, false},
+		{"an absent file is no limit", "auto", "", []string{absent, v2}, share, false},
 		{"auto without a cgroup limit sets none", "auto", "", []string{unlimited}, 0, false},
 		{"cgroup v1's huge number is no limit", "auto", "", []string{v1none}, 0, false},
 		{"no cgroup files", "auto", "", []string{absent}, 0, false},
+		{"the smallest of the cgroup's and its ancestors'", "auto", "", []string{unlimited, write(t, dir, "parent", "536870912\n"), v2}, half, false},
 		{"GOMEMLIMIT wins over auto", "auto", "2GiB", []string{v2}, 0, false},
 		{"a size", "512MiB", "", []string{v2}, 512 << 20, false},
 		{"a size wins over GOMEMLIMIT", "512MiB", "2GiB", nil, 512 << 20, false},
@@ -91,5 +94,26 @@ func TestApply(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != 256<<20 {
 		t.Errorf("a refused option changed the limit to %d", got)
+	}
+}
+
+func TestCgroupFiles(t *testing.T) {
+	for _, c := range []struct {
+		name, proc string
+		want       []string
+	}{
+		{"cgroup v2, a systemd unit", "0::/system.slice/e3-controller.service\n", []string{
+			"/cg/system.slice/e3-controller.service/memory.max", "/cg/system.slice/memory.max", "/cg/memory.max"}},
+		{"cgroup v2, the root (a container's namespace)", "0::/\n", []string{"/cg/memory.max"}},
+		{"cgroup v1", "12:pids:/x\n4:cpu,memory:/docker/abc\n", []string{
+			"/cg/memory/docker/abc/memory.limit_in_bytes", "/cg/memory/docker/memory.limit_in_bytes",
+			"/cg/memory/memory.limit_in_bytes"}},
+		{"nothing readable", "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := CgroupFiles(c.proc, "/cg"); !slices.Equal(got, c.want) {
+				t.Errorf("CgroupFiles(%q) = %q, want %q", c.proc, got, c.want)
+			}
+		})
 	}
 }

@@ -11,8 +11,7 @@
  *
  * A frame leaves the burst (pkts[i] = NULL, next = NX_DONE) when it is
  * handed to a TX buffer or dropped; every drop goes through e3_drop()
- * (stage_tx.h) and
- * is counted by reason.
+ * (stage_tx.h) and is counted by reason.
  */
 #ifndef E3_STAGES_H
 #define E3_STAGES_H
