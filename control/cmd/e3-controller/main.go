@@ -66,7 +66,7 @@ func run() error {
 		ignore     = flag.Bool("ignore-status", false, "treat every node and link as up, whatever agents report (bring-up without agents)")
 		grace      = flag.Duration("grace", 5*time.Second, "on taking leadership, wait this long for agents' reports before acting on them")
 		hold       = flag.Duration("repair-hold", 500*time.Millisecond, "longest a global repair waits while the fabric keeps changing (negative: none)")
-		memLimit   = flag.String("memory-limit", "auto", "soft limit of the controller's memory (with the embedded etcd): a size (e.g. 4GiB), 0 for none, or auto: 90% of the smallest memory limit on its cgroup and their parents, if any (GOMEMLIMIT wins over auto)")
+		memLimit   = flag.String("memory-limit", "auto", "soft limit of the controller's memory (with the embedded etcd): a size (e.g. 4GiB), 0 for none, or auto: 90% of the smallest memory limit on its cgroup and that cgroup's parents, if any (GOMEMLIMIT wins over auto)")
 	)
 	if err := flagfile.Parse(flag.CommandLine, os.Args[1:], conf); err != nil {
 		return err
