@@ -32,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import cpus, host  # noqa: E402
-from benchlib.pktgen import Pktgen, PktgenError, Session, pushback  # noqa: E402
+from benchlib.pktgen import VM_IDLE_SLEEP_US, Pktgen, PktgenError, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
 from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError, wait_for  # noqa: E402
@@ -40,9 +40,6 @@ from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError, w
 BENCH = os.path.dirname(os.path.abspath(__file__))
 WORKDIR = "/tmp/bn-bench"
 SETTLE_S = 5.0
-# PVP: the generator sleeps this long whenever it has nothing to do, so the
-# VM on its CPU (at idle priority) runs (benchlib/switches.py).
-VM_IDLE_SLEEP_US = 30
 
 MODES = {
     # Both modes run three interleaved rounds (medians). quick: a quarter

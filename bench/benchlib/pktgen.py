@@ -38,6 +38,11 @@ def pushback(res):
     return res["tx_pushback"] / res["tx_bursts"]
 
 
+# PVP: the generator sleeps this long whenever it has nothing to do, so the
+# VM on its CPU (at idle priority) runs (benchlib/switches.py).
+VM_IDLE_SLEEP_US = 30
+
+
 class PktgenError(RuntimeError):
     pass
 
