@@ -32,7 +32,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
-#include <nmmintrin.h>
+#include <rte_hash_crc.h>
 #include <rte_prefetch.h>
 
 #include "base/defs.h"
@@ -116,21 +116,17 @@ static inline struct e3_mac_bucket *e3_mac_bucket_of(uint32_t hash)
 	return &e3_mac_buckets[(uint64_t)hash * e3_mac_n_buckets >> 32];
 }
 
-/* CRC32-C of k, the instruction itself: rte_hash_crc_8byte gives the same
- * value but picks its implementation at run time, at each call. */
-static inline uint32_t e3_mac_crc(uint64_t k, uint32_t init)
-{
-	return (uint32_t)_mm_crc32_u64(init, k);
-}
-
+/* The two hashes are CRC32-C by the instruction (the build requires SSE4.2):
+ * rte_hash_crc_8byte gives the same values but picks its implementation at
+ * run time, at each call. */
 static inline struct e3_mac_bucket *e3_mac_bucket1(uint64_t k)
 {
-	return e3_mac_bucket_of(e3_mac_crc(k, 0));
+	return e3_mac_bucket_of(crc32c_sse42_u64(k, 0));
 }
 
 static inline struct e3_mac_bucket *e3_mac_bucket2(uint64_t k)
 {
-	return e3_mac_bucket_of(e3_mac_crc(k, 0x9e3779b9));
+	return e3_mac_bucket_of(crc32c_sse42_u64(k, 0x9e3779b9));
 }
 
 /* Start fetching k's first bucket (call a stage before e3_mac_find). */
