@@ -345,7 +345,7 @@ static void serve(struct e3_buf *out, const char *s, size_t n)
 	e3_buf_str(out, ",\"result\":");
 	ctr.connections = (uint64_t)n_conns;
 	struct e3_rpc_call call = { .w = { .b = out }, .server = &ctr };
-	e3_rpc_invoke(m, params, &call);
+	e3_rpc_invoke(m->fn, m->params, params, &call);
 	if (call.code == 0 && out->oom)
 		e3_rpc_err(&call, E3_RPC_INTERNAL_ERROR, "out of memory writing the result");
 	if (call.code == 0 && call.w.depth != 0)

@@ -577,10 +577,7 @@ out:
 
 void e3_rpc_config_load_doc(const json_t *doc, struct e3_rpc_call *c)
 {
-	static const struct e3_rpc_method load = { "config_load", e3_rpc_config_load,
-						   &e3_config_load_params };
-
-	e3_rpc_invoke(&load, doc, c);
+	e3_rpc_invoke(e3_rpc_config_load, &e3_config_load_params, doc, c);
 }
 
 int e3_rpc_load_file(const char *path, char *err)

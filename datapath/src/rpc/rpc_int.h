@@ -202,9 +202,9 @@ struct e3_rpc_method {
 /* The method table (rpc_methods.c). */
 const struct e3_rpc_method *e3_rpc_method_find(const char *name);
 
-/* Decode params (an object or NULL) and run the method with the control
- * lock held; the result or the error is left in c (rpc_objects.c). */
-void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params,
+/* Decode params (an object or NULL) by t and run fn on them with the
+ * control lock held; the result or the error is left in c (rpc_objects.c). */
+void e3_rpc_invoke(e3_rpc_fn fn, const struct e3_obj_type *t, const json_t *params,
 		   struct e3_rpc_call *c);
 
 /* An object as config_dump writes it (which decodes back to the same

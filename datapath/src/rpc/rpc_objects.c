@@ -270,19 +270,20 @@ int e3_obj_decode(const struct e3_obj_type *t, const json_t *v, void *out,
 	return 0;
 }
 
-void e3_rpc_invoke(const struct e3_rpc_method *m, const json_t *params, struct e3_rpc_call *c)
+void e3_rpc_invoke(e3_rpc_fn fn, const struct e3_obj_type *t, const json_t *params,
+		   struct e3_rpc_call *c)
 {
-	void *p = calloc(1, m->params->size ? m->params->size : 1);
+	void *p = calloc(1, t->size ? t->size : 1);
 
 	if (p == NULL) {
 		e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
 		return;
 	}
-	if (e3_obj_decode(m->params, params, p, &c->seen, "", c->msg, sizeof(c->msg)) < 0) {
+	if (e3_obj_decode(t, params, p, &c->seen, "", c->msg, sizeof(c->msg)) < 0) {
 		c->code = E3_RPC_INVALID_PARAMS;
 	} else {
 		e3_ctl_lock();
-		m->fn(c, p);
+		fn(c, p);
 		e3_ctl_unlock();
 	}
 	free(p);
