@@ -14,6 +14,7 @@
 #define E3_ERRLEN 256
 
 /* Limits: datapath/api/schema.yaml. */
+#include "base/drops_gen.h"
 #include "base/limits_gen.h"
 
 #define E3_VLAN_UNTAGGED  4096     /* circuit "vlan" meaning: the whole untagged port */
@@ -49,42 +50,8 @@ enum e3_label_type {
 enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 
 /* Every reason a frame is dropped; each has a counter (per port and total).
- * X(ENUM, name, meaning): the name is the key used in the RPC and telemetry
- * output. */
-#define E3_DROPS(X) \
-	X(TRUNCATED, "truncated", "shorter than the headers it claims") \
-	X(OVERSIZE, "oversize", "longer than the port's MTU allows") \
-	X(NO_CIRCUIT, "no_circuit", "customer frame on a (port, VLAN) with no circuit") \
-	X(CUSTOMER_LABELLED, "customer_labelled", "MPLS ethertype on a customer port") \
-	X(NOT_FOR_US, "not_for_us", "fabric frame to another unicast MAC") \
-	X(BAD_ETHERTYPE, "bad_ethertype", "fabric frame that is not MPLS unicast") \
-	X(LABEL_RESERVED, "label_reserved", "label 0-15") \
-	X(LABEL_STACKED, "label_stacked", "more than one label (S=0), other than a path check's GAL or an E-LAN's segment label") \
-	X(LABEL_UNKNOWN, "label_unknown", "no entry for the label") \
-	X(LABEL_WRONG_PORT, "label_wrong_port", "valid label on a port its entry does not take frames from") \
-	X(TTL_EXPIRED, "ttl_expired", "TTL 0 or 1 on arrival at a transit node, 0 at a leaf") \
-	X(RPF_FAIL, "rpf_fail", "REPLICATE frame not from the RPF port") \
-	X(BAD_CONTROL_WORD, "bad_control_word", "control word expected but first nibble != 0") \
-	X(SPLIT_HORIZON, "split_horizon", "fabric frame whose destination is behind the fabric") \
-	X(NOT_DF, "not_df", "from a multi-homed site, on a leaf that is not its designated forwarder: an E-LAN's BUM from a site that floods, an active-standby E-Line's frames") \
-	X(STORM_BROADCAST, "storm_broadcast", "broadcast an E-LAN would flood from a circuit, over the circuit's storm_broadcast_pps") \
-	X(STORM_MULTICAST, "storm_multicast", "multicast an E-LAN would flood from a circuit, over the circuit's storm_multicast_pps") \
-	X(STORM_UNKNOWN, "storm_unknown", "unknown unicast an E-LAN would flood from a circuit, over the circuit's storm_unknown_pps") \
-	X(SAME_CIRCUIT, "same_circuit", "known unicast back to the circuit it came from") \
-	X(NO_SERVICE, "no_service", "entry points at a service/circuit being removed") \
-	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \
-	X(TX_FULL, "tx_full", "the TX queue did not take the frame") \
-	X(NO_MBUF, "no_mbuf", "could not copy a frame for replication") \
-	X(RX_RING_FULL, "rx_ring_full", "dropped by the kernel: the port's af_packet receive ring was full") \
-	X(OAM_BAD_ACH, "oam_bad_ach", "OAM frame without the GAL, or whose ACH is not BFD (0x0007) version 0") \
-	X(BFD_MALFORMED, "bfd_malformed", "BFD packet failing RFC 5880 6.8.6 (length, version, ...)") \
-	X(BFD_BAD_DISCRIMINATOR, "bfd_bad_discriminator", "Your Discriminator not the session's") \
-	X(BFD_BAD_AUTH, "bfd_bad_auth", "BFD authentication not the session's: missing, unexpected, another key, a wrong digest or a replayed sequence number") \
-	X(OAM_NO_SESSION, "oam_no_session", "BFD on a port or path label with no session") \
-	X(PW_OAM_BAD, "pw_oam_bad", "a PW associated channel frame that is not an MPLS echo this node takes: malformed, another channel, or on a flood tree or a site's circuit label") \
-	X(PW_OAM_RATE, "pw_oam_rate_limited", "an MPLS echo request over the port's punt rate (E3_PWOAM_PPS a second per worker): never logged nor answered") \
-	X(PW_OAM_UNSOLICITED, "pw_oam_unsolicited", "an MPLS echo reply to a handle this node did not send")
-
+ * A stage declares the reasons it drops for beside its code
+ * (E3_DROP_REASON); datapath/api/gen.py gathers them into E3_DROPS. */
 enum e3_drop {
 #define E3_DROP_ENUM(e, name, meaning) E3_DROP_##e,
 	E3_DROPS(E3_DROP_ENUM)
@@ -93,6 +60,11 @@ enum e3_drop {
 };
 
 const char *e3_drop_name(enum e3_drop d);
+
+/* E3_DROP_REASON(ENUM, name, meaning): a stage drops frames for this reason.
+ * It compiles only if E3_DROPS (drops_gen.h) has the reason. */
+#define E3_DROP_REASON(e, name, meaning) \
+	_Static_assert(E3_DROP_##e < E3_DROP_MAX, name ": " meaning)
 
 /* ---- global settings ---------------------------------------------------- */
 struct e3_settings {

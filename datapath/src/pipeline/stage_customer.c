@@ -9,6 +9,25 @@
 #include "tables/circuit_table.h"
 #include "pipeline/stage_out.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(NO_CIRCUIT, "no_circuit",
+	"customer frame on a (port, VLAN) with no circuit and no untagged circuit");
+E3_DROP_REASON(CUSTOMER_LABELLED, "customer_labelled", "MPLS ethertype on a customer port");
+E3_DROP_REASON(NOT_DF, "not_df",
+	"from a multi-homed site, on a leaf that is not the site's designated "
+	"forwarder: an E-LAN's BUM when the site floods (no LAG), any frame of an"
+	" active-standby E-Line");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(CUST_NO_CIRCUIT, "customer-in %p vlan %u: no circuit");
+E3_TRACE_EVENT(CUST_TAGGED,     "customer-in %p vlan %u pcp %u -> circuit %u service %u");
+E3_TRACE_EVENT(CUST_TAG_POPPED, "customer-in %p vlan %u pcp %u -> circuit %u service %u, tag popped");
+E3_TRACE_EVENT(CUST_UNTAGGED,   "customer-in %p untagged -> circuit %u service %u");
+E3_TRACE_EVENT(ELINE_ENCAP,     "eline-encap service %u nhlfe %u cw %o");
+E3_TRACE_EVENT(ELINE_NOT_DF,    "eline-in service %u: circuit %u, a site whose DF is another leaf");
+E3_TRACE_EVENT(HAIRPIN_NO_PEER, "eline-hairpin service %u: no peer circuit");
+E3_TRACE_EVENT(HAIRPIN,         "eline-hairpin service %u -> circuit %u");
+
 /* The circuit customer_in found last, by the VLAN it looked up: a frame of
  * the same VLAN (or untagged again) belongs to it too (VPP's L2 input keeps
  * its last answer the same way). Within a burst the tables may be taken

@@ -12,6 +12,37 @@
 #include "tables/mac_table.h"
 #include "pipeline/stage_out.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(SPLIT_HORIZON, "split_horizon",
+	"frame from the fabric whose destination is behind the fabric or is the "
+	"multi-homed site it came from, or with no local circuit to go to (or "
+	"none whose site params take it)");
+E3_DROP_REASON(SAME_CIRCUIT, "same_circuit",
+	"known unicast back to its circuit, or a flood with no other member");
+E3_DROP_REASON(STORM_BROADCAST, "storm_broadcast",
+	"broadcast an E-LAN would flood from a circuit, over the circuit's "
+	"`storm_broadcast_pps` (docs/operations.md)");
+E3_DROP_REASON(STORM_MULTICAST, "storm_multicast",
+	"multicast an E-LAN would flood from a circuit, over the circuit's "
+	"`storm_multicast_pps` (docs/operations.md)");
+E3_DROP_REASON(STORM_UNKNOWN, "storm_unknown",
+	"unknown unicast an E-LAN would flood from a circuit, over the circuit's "
+	"`storm_unknown_pps` (docs/operations.md)");
+_Static_assert(E3_DROP_STORM_MULTICAST == E3_DROP_STORM_BROADCAST + E3_STORM_MULTICAST &&
+	       E3_DROP_STORM_UNKNOWN == E3_DROP_STORM_BROADCAST + E3_STORM_UNKNOWN,
+	       "a storm class's drop reason is E3_DROP_STORM_BROADCAST + class");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(ELAN_FLOOD_NONE,  "elan-flood service %u: no other member");
+E3_TRACE_EVENT(ELAN_FLOOD,       "elan-flood service %u: %u circuits, %u branches");
+E3_TRACE_EVENT(ELAN_IN_REMOTE,   "elan-in service %u: dst behind source %u nhlfe %d");
+E3_TRACE_EVENT(ELAN_IN_INGRESS,  "elan-in service %u: dst on the ingress circuit");
+E3_TRACE_EVENT(ELAN_IN_LOCAL,    "elan-in service %u: dst on circuit %u");
+E3_TRACE_EVENT(ELAN_NOT_DF,      "elan-in service %u: BUM from circuit %u, a site whose DF is another leaf");
+E3_TRACE_EVENT(ELAN_TERM_REMOTE, "elan-term service %u: dst behind source %u");
+E3_TRACE_EVENT(ELAN_TERM_LOCAL,  "elan-term service %u: dst on circuit %u");
+E3_TRACE_EVENT(ELAN_TERM_SITE,   "elan-term service %u: from the site of circuit %u, back to it");
+
 /* The burst's frames of one stage and what the MAC table said of them, each
  * destination read once (e3_mac_dest_at). The keys were made, and their
  * buckets prefetched, when the frames were parsed (e3_elan_keys). */

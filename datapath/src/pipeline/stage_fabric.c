@@ -12,6 +12,35 @@
 #include "pipeline/pwoam.h"
 #include "pipeline/stage_label.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(NOT_FOR_US, "not_for_us", "fabric frame to another MAC");
+E3_DROP_REASON(BAD_ETHERTYPE, "bad_ethertype",
+	"fabric frame that is not MPLS unicast (including broadcast)");
+E3_DROP_REASON(LABEL_RESERVED, "label_reserved", "label 0-15");
+E3_DROP_REASON(LABEL_STACKED, "label_stacked",
+	"S = 0 without exactly one entry below it (a GAL, or a segment label); a "
+	"GAL below a label whose entry is not swap or oam; a segment label below "
+	"one that is not swap, elan or replicate, or whose own entry is not an "
+	"ELAN entry of the same service");
+E3_DROP_REASON(LABEL_WRONG_PORT, "label_wrong_port",
+	"a valid label on a port its entry does not take frames from (`in_ports`:"
+	" the ports its upstreams use); never learned from");
+E3_DROP_REASON(LABEL_UNKNOWN, "label_unknown", "no entry for the label");
+E3_DROP_REASON(TTL_EXPIRED, "ttl_expired",
+	"TTL 0 anywhere, TTL 1 at a transit (SWAP, replicate copies)");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(FABRIC_IN,        "fabric-in %p label %u tc %u s %u ttl %u");
+E3_TRACE_EVENT(LABEL_WRONG_PORT, "label %u: not taken from %p");
+E3_TRACE_EVENT(LABEL_STACKED,    "label %u: a label below, and no entry that takes one");
+E3_TRACE_EVENT(LABEL_SWAP,       "label %u: swap nhlfe %u");
+E3_TRACE_EVENT(LABEL_ELINE,      "label %u: eline service %u");
+E3_TRACE_EVENT(LABEL_ELAN,       "label %u: elan service %u source %u");
+E3_TRACE_EVENT(LABEL_REPLICATE,  "label %u: replicate slot %u");
+E3_TRACE_EVENT(LABEL_OAM,        "label %u: oam path session %u");
+E3_TRACE_EVENT(LABEL_CIRCUIT,    "label %u: circuit %u (redirected to this leaf)");
+E3_TRACE_EVENT(LABEL_NONE,       "label %u: no entry");
+
 /* The second label stack entry (host order), or 0 if the frame has none. */
 static inline uint32_t lse_below(const uint8_t *d, uint16_t len)
 {

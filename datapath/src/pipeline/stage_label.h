@@ -11,6 +11,14 @@
 #include "pipeline/pwoam.h"
 #include "pipeline/stage_out.h"
 
+/* The reasons the stages after a label lookup drop for (docs/datapath.md). */
+E3_DROP_REASON(BAD_CONTROL_WORD, "bad_control_word",
+	"control word expected, first nibble neither 0 (a control word) nor 1 (an"
+	" ACH)");
+
+/* The events they record in a packet trace (trace.h). */
+E3_TRACE_EVENT(PW_OAM, "label %u: MPLS echo in the PW's ACH");
+
 /* Pop the labels and control word: the frame becomes the customer's. In
  * the control word's place, an ACH of MPLS echo goes to PW OAM instead
  * where oam says the entry is a PW's end (an E-Line's or E-LAN's). */

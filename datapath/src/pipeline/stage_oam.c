@@ -9,6 +9,29 @@
 #include "pipeline/oam.h"
 #include "pipeline/stage_out.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(OAM_BAD_ACH, "oam_bad_ach",
+	"G-ACh frame whose ACH is not version 0 BFD control (0x0007), or an oam "
+	"entry reached without a GAL");
+E3_DROP_REASON(BFD_MALFORMED, "bfd_malformed",
+	"BFD packet failing RFC 5880 6.8.6 (length, version, multiplier 0, M bit,"
+	" My Discriminator 0, A bit)");
+E3_DROP_REASON(BFD_BAD_DISCRIMINATOR, "bfd_bad_discriminator",
+	"Your Discriminator 0 while the sender is Init or Up, or not the "
+	"session's; while Up, a My Discriminator other than the learned one");
+E3_DROP_REASON(BFD_BAD_AUTH, "bfd_bad_auth",
+	"authentication not the session's: an A bit on a session without a key or"
+	" none on one with it, another auth type or key id, a wrong Keyed SHA1 "
+	"digest, or a sequence number outside the window (RFC 5880 6.7.4)");
+E3_DROP_REASON(OAM_NO_SESSION, "oam_no_session",
+	"BFD on a port, or through an oam label, without a session");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(OAM_NOT_BFD, "oam: not a BFD ACH");
+E3_TRACE_EVENT(OAM_REFUSED, "oam: bfd packet refused (check %d)");
+E3_TRACE_EVENT(OAM_BFD,     "oam: bfd session %u state %S my_disc %u your_disc %u");
+E3_TRACE_EVENT(VERDICT_BFD, "bfd session %u");
+
 /* The drop counter of a BFD packet refused, by decode or by its session. */
 static enum e3_drop bfd_drop(enum e3_bfd_bad bad)
 {

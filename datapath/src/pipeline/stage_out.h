@@ -21,6 +21,16 @@
 #include "pipeline/stage_tx.h"
 #include "pipeline/trace.h"
 
+/* The reasons the output helpers drop for (docs/datapath.md). */
+E3_DROP_REASON(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down");
+
+/* The events they record in a packet trace (trace.h). */
+E3_TRACE_EVENT(SITE_REDIRECT, "circuit %u: port down, redirected to nhlfe %u");
+E3_TRACE_EVENT(TX_UNTAGGED,   "tx %p circuit %u untagged");
+E3_TRACE_EVENT(TX_VLAN,       "tx %p circuit %u vlan %u");
+E3_TRACE_EVENT(TX_NHLFE,      "tx %p label %u nhlfe %u");
+E3_TRACE_EVENT(TX_LABEL,      "tx %p label %u ttl %u");
+
 /* Whether m's buffer is seen by others (clones point into it, or m is a
  * clone): then none of its bytes, headroom included, may be written. */
 static inline bool e3_shared(const struct rte_mbuf *m)

@@ -9,6 +9,24 @@
 #include "pipeline/pwoam.h"
 #include "pipeline/stage_out.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(PW_OAM_BAD, "pw_oam_bad",
+	"a PW associated channel frame that is not an MPLS echo this node takes: "
+	"another channel, a malformed message, or on a flood tree or a site's "
+	"circuit label");
+E3_DROP_REASON(PW_OAM_RATE, "pw_oam_rate_limited",
+	"an MPLS echo request over the receiving port's punt rate (100 a second "
+	"per worker, a burst of 10): neither logged nor answered, so a "
+	"neighbour's flood cannot become events and status writes");
+E3_DROP_REASON(PW_OAM_UNSOLICITED, "pw_oam_unsolicited",
+	"an MPLS echo reply to a handle this node did not send (it keeps its last"
+	" 16 `pw_ping` handles): replies to our own pings are never rate-limited,"
+	" forged ones never logged");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(PW_OAM_LOGGED, "pw-oam: echo type %u handle %u seq %u logged");
+E3_TRACE_EVENT(PW_OAM_REPLY,  "pw-oam: reply to handle %u seq %u on nhlfe %u");
+
 static __rte_always_inline void consume(struct e3_burst *b, unsigned i)
 {
 	rte_pktmbuf_free(b->pkts[i]);

@@ -7,6 +7,15 @@
 #include "tables/label_table.h"
 #include "pipeline/stage_label.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(RPF_FAIL, "rpf_fail", "REPLICATE frame not from the RPF port");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(REPLICATE_RPF,   "replicate: rpf port %u, arrived on %u");
+E3_TRACE_EVENT(REPLICATE_TTL,   "replicate: ttl %u, no copies to branches");
+E3_TRACE_EVENT(REPLICATE,       "replicate: %u branches");
+E3_TRACE_EVENT(REPLICATE_LOCAL, "replicate: %u branches + local");
+
 static __rte_always_inline void replicate_one(struct e3_burst *b, unsigned i, const bool tracing)
 {
 	struct e3_meta *mt = &b->meta[i];

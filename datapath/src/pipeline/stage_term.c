@@ -6,6 +6,9 @@
  */
 #include "pipeline/stage_out.h"
 
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(ELINE_TERM, "eline-term service %u -> circuit %u");
+
 static __rte_always_inline unsigned eline_term(struct e3_burst *b, const bool tracing)
 {
 	unsigned n = 0;

@@ -14,6 +14,17 @@
 #include "pipeline/stage_tx.h"
 #include "pipeline/trace.h"
 
+/* The reasons this stage drops frames for (docs/datapath.md). */
+E3_DROP_REASON(TX_FULL, "tx_full", "TX queue full");
+E3_DROP_REASON(NO_MBUF, "no_mbuf",
+	"no mbuf for a copy (flood, REPLICATE), a copy's header mbuf, a VLAN re-"
+	"insert, or a BFD packet");
+
+/* The events this stage records in a packet trace (trace.h). */
+E3_TRACE_EVENT(DROP,        "drop %D");
+E3_TRACE_EVENT(DROP_EGRESS, "drop %D (egress)");
+E3_TRACE_EVENT(DROP_COPY,   "drop %D (one copy)");
+
 /* Only used for devices with fewer TX queues than workers. */
 static rte_spinlock_t txlock[RTE_MAX_ETHPORTS][E3_MAX_WORKERS];
 

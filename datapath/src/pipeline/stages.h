@@ -32,6 +32,15 @@
 #include "pipeline/context.h"
 #include "pipeline/runtime.h"
 
+/* The reasons any stage's checks drop for (docs/datapath.md). */
+E3_DROP_REASON(TRUNCATED, "truncated",
+	"shorter than the headers it claims (tag, label, control word, inner "
+	"Ethernet)");
+E3_DROP_REASON(OVERSIZE, "oversize",
+	"longer than the receiving port's MTU allows, or than the egress port's "
+	"once its VLAN or label is pushed (counted there)");
+E3_DROP_REASON(NO_SERVICE, "no_service", "entry points at a service or circuit being removed");
+
 #define E3_ETH_MPLS      0x8847
 #define E3_ETH_MPLS_MC   0x8848
 #define E3_MPLS_HLEN     4

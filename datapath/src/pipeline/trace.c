@@ -12,6 +12,10 @@
 #include "port/port.h"
 #include "pipeline/trace.h"
 
+/* The verdicts a record ends with when no stage gave one (trace.h). */
+E3_TRACE_EVENT(VERDICT_FLOOD,     "flood %u copies");
+E3_TRACE_EVENT(VERDICT_NO_OUTPUT, "drop (no output)");
+
 uint32_t e3_trace_remaining;        /* frames still to claim; 0 = off */
 static uint64_t trace_seq;
 static uint64_t trace_start_tsc;

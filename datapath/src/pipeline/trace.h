@@ -14,67 +14,19 @@
 
 #include "base/defs.h"
 #include "pipeline/stages.h"
+#include "pipeline/trace_events_gen.h"
 
 #define E3_TRACE_MAX 1024         /* records per worker ring */
 #define E3_TRACE_EVENTS_MAX 16    /* events per record */
 #define E3_TRACE_ARGS 6
 
-/* The events a stage records: X(NAME, format). The fast path stores only
- * the event and its 32-bit arguments; the control side formats them when it
- * reads the records (e3_trace_format). Conversions: %u, %d (signed), %p (a
- * DPDK port id, printed as the port's name), %D (a drop reason), %S (a BFD
- * state), %o (on/off). */
-#define E3_TRACE_EVENTS(X) \
-	X(CUST_NO_CIRCUIT,   "customer-in %p vlan %u: no circuit") \
-	X(CUST_TAGGED,       "customer-in %p vlan %u pcp %u -> circuit %u service %u") \
-	X(CUST_TAG_POPPED,   "customer-in %p vlan %u pcp %u -> circuit %u service %u, tag popped") \
-	X(CUST_UNTAGGED,     "customer-in %p untagged -> circuit %u service %u") \
-	X(ELINE_ENCAP,       "eline-encap service %u nhlfe %u cw %o") \
-	X(ELINE_NOT_DF,      "eline-in service %u: circuit %u, a site whose DF is another leaf") \
-	X(HAIRPIN_NO_PEER,   "eline-hairpin service %u: no peer circuit") \
-	X(HAIRPIN,           "eline-hairpin service %u -> circuit %u") \
-	X(ELAN_FLOOD_NONE,   "elan-flood service %u: no other member") \
-	X(ELAN_FLOOD,        "elan-flood service %u: %u circuits, %u branches") \
-	X(ELAN_IN_REMOTE,    "elan-in service %u: dst behind source %u nhlfe %d") \
-	X(ELAN_IN_INGRESS,   "elan-in service %u: dst on the ingress circuit") \
-	X(ELAN_IN_LOCAL,     "elan-in service %u: dst on circuit %u") \
-	X(ELAN_NOT_DF,       "elan-in service %u: BUM from circuit %u, a site whose DF is another leaf") \
-	X(ELAN_TERM_REMOTE,  "elan-term service %u: dst behind source %u") \
-	X(ELAN_TERM_LOCAL,   "elan-term service %u: dst on circuit %u") \
-	X(ELAN_TERM_SITE,    "elan-term service %u: from the site of circuit %u, back to it") \
-	X(FABRIC_IN,         "fabric-in %p label %u tc %u s %u ttl %u") \
-	X(LABEL_WRONG_PORT,  "label %u: not taken from %p") \
-	X(LABEL_STACKED,     "label %u: a label below, and no entry that takes one") \
-	X(LABEL_SWAP,        "label %u: swap nhlfe %u") \
-	X(LABEL_ELINE,       "label %u: eline service %u") \
-	X(LABEL_ELAN,        "label %u: elan service %u source %u") \
-	X(LABEL_REPLICATE,   "label %u: replicate slot %u") \
-	X(LABEL_OAM,         "label %u: oam path session %u") \
-	X(LABEL_CIRCUIT,     "label %u: circuit %u (redirected to this leaf)") \
-	X(SITE_REDIRECT,     "circuit %u: port down, redirected to nhlfe %u") \
-	X(LABEL_NONE,        "label %u: no entry") \
-	X(ELINE_TERM,        "eline-term service %u -> circuit %u") \
-	X(REPLICATE_RPF,     "replicate: rpf port %u, arrived on %u") \
-	X(REPLICATE_TTL,     "replicate: ttl %u, no copies to branches") \
-	X(REPLICATE,         "replicate: %u branches") \
-	X(REPLICATE_LOCAL,   "replicate: %u branches + local") \
-	X(OAM_NOT_BFD,       "oam: not a BFD ACH") \
-	X(OAM_REFUSED,       "oam: bfd packet refused (check %d)") \
-	X(OAM_BFD,           "oam: bfd session %u state %S my_disc %u your_disc %u") \
-	X(PW_OAM,            "label %u: MPLS echo in the PW's ACH") \
-	X(PW_OAM_LOGGED,     "pw-oam: echo type %u handle %u seq %u logged") \
-	X(PW_OAM_REPLY,      "pw-oam: reply to handle %u seq %u on nhlfe %u") \
-	X(DROP,              "drop %D") \
-	X(DROP_EGRESS,       "drop %D (egress)") \
-	X(DROP_COPY,         "drop %D (one copy)") \
-	X(TX_UNTAGGED,       "tx %p circuit %u untagged") \
-	X(TX_VLAN,           "tx %p circuit %u vlan %u") \
-	X(TX_NHLFE,          "tx %p label %u nhlfe %u") \
-	X(TX_LABEL,          "tx %p label %u ttl %u") \
-	X(VERDICT_BFD,       "bfd session %u") \
-	X(VERDICT_FLOOD,     "flood %u copies") \
-	X(VERDICT_NO_OUTPUT, "drop (no output)")
-
+/* The events a stage records: X(NAME, format), declared by each stage
+ * beside its code (E3_TRACE_EVENT) and gathered by datapath/api/gen.py into
+ * E3_TRACE_EVENTS. The fast path stores only the event and its 32-bit
+ * arguments; the control side formats them when it reads the records
+ * (e3_trace_format). Conversions: %u, %d (signed), %p (a DPDK port id,
+ * printed as the port's name), %D (a drop reason), %S (a BFD state), %o
+ * (on/off). */
 enum e3_trace_event_id {
 #define E3_TEV_ENUM(name, fmt) E3_TEV_##name,
 	E3_TRACE_EVENTS(E3_TEV_ENUM)
@@ -83,6 +35,10 @@ enum e3_trace_event_id {
 };
 
 extern const char *const e3_trace_formats[E3_TEV_MAX];
+
+/* E3_TRACE_EVENT(NAME, format): a stage records this event. It compiles
+ * only if E3_TRACE_EVENTS (trace_events_gen.h) has the event. */
+#define E3_TRACE_EVENT(e, format) _Static_assert(E3_TEV_##e < E3_TEV_MAX, format)
 
 struct e3_trace_event {
 	uint8_t id;                    /* enum e3_trace_event_id */

@@ -7,6 +7,13 @@
 #include "worker/stats.h"
 #include "worker/worker.h"
 
+/* Frames the kernel dropped before a worker saw them, read from the port
+ * (docs/datapath.md). */
+E3_DROP_REASON(RX_RING_FULL, "rx_ring_full",
+	"dropped by the kernel before the switch saw it: an af_packet port's "
+	"receive ring was full (the sockets' `PACKET_STATISTICS`, read by the "
+	"main lcore once a second)");
+
 /* What the counters were when last cleared: reads subtract it. */
 static struct e3_wstats base;
 static bool base_ready;
