@@ -22,7 +22,8 @@ for p in (REPO / "tests", REPO / "datapath" / "client"):
 
 from lab import Lab  # noqa: E402
 from lab.control import ControlPlane, binary  # noqa: E402
-from lab.lab import LabError, vswitchd_binary  # noqa: E402
+from lab.lab import LabError  # noqa: E402
+from lab.vswitchd import binary as vswitchd_binary  # noqa: E402
 from cplib import (API_PORT, ETCD_PORT, FABRIC, GREEN, GREEN_IPS, METRICS_PORT, PREFIX, RED,  # noqa: E402
                    RED_H2, TOPOLOGY, ensure_service, first_contact)
 

@@ -12,7 +12,7 @@ for p in (REPO / "tests", REPO / "datapath" / "client"):
         sys.path.insert(0, str(p))
 
 from lab import Lab, StaticProgrammer  # noqa: E402
-from lab.lab import vswitchd_binary  # noqa: E402
+from lab.vswitchd import binary as vswitchd_binary  # noqa: E402
 
 EXAMPLES = REPO / "examples"
 PREFIX = "e2"

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .lab import Lab, LabError, rpc_module
+from .lab import Lab, LabError
+from .vswitchd import rpc_module
 from .static import StaticProgrammer
 from .topology import TopologyError
 from . import traffic

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import yaml
 
-from .lab import REPO, Lab, LabError, _alive, _kill
+from .lab import REPO, Lab, LabError
+from .vswitchd import alive, kill
 
 BIN = REPO / "build" / "bin"
 ETCD = Path("/usr/bin/etcd")
@@ -116,7 +117,7 @@ class Proc:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except (OSError, ValueError):
             return None
-        if self.marker.encode() in cmdline and _alive(pid):
+        if self.marker.encode() in cmdline and alive(pid):
             return pid
         return None
 
@@ -134,7 +135,7 @@ class Proc:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            _kill(pid, timeout)
+            kill(pid, timeout)
         if self.popen is not None:
             try:
                 self.popen.wait(timeout=timeout)  # reap our child

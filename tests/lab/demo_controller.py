@@ -22,7 +22,8 @@ from pathlib import Path
 
 from .__main__ import check_services, print_counters
 from .control import BIN, ControlPlane
-from .lab import REPO, Lab, LabError, rpc_module
+from .lab import REPO, Lab, LabError
+from .vswitchd import rpc_module
 from .topology import TopologyError
 
 PREFIX = "demo"

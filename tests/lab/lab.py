@@ -20,10 +20,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from . import topology as topo_mod
+from .vswitchd import LabError, Vswitchd, kill
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_ROOT = Path("/run/e3")
@@ -34,10 +34,6 @@ CUSTOMER_MTU = 1500
 # TCP segments with unfinished checksums and VLAN tags in metadata only.
 OFFLOADS_OFF = ["rx", "off", "tx", "off", "tso", "off", "gso", "off", "gro", "off",
                 "rxvlan", "off", "txvlan", "off"]
-
-
-class LabError(RuntimeError):
-    pass
 
 
 def run(cmd, check=True, timeout=60, **kw) -> subprocess.CompletedProcess:
@@ -54,19 +50,6 @@ def netns_list() -> set:
         return set()
     import json
     return {e["name"] for e in json.loads(out)}
-
-
-def rpc_module():
-    """e3rpc lives with the datapath (datapath/client); import it from the repo."""
-    path = str(REPO / "datapath" / "client")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import e3rpc
-    return e3rpc
-
-
-def vswitchd_binary() -> Path:
-    return Path(os.environ.get("E3_VSWITCHD", REPO / "build" / "bin" / "e3-vswitchd"))
 
 
 class Lab:
@@ -90,7 +73,7 @@ class Lab:
         self.lcores, self.mem_mb = lcores, mem_mb
         self.mac_table_size, self.poll_mode = mac_table_size, poll_mode
         self.safety_net = safety_net
-        self._procs: dict = {}      # node -> Popen for datapaths this object started
+        self._dps: dict = {}        # node -> its Vswitchd
         self._shims: dict = {}      # host -> Popen of its VLAN shim
         self._armed = False
 
@@ -160,7 +143,7 @@ class Lab:
                 # Helpers a test left behind in our namespaces (iperf3 -s, tcpdump):
                 # we started them, and a netns with live processes outlives its deletion.
                 for pid in run(["ip", "netns", "pids", ns], check=False).stdout.split():
-                    _kill(int(pid))
+                    kill(int(pid))
                 run(["ip", "netns", "del", ns], check=False)
         for proc in self._shims.values():  # killed with the namespace's processes above: reap
             try:
@@ -173,7 +156,6 @@ class Lab:
             for f in (self.node_socket(n.name), self.pid_file(n.name)):
                 Path(f).unlink(missing_ok=True)
             shutil.rmtree(f"/var/run/dpdk/{self.file_prefix(n.name)}", ignore_errors=True)
-        self._procs.clear()
 
     def __enter__(self):
         return self.up()
@@ -348,70 +330,33 @@ class Lab:
         return ["ip", "netns", "exec", ns] + list(cmd)
 
     # ---- datapaths -------------------------------------------------------------------
-    def vswitchd_cmd(self, node: str) -> list:
-        return [str(vswitchd_binary()), "-l", self.lcores, "--no-pci", "--no-huge",
-                "-m", str(self.mem_mb), "--file-prefix", self.file_prefix(node), "--",
-                "--name", node, "--rpc-socket", self.node_socket(node),
-                "--poll-mode", self.poll_mode, "--mac-table-size", str(self.mac_table_size),
-                "--checkpoint", str(self.checkpoint_file(node))]
+    def dp(self, node: str) -> Vswitchd:
+        """The node's e3-vswitchd (tests/lab/vswitchd.py)."""
+        if node not in self._dps:
+            self.topo.node(node)
+            self._dps[node] = Vswitchd(
+                node, file_prefix=self.file_prefix(node), sock=self.node_socket(node),
+                log=self.log_file(node), pid_file=self.pid_file(node), netns=self.ns(node),
+                lcores=self.lcores, mem_mb=self.mem_mb, poll_mode=self.poll_mode,
+                mac_table_size=self.mac_table_size, args=["--checkpoint", str(self.checkpoint_file(node))])
+        return self._dps[node]
 
     def client(self, node: str):
         """A JSON-RPC client (datapath/client/e3rpc.py) on a node's socket."""
-        return rpc_module().Client(self.node_socket(node))
+        return self.dp(node).client()
 
     def pid(self, node: str):
-        """PID of the node's running datapath, or None. A PID from the pid
-        file counts only if that process is our e3-vswitchd (PIDs get reused)."""
-        try:
-            pid = int(self.pid_file(node).read_text())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            return None
-        if self.file_prefix(node).encode() in cmdline and b"--rpc-socket" in cmdline:
-            return pid
-        return None
+        """PID of the node's running datapath, or None."""
+        return self.dp(node).pid()
 
     def start(self, node: str, ports: bool = True, timeout: float = 30) -> int:
         """Start a node's e3-vswitchd in its namespace, wait until its RPC
         socket answers, and (ports=True) attach the node's ports."""
-        self.topo.node(node)
-        if self.pid(node):
-            raise LabError(f"{node}: datapath already running (pid {self.pid(node)})")
-        binary = vswitchd_binary()
-        if not os.access(binary, os.X_OK):
-            raise LabError(f"{binary}: not built (make datapath)")
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        sock = Path(self.node_socket(node))
-        sock.unlink(missing_ok=True)
-        with open(self.log_file(node), "ab") as log:
-            # Own session: a Ctrl-C in the terminal is for pytest/the demo script, which stop it in order.
-            proc = subprocess.Popen(self._wrap(self.ns(node), self.vswitchd_cmd(node)),
-                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-        # `ip netns exec` execs the command: this PID is e3-vswitchd's.
-        self.pid_file(node).write_text(f"{proc.pid}\n")
-        self._procs[node] = proc
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise LabError(f"{node}: e3-vswitchd exited with {proc.returncode} at start:\n{self.log_tail(node)}")
-            if sock.exists() and self._answers(node):
-                break
-            if time.monotonic() > deadline:
-                self.stop(node)
-                raise LabError(f"{node}: RPC socket {sock} did not answer within {timeout}s:\n{self.log_tail(node)}")
-            time.sleep(0.1)
+        pid = self.dp(node).start(timeout)
         if ports:
             self.add_ports(node)
-        return proc.pid
-
-    def _answers(self, node: str) -> bool:
-        e3rpc = rpc_module()
-        try:
-            self.client(node).call("system_info")
-            return True
-        except (OSError, e3rpc.RpcError):
-            return False
+        return pid
 
     def add_ports(self, node: str) -> None:
         c = self.client(node)
@@ -420,18 +365,7 @@ class Lab:
 
     def stop(self, node: str, timeout: float = 10) -> None:
         """Stop a node's datapath (SIGTERM, then SIGKILL); no-op if not running."""
-        pid = self.pid(node)
-        proc = self._procs.pop(node, None)
-        if pid:
-            _kill(pid, timeout)
-        if proc is not None:
-            try:
-                proc.wait(timeout=timeout)  # reap our child
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        self.pid_file(node).unlink(missing_ok=True)
-        Path(self.node_socket(node)).unlink(missing_ok=True)
+        self.dp(node).stop(timeout)
 
     def restart(self, node: str, ports: bool = True) -> int:
         self.stop(node)
@@ -441,74 +375,15 @@ class Lab:
         """SIGUSR2: the node holds its BFD neighbours, writes its checkpoint
         and exits 75; the same command then resumes from it (its ports
         included). Returns the new PID."""
-        pid, proc = self.pid(node), self._procs.pop(node, None)
-        if pid is None:
-            raise LabError(f"{node}: no datapath of ours to restart")
-        os.kill(pid, signal.SIGUSR2)
-        self._gone(node, pid, proc, timeout, "SIGUSR2", 75)
-        self.pid_file(node).unlink(missing_ok=True)
-        return self.start(node, ports=False)
+        return self.dp(node).warm_restart(timeout)
 
     def handover(self, node: str, timeout: float = 30) -> int:
         """SIGHUP: the node's e3-vswitchd starts a new process of its binary
-        beside itself, hands the node over and exits 0. Returns the new PID
-        (written to the pid file: the process is not our child)."""
-        pid, proc = self.pid(node), self._procs.pop(node, None)
-        if pid is None:
-            raise LabError(f"{node}: no datapath of ours to hand over")
-        os.kill(pid, signal.SIGHUP)
-        self._gone(node, pid, proc, timeout, "SIGHUP", 0)
-        new = self.client(node).call("system_info")["pid"]
-        if new == pid:
-            raise LabError(f"{node}: still pid {pid} after SIGHUP:\n{self.log_tail(node)}")
-        self.pid_file(node).write_text(f"{new}\n")
-        return new
-
-    def _gone(self, node: str, pid: int, proc, timeout: float, sig: str, rc: int) -> None:
-        """Wait for pid to exit after sig, with rc if it is our child (after
-        a handover it is not: its status is its parent's to read)."""
-        deadline = time.monotonic() + timeout
-        while _alive(pid):
-            if time.monotonic() > deadline:
-                raise LabError(f"{node}: still running {timeout}s after {sig}:\n{self.log_tail(node)}")
-            time.sleep(0.02)
-        if proc is not None and proc.wait() != rc:
-            raise LabError(f"{node}: exited {proc.returncode} on {sig}, not {rc}:\n{self.log_tail(node)}")
+        beside itself, hands the node over and exits 0. Returns the new PID."""
+        return self.dp(node).handover(timeout)
 
     def running(self, node: str) -> bool:
         return self.pid(node) is not None
 
     def log_tail(self, node: str, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log_file(node).read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
-def _kill(pid: int, timeout: float = 10) -> None:
-    """SIGTERM a process we started, SIGKILL it if it does not go."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    while _alive(pid):
-        time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie (a zombie is dead,
-    only waiting for its parent to reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        return self.dp(node).log_tail(lines)

@@ -7,9 +7,6 @@ Layout inside namespace pk-<pid>-<module>:
     f1 f2 f3  fabric ports     (veth; the tests own f1p f2p f3p = the neighbours)
 """
 import os
-import shutil
-import signal
-import subprocess
 import sys
 
 import pytest
@@ -20,9 +17,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import e3rpc  # noqa: E402
-from lab.lab import _alive  # noqa: E402
-
-VSWITCHD = os.environ.get("E3_VSWITCHD", os.path.join(ROOT, "build", "bin", "e3-vswitchd"))
+from lab.vswitchd import LabError, Vswitchd, binary  # noqa: E402
 
 CUSTOMER = ["c1", "c2", "c3"]
 FABRIC = ["f1", "f2", "f3"]
@@ -36,25 +31,29 @@ DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_li
 
 
 class Switch:
-    """A running e3-vswitchd inside its own namespace, and the RPC client to it."""
+    """A running e3-vswitchd inside its own namespace (tests/lab/vswitchd.py),
+    and the RPC client to it."""
 
     def __init__(self, tag, workers=1, extra=(), env=None):
         self.ns = f"pk-{os.getpid()}-{tag}"
-        self.extra = list(extra)    # more of the switch's own options
-        self.env = dict(os.environ, **(env or {}))
-        # Worker lcores 1.. on the machine's CPU 1 (a second one shares it:
-        # functional tests of several workers, on two CPUs).
-        self.lcores = ",".join(["0@0"] + [f"{w + 1}@1" for w in range(workers)])
         self.sock = f"/tmp/{self.ns}.sock"
         self.logpath = f"/tmp/{self.ns}.log"
-        self.proc = None
-        self.pid = None             # after a handover: the process now running
+        # Worker lcores 1.. on the machine's CPU 1 (a second one shares it:
+        # functional tests of several workers, on two CPUs).
+        lcores = ",".join(["0@0"] + [f"{w + 1}@1" for w in range(workers)])
+        self.dp = Vswitchd("pk", file_prefix=self.ns, sock=self.sock, log=self.logpath, netns=self.ns,
+                           lcores=lcores, mem_mb=512, args=["--pcap-dir", "/tmp", *extra], env=env)
         self.netns = None
         self.client = None
 
+    @property
+    def proc(self):
+        """The process the test started (a handover's new one is not ours)."""
+        return self.dp.proc
+
     def start(self):
-        if not os.access(VSWITCHD, os.X_OK):
-            pytest.fail(f"{VSWITCHD} is not built: run make datapath")
+        if not os.access(binary(), os.X_OK):
+            pytest.fail(f"{binary()} is not built: run make datapath")
         self.netns = Netns(self.ns)
         for p in CUSTOMER + FABRIC:
             self.netns.add_veth(p, MAC[p], PEER_MAC[p], VETH_MTU)
@@ -68,17 +67,10 @@ class Switch:
 
     def launch(self):
         """Start the process (in the namespace start made) and connect."""
-        log = open(self.logpath, "ab")
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns, VSWITCHD,
-             "--lcores", self.lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", self.ns,
-             "--", "--name", "pk", "--rpc-socket", self.sock, "--poll-mode", "adaptive", "--pcap-dir", "/tmp",
-             "--mac-table-size", "65536", *self.extra],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env)
-        log.close()
-        wait_for(lambda: os.path.exists(self.sock) or self.proc.poll() is not None,
-                 timeout=30, what="the RPC socket")
-        self.check_alive()
+        try:
+            self.dp.start()
+        except LabError as e:
+            pytest.fail(str(e))
         self.client = e3rpc.Client(self.sock)
 
     def ports_ready(self):
@@ -95,32 +87,25 @@ class Switch:
         """SIGUSR2 (the switch needs --checkpoint), then the same command
         again; returns the old process's exit status."""
         self.client.close()
-        self.proc.send_signal(signal.SIGUSR2)
-        rc = self.proc.wait(timeout)
-        self.launch()
+        try:
+            self.dp.warm_restart(timeout)
+        except LabError as e:
+            pytest.fail(str(e))
+        self.client = e3rpc.Client(self.sock)
         self.ports_ready()
-        return rc
+        return self.dp.exit_status
 
     def handover(self, timeout=30):
         """SIGHUP: the switch starts a new process of its binary and hands
         the node over; the old one exits. Returns the old one's exit status
-        and the new process's PID (ours to stop, by PID: it is not our
-        child)."""
-        old = self.proc.pid if self.pid is None else self.pid
+        (None when it was not the test's child) and the new process's PID."""
         self.client.close()
-        os.kill(old, signal.SIGHUP)
-        if self.pid is None:
-            try:
-                rc = self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"no handover within {timeout}s:\n{self.log_tail()}")
-        else:
-            wait_for(lambda: not _alive(old), timeout=timeout, what=f"pid {old} gone")
-            rc = None
+        try:
+            pid = self.dp.handover(timeout)
+        except LabError as e:
+            pytest.fail(str(e))
         self.client = e3rpc.Client(self.sock)
-        self.pid = self.rpc("system_info")["pid"]
-        assert self.pid != old
-        return rc, self.pid
+        return self.dp.exit_status, pid
 
     def stop(self):
         if self.client is not None:
@@ -128,41 +113,21 @@ class Switch:
                 self.client.close()
             except Exception:
                 pass
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        if self.pid is not None and _alive(self.pid):   # a handover's process
-            os.kill(self.pid, signal.SIGTERM)
-            try:
-                wait_for(lambda: not _alive(self.pid), timeout=10, what="the switch gone")
-            except Exception:
-                os.kill(self.pid, signal.SIGKILL)
+        self.dp.stop()
         if self.netns is not None:
             self.netns.delete()
-        for path in (self.sock, self.logpath):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-        shutil.rmtree(f"/var/run/dpdk/{self.ns}", ignore_errors=True)
+        try:
+            os.unlink(self.logpath)
+        except FileNotFoundError:
+            pass
 
     def log_tail(self, n=40):
-        try:
-            with open(self.logpath, errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
+        return self.dp.log_tail(n)
 
     def check_alive(self):
-        if self.pid is not None:
-            if not _alive(self.pid):
-                pytest.fail(f"e3-vswitchd (pid {self.pid}) is gone:\n{self.log_tail()}")
-        elif self.proc.poll() is not None:
-            pytest.fail(f"e3-vswitchd exited with {self.proc.returncode}:\n{self.log_tail()}")
+        if not self.dp.alive():
+            code = self.dp.proc.poll() if self.dp.proc else None
+            pytest.fail(f"e3-vswitchd is gone (exit status {code}):\n{self.log_tail()}")
 
     # ---- RPC ----------------------------------------------------------------
     def rpc(self, method, **params):

@@ -11,22 +11,21 @@ import contextlib
 import itertools
 import os
 import shutil
-import signal
+import time
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "datapath" / "client"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from e3rpc import Client, RpcError  # noqa: E402
+from lab import vswitchd  # noqa: E402
 
-VSWITCHD = Path(os.environ.get("E3_VSWITCHD", ROOT / "build" / "bin" / "e3-vswitchd"))
 DPCTL = ROOT / "datapath" / "client" / "e3-dpctl"
 TAG = "dpB"
 _seq = itertools.count()
@@ -35,67 +34,29 @@ DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_li
                     "mac_move_limit": 5, "mac_move_window_s": 180}
 
 
-class Vswitchd:
-    """One e3-vswitchd process with its own file prefix and socket."""
+class Vswitchd(vswitchd.Vswitchd):
+    """The suite's e3-vswitchd (tests/lab/vswitchd.py): no namespace, a
+    working folder of its own for pcap ports, a small MAC table."""
 
-    def __init__(self, extra_args=()):
+    def __init__(self, extra_args=(), lcores="0,1"):
         n = f"{os.getpid()}-{next(_seq)}"
         self.prefix = f"{TAG}-{n}"
-        self.sock = f"/tmp/{TAG}-{n}.sock"
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{TAG}-{n}-"))
-        self.log_path = self.workdir / "vswitchd.log"
-        self.args = [
-            str(VSWITCHD), "--no-pci", "--no-huge", "-m", "256",
-            "--file-prefix", self.prefix, "-l", "0,1", "--",
-            "--poll-mode", "adaptive", "--rpc-socket", self.sock,
-            "--mac-table-size", "4096", "--pcap-dir", str(self.workdir), *extra_args,
-        ]
-        self.proc = None
+        super().__init__("e3", file_prefix=self.prefix, sock=f"/tmp/{TAG}-{n}.sock",
+                         log=self.workdir / "vswitchd.log", lcores=lcores, mac_table_size=4096,
+                         args=["--pcap-dir", str(self.workdir), *extra_args])
 
     def start(self, timeout=60):
-        if not VSWITCHD.exists():
-            pytest.fail(f"{VSWITCHD} is not built (make datapath)")
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"e3-vswitchd exited with {self.proc.returncode}:\n"
-                                   + self.log())
-            with contextlib.suppress(OSError):
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                try:
-                    s.connect(self.sock)
-                    return self
-                finally:
-                    s.close()
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("e3-vswitchd did not open its socket:\n" + self.log())
+        if not vswitchd.binary().exists():
+            pytest.fail(f"{vswitchd.binary()} is not built (make datapath)")
+        super().start(timeout)
+        return self
 
     def log(self):
-        try:
-            return self.log_path.read_text(errors="replace")[-4000:]
-        except OSError:
-            return ""
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.log_tail(60)
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=15)
-        if getattr(self, "_log", None):
-            self._log.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.sock)
-        shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
+        super().stop(15)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def client(self, timeout=60):

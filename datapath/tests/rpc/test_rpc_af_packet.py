@@ -60,9 +60,7 @@ def veths():
 def two_workers():
     """e3-vswitchd with two workers (lcores 1 and 2 share CPU 1), and mbufs
     for frames of up to 4096 bytes."""
-    v = Vswitchd(extra_args=("--mbuf-data", "4096"))
-    i = v.args.index("-l")
-    v.args[i:i + 2] = ["--lcores", "0@0,1@1,2@1"]
+    v = Vswitchd(extra_args=("--mbuf-data", "4096"), lcores="0@0,1@1,2@1")
     try:
         v.start()
         with v.client() as c:
