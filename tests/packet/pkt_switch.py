@@ -17,6 +17,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import e3rpc  # noqa: E402
+import e3schema  # noqa: E402
 from lab.vswitchd import LabError, Vswitchd, binary  # noqa: E402
 
 CUSTOMER = ["c1", "c2", "c3"]
@@ -135,8 +136,11 @@ class Switch:
 
     def reset(self):
         """Back to ports only, default settings, zero counters."""
-        for kind, key in (("label", "label"), ("circuit", "id"), ("service", "id"), ("ecmp", "id"),
-                          ("nhlfe", "id"), ("bfd", "id"), ("nexthop", "id")):
+        # Every kind but the settings (no key) and the ports, last kinds first.
+        for kind, spec in reversed(e3schema.OBJECTS.items()):
+            if "key" not in spec or kind == "port":
+                continue
+            key = spec["key"]
             # Protected nhlfes before the plain ones they refer to.
             for obj in sorted(self.rpc(f"{kind}_list"), key=lambda o: "primary" not in o):
                 self.rpc(f"{kind}_del", **{key: obj[key]})

@@ -75,7 +75,7 @@ func run() error {
 	frags := build(*services)
 	entries, labels := 0, 0
 	for _, f := range frags {
-		entries += count(f)
+		entries += f.Len()
 		labels += len(f.Labels)
 	}
 	fmt.Printf("node: %s: %d keys, %d datapath entries (%d labels)\n", what, len(frags), entries, labels)
@@ -211,14 +211,6 @@ func spine(n, transit int) map[string]*dpconfig.Fragment {
 		out[nodestate.ServiceKey(node, fmt.Sprintf("elan%05d", i))] = f
 	}
 	return out
-}
-
-func count(f *dpconfig.Fragment) int {
-	n := len(f.Ports) + len(f.Nexthops) + len(f.BFD) + len(f.NHLFEs) + len(f.Services) + len(f.Circuits) + len(f.Labels)
-	if f.Settings != nil {
-		n++
-	}
-	return n
 }
 
 // put writes keys and the node's generation, in transactions of at most

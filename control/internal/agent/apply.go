@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/dprpc"
@@ -53,7 +52,7 @@ func Apply(ctx context.Context, dp Datapath, plan []Op) (ApplyResult, error) {
 				errs = append(errs, fmt.Errorf("%s: %w", op, err))
 				continue
 			}
-			if op.Action != Delete && op.Kind != KindSettings && !changed {
+			if op.Action != Delete && op.Kind != dpconfig.KindSettings && !changed {
 				res.Unchanged = append(res.Unchanged, op)
 			}
 		}
@@ -71,25 +70,10 @@ func Apply(ctx context.Context, dp Datapath, plan []Op) (ApplyResult, error) {
 // params of its _add (config_dump is a list of _add params); a _del names
 // the object by its key.
 func (op Op) request() dprpc.Request {
-	method := map[Kind]string{KindSettings: "settings_set", KindPort: "port", KindNexthop: "nexthop", KindBFD: "bfd",
-		KindNHLFE: "nhlfe", KindProtected: "nhlfe", KindECMP: "ecmp", KindService: "service", KindCircuit: "circuit", KindLabel: "label"}[op.Kind]
-	switch {
-	case op.Kind == KindSettings:
-		return dprpc.Request{Method: method, Params: op.Obj}
-	case op.Action != Delete:
-		return dprpc.Request{Method: method + "_add", Params: op.Obj}
+	if op.Action == Delete {
+		return dprpc.Request{Method: op.Kind.DelMethod(), Params: op.Kind.DelParams(op.Key)}
 	}
-	var key any
-	switch o := op.Obj.(type) {
-	case dpconfig.Port:
-		key = map[string]string{"name": o.Name}
-	case dpconfig.Label:
-		key = map[string]uint32{"label": o.Label}
-	default:
-		id, _ := strconv.ParseUint(op.Key, 10, 32)
-		key = map[string]uint32{"id": uint32(id)}
-	}
-	return dprpc.Request{Method: method + "_del", Params: key}
+	return dprpc.Request{Method: op.Kind.AddMethod(), Params: op.Obj}
 }
 
 // outcome reads a call's reply: whether an _add changed anything. A _del
@@ -101,7 +85,7 @@ func outcome(op Op, r dprpc.Reply) (changed bool, err error) {
 		}
 		return false, r.Err
 	}
-	if op.Action == Delete || op.Kind == KindSettings {
+	if op.Action == Delete || op.Kind == dpconfig.KindSettings {
 		return true, nil
 	}
 	var a dprpc.AddResult

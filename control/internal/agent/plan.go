@@ -5,32 +5,13 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 )
 
-// Kind is an object type of the datapath, declared in dependency order: an
-// object refers only to objects of earlier kinds.
-type Kind int
-
-const (
-	KindSettings Kind = iota
-	KindPort
-	KindNexthop
-	KindBFD
-	KindNHLFE
-	KindProtected // protected NHLFEs: they refer to plain ones
-	KindECMP      // ECMP groups: they refer to plain and protected NHLFEs
-	KindService
-	KindCircuit
-	KindLabel
-)
-
-var kindNames = [...]string{"settings", "port", "nexthop", "bfd", "nhlfe", "protected nhlfe", "ecmp",
-	"service", "circuit", "label"}
-
-func (k Kind) String() string { return kindNames[k] }
+// Kind is an object kind of the datapath, in dependency order (generated
+// from the schema: dpconfig.Kind).
+type Kind = dpconfig.Kind
 
 // Action is what an Op does to one object.
 type Action int
@@ -53,7 +34,7 @@ type Op struct {
 }
 
 func (o Op) String() string {
-	if o.Kind == KindSettings {
+	if o.Kind == dpconfig.KindSettings {
 		return "set settings"
 	}
 	return fmt.Sprintf("%s %s %s", o.Action, o.Kind, o.Key)
@@ -63,8 +44,8 @@ func (o Op) String() string {
 // in make-before-break order:
 //
 //  1. settings, if they differ;
-//  2. kind by kind in dependency order (ports, nexthops, BFD sessions,
-//     plain nhlfes, protected nhlfes, ECMP groups, services, circuits, labels): first the new objects of that kind, then the
+//  2. kind by kind in dependency order (dpconfig.Kind, the schema's order
+//     of the objects): first the new objects of that kind, then the
 //     replacements (atomic re-points). An object refers only to objects of
 //     earlier kinds, so whatever a new or re-pointed object refers to is in
 //     place before it, and the old objects are still there too;
@@ -81,47 +62,18 @@ func Diff(desired, actual dpconfig.Config) []Op {
 	plan := breakRetyped(d, &a)
 	var dels []Op
 	if d.Settings != a.Settings {
-		plan = append(plan, Op{Action: Replace, Kind: KindSettings, Obj: d.Settings})
+		plan = append(plan, Op{Action: Replace, Kind: dpconfig.KindSettings, Obj: d.Settings})
 	}
-	diffKind(&plan, &dels, KindPort, d.Ports, a.Ports,
-		func(p dpconfig.Port) string { return p.Name },
-		func(want, have dpconfig.Port) bool {
-			// No MAC in the desired config means "the device's own", and
-			// config_dump reports the MAC in use whichever it is. It never
-			// reports the workers: they are where the queues run, not what
-			// the port is.
-			if want.MAC == "" {
-				want.MAC = have.MAC
-			}
-			want.Workers, have.Workers = nil, nil
-			return reflect.DeepEqual(want, have)
-		})
-	diffKind(&plan, &dels, KindNexthop, d.Nexthops, a.Nexthops,
-		func(n dpconfig.Nexthop) string { return idKey(n.ID) }, dpconfig.Nexthop.Equal)
-	diffKind(&plan, &dels, KindBFD, d.BFD, a.BFD,
-		func(b dpconfig.BFD) string { return idKey(b.ID) }, dpconfig.BFD.Equal)
-	dPlain, dProt := splitProtected(d.NHLFEs)
-	aPlain, aProt := splitProtected(a.NHLFEs)
-	nhlfeKey := func(n dpconfig.NHLFE) string { return idKey(n.ID) }
-	diffKind(&plan, &dels, KindNHLFE, dPlain, aPlain, nhlfeKey, dpconfig.NHLFE.Equal)
-	diffKind(&plan, &dels, KindProtected, dProt, aProt, nhlfeKey, dpconfig.NHLFE.Equal)
-	diffKind(&plan, &dels, KindECMP, d.ECMPs, a.ECMPs,
-		func(e dpconfig.ECMP) string { return idKey(e.ID) }, dpconfig.ECMP.Equal)
-	diffKind(&plan, &dels, KindService, d.Services, a.Services,
-		func(s dpconfig.Service) string { return idKey(s.ID) }, dpconfig.Service.Equal)
-	diffKind(&plan, &dels, KindCircuit, d.Circuits, a.Circuits,
-		func(c dpconfig.Circuit) string { return idKey(c.ID) }, dpconfig.Circuit.Equal)
-	diffKind(&plan, &dels, KindLabel, d.Labels, a.Labels,
-		func(l dpconfig.Label) string { return idKey(l.Label) }, dpconfig.Label.Equal)
+	diffKinds(&plan, &dels, d, a)
 
 	// An nhlfe that changes form is added (a replace) under its new kind:
 	// its old kind must not delete it afterwards.
 	wanted := make(map[string]bool, len(d.NHLFEs))
 	for _, n := range d.NHLFEs {
-		wanted[idKey(n.ID)] = true
+		wanted[n.Key()] = true
 	}
 	dels = slices.DeleteFunc(dels, func(op Op) bool {
-		return (op.Kind == KindNHLFE || op.Kind == KindProtected) && wanted[op.Key]
+		return (op.Kind == dpconfig.KindNHLFE || op.Kind == dpconfig.KindProtected) && wanted[op.Key]
 	})
 	// dels were appended kind by kind in dependency order: reverse the kinds.
 	slices.SortStableFunc(dels, func(x, y Op) int { return cmp.Compare(y.Kind, x.Kind) })
@@ -153,20 +105,20 @@ func breakRetyped(d dpconfig.Config, a *dpconfig.Config) []Op {
 	a.Labels = slices.DeleteFunc(slices.Clone(a.Labels), func(l dpconfig.Label) bool {
 		gone := l.Service != nil && retyped[*l.Service]
 		if gone {
-			ops = append(ops, Op{Action: Delete, Kind: KindLabel, Key: idKey(l.Label), Obj: l})
+			ops = append(ops, Op{Action: Delete, Kind: dpconfig.KindLabel, Key: l.Key(), Obj: l})
 		}
 		return gone
 	})
 	a.Circuits = slices.DeleteFunc(slices.Clone(a.Circuits), func(c dpconfig.Circuit) bool {
 		gone := retyped[c.Service]
 		if gone {
-			ops = append(ops, Op{Action: Delete, Kind: KindCircuit, Key: idKey(c.ID), Obj: c})
+			ops = append(ops, Op{Action: Delete, Kind: dpconfig.KindCircuit, Key: c.Key(), Obj: c})
 		}
 		return gone
 	})
 	a.Services = slices.DeleteFunc(slices.Clone(a.Services), func(s dpconfig.Service) bool {
 		if retyped[s.ID] {
-			ops = append(ops, Op{Action: Delete, Kind: KindService, Key: idKey(s.ID), Obj: s})
+			ops = append(ops, Op{Action: Delete, Kind: dpconfig.KindService, Key: s.Key(), Obj: s})
 		}
 		return retyped[s.ID]
 	})
@@ -175,16 +127,16 @@ func breakRetyped(d dpconfig.Config, a *dpconfig.Config) []Op {
 
 // diffKind compares one kind's normalised, key-sorted lists, appending its
 // additions then its replacements to plan, and its deletions to dels.
-func diffKind[T any](plan, dels *[]Op, kind Kind, want, have []T,
-	key func(T) string, equal func(want, have T) bool) {
+func diffKind[T interface{ Key() string }](plan, dels *[]Op, kind Kind, want, have []T,
+	equal func(want, have T) bool) {
 	haveBy := make(map[string]T, len(have))
 	for _, h := range have {
-		haveBy[key(h)] = h
+		haveBy[h.Key()] = h
 	}
 	wantKeys := make(map[string]bool, len(want))
 	var repls []Op
 	for _, w := range want {
-		k := key(w)
+		k := w.Key()
 		wantKeys[k] = true
 		h, ok := haveBy[k]
 		switch {
@@ -196,24 +148,35 @@ func diffKind[T any](plan, dels *[]Op, kind Kind, want, have []T,
 	}
 	*plan = append(*plan, repls...)
 	for _, h := range have {
-		if k := key(h); !wantKeys[k] {
+		if k := h.Key(); !wantKeys[k] {
 			*dels = append(*dels, Op{Action: Delete, Kind: kind, Key: k, Obj: h})
 		}
 	}
 }
 
-// splitProtected separates plain and protected NHLFEs. An id that changes
-// form shows as a delete of one kind and an add of the other; the datapath
-// takes that add as a replace, and the delete then finds nothing to do.
-func splitProtected(ns []dpconfig.NHLFE) (plain, prot []dpconfig.NHLFE) {
-	for _, n := range ns {
-		if n.Protect != nil {
-			prot = append(prot, n)
-		} else {
-			plain = append(plain, n)
-		}
+// portEqual compares a desired port with the datapath's. No MAC in the
+// desired config means "the device's own", and config_dump reports the
+// MAC in use whichever it is. It never reports the workers: they are where
+// the queues run, not what the port is.
+func portEqual(want, have dpconfig.Port) bool {
+	if want.MAC == "" {
+		want.MAC = have.MAC
 	}
-	return plain, prot
+	want.Workers, have.Workers = nil, nil
+	return reflect.DeepEqual(want, have)
 }
 
-func idKey(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
+// splitBy separates a kind's objects of its variant form (the NHLFEs that
+// are protected) from the plain ones. An id that changes form shows as a
+// delete of one kind and an add of the other; the datapath takes that add
+// as a replace, and the delete then finds nothing to do.
+func splitBy[T any](xs []T, variant func(T) bool) (plain, vs []T) {
+	for _, x := range xs {
+		if variant(x) {
+			vs = append(vs, x)
+		} else {
+			plain = append(plain, x)
+		}
+	}
+	return plain, vs
+}

@@ -157,9 +157,9 @@ func TestDiffOpObjects(t *testing.T) {
 	actual.Labels = append(actual.Labels, dpconfig.Label{Label: 999, Type: dpconfig.LabelELine, Service: u32(1)})
 	plan := Diff(desired, actual)
 	want := []Op{
-		{Action: Replace, Kind: KindNHLFE, Key: "10", Obj: dpconfig.NHLFE{ID: 10, Nexthop: 1, Label: 1500}},
-		{Action: Add, Kind: KindLabel, Key: "501", Obj: desired.Labels[1].Normalize()},
-		{Action: Delete, Kind: KindLabel, Key: "999", Obj: dpconfig.Label{Label: 999, Type: dpconfig.LabelELine, Service: u32(1)}},
+		{Action: Replace, Kind: dpconfig.KindNHLFE, Key: "10", Obj: dpconfig.NHLFE{ID: 10, Nexthop: 1, Label: 1500}},
+		{Action: Add, Kind: dpconfig.KindLabel, Key: "501", Obj: desired.Labels[1].Normalize()},
+		{Action: Delete, Kind: dpconfig.KindLabel, Key: "999", Obj: dpconfig.Label{Label: 999, Type: dpconfig.LabelELine, Service: u32(1)}},
 	}
 	if len(plan) != len(want) {
 		t.Fatalf("plan %q, want %d ops", opStrings(plan), len(want))

@@ -2,66 +2,26 @@ package dpconfig
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/klauspost/compress/gzip"
 	"io"
-	"slices"
 	"sync"
 )
 
-// Sort puts every list in id order, so a fragment has one encoding.
-func (f *Fragment) Sort() {
-	slices.SortFunc(f.Ports, func(a, b Port) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(f.Nexthops, func(a, b Nexthop) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(f.BFD, func(a, b BFD) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(f.NHLFEs, func(a, b NHLFE) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(f.ECMPs, func(a, b ECMP) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(f.Services, func(a, b Service) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(f.Circuits, func(a, b Circuit) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(f.Labels, func(a, b Label) int { return cmp.Compare(a.Label, b.Label) })
-}
-
-// Add appends o's objects (and its settings, if it has them) to f.
-func (f *Fragment) Add(o *Fragment) {
-	if o.Settings != nil {
-		s := *o.Settings
-		f.Settings = &s
-	}
-	f.Ports = append(f.Ports, o.Ports...)
-	f.Nexthops = append(f.Nexthops, o.Nexthops...)
-	f.BFD = append(f.BFD, o.BFD...)
-	f.NHLFEs = append(f.NHLFEs, o.NHLFEs...)
-	f.ECMPs = append(f.ECMPs, o.ECMPs...)
-	f.Services = append(f.Services, o.Services...)
-	f.Circuits = append(f.Circuits, o.Circuits...)
-	f.Labels = append(f.Labels, o.Labels...)
-}
-
 // Assemble merges a node's fragments into its whole configuration, lists
-// in id order. Settings not given by any fragment are the defaults.
+// in key order. Settings not given by any fragment are the defaults.
 func Assemble(frags []*Fragment) Config {
 	var all Fragment
 	for _, f := range frags {
 		all.Add(f)
 	}
 	all.Sort()
-	// Empty lists, not null: the form config_dump returns.
-	c := Config{Version: Version, Settings: DefaultSettings(), Ports: orEmpty(all.Ports),
-		Nexthops: orEmpty(all.Nexthops), BFD: orEmpty(all.BFD), NHLFEs: orEmpty(all.NHLFEs),
-		ECMPs: orEmpty(all.ECMPs), Services: orEmpty(all.Services), Circuits: orEmpty(all.Circuits), Labels: orEmpty(all.Labels)}
+	c := all.lists()
 	if all.Settings != nil {
 		c.Settings = *all.Settings
 	}
 	return c
-}
-
-// Fragment returns c as one fragment (its settings included).
-func (c Config) Fragment() *Fragment {
-	s := c.Settings
-	return &Fragment{Settings: &s, Ports: c.Ports, Nexthops: c.Nexthops, BFD: c.BFD, NHLFEs: c.NHLFEs,
-		ECMPs: c.ECMPs, Services: c.Services, Circuits: c.Circuits, Labels: c.Labels}
 }
 
 func orEmpty[T any](xs []T) []T {

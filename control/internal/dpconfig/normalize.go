@@ -166,14 +166,7 @@ func (c Config) Normalize() Config {
 	if out.Version == 0 {
 		out.Version = Version
 	}
-	out.Ports = normList(c.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
-	out.Nexthops = normList(c.Nexthops, func(a, b Nexthop) int { return cmp.Compare(a.ID, b.ID) })
-	out.BFD = normList(c.BFD, func(a, b BFD) int { return cmp.Compare(a.ID, b.ID) })
-	out.NHLFEs = normList(c.NHLFEs, func(a, b NHLFE) int { return cmp.Compare(a.ID, b.ID) })
-	out.ECMPs = normList(c.ECMPs, func(a, b ECMP) int { return cmp.Compare(a.ID, b.ID) })
-	out.Services = normList(c.Services, func(a, b Service) int { return cmp.Compare(a.ID, b.ID) })
-	out.Circuits = normList(c.Circuits, func(a, b Circuit) int { return cmp.Compare(a.ID, b.ID) })
-	out.Labels = normList(c.Labels, func(a, b Label) int { return cmp.Compare(a.Label, b.Label) })
+	c.normalizeLists(&out)
 	return out
 }
 
