@@ -761,6 +761,15 @@ def doc_objects(s: Schema) -> str:
     return "\n".join(out).rstrip()
 
 
+def doc_kinds(s: Schema) -> str:
+    out = ["| kind | `config_dump` list | key |", "| --- | --- | --- |"]
+    for g, name, obj, o, v in kinds(s):
+        if "list" not in o:
+            continue
+        out.append(f"| {name} | `{o['list']['json']}` | `{o.get('key', 'id')}` |")
+    return "\n".join(out)
+
+
 def doc_errors(s: Schema) -> str:
     out = ["| code | name | meaning |", "| --- | --- | --- |"]
     for e in s.errors:
@@ -791,7 +800,7 @@ def splice(text: str, blocks) -> str:
 
 def docs(s: Schema, ls: gen_stages.Lists, text: str) -> str:
     return splice(text, [(FROM_SCHEMA, "errors", doc_errors(s)), (FROM_SCHEMA, "limits", doc_limits(s)),
-                         (FROM_SCHEMA, "objects", doc_objects(s)), (FROM_SCHEMA, "methods", doc_methods(s)),
+                         (FROM_SCHEMA, "kinds", doc_kinds(s)), (FROM_SCHEMA, "objects", doc_objects(s)), (FROM_SCHEMA, "methods", doc_methods(s)),
                          (FROM_STAGES, "drop names", gen_stages.doc_drop_names(ls))])
 
 
