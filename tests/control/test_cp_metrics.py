@@ -86,7 +86,8 @@ def test_agent_metrics_are_the_datapath_counters(services, lab):
     for b, a in zip(before["ports"], after["ports"]):
         name = b["port"] if "port" in b else b["name"]
         for field, metric in (("rx_pkts", "e3_port_rx_packets_total"), ("tx_pkts", "e3_port_tx_packets_total"),
-                              ("rx_bytes", "e3_port_rx_bytes_total"), ("tx_bytes", "e3_port_tx_bytes_total")):
+                              ("rx_bytes", "e3_port_rx_bytes_total"), ("tx_bytes", "e3_port_tx_bytes_total"),
+                              ("tx_retries", "e3_port_tx_retries_total")):
             between(b["stats"][field], one(m, metric, node="leaf1", port=name), a["stats"][field],
                     f"{name} {field}")
         for reason, n in b["stats"]["drops"].items():

@@ -48,6 +48,7 @@ var (
 	dPortRxBytes = desc("e3_port_rx_bytes_total", "Bytes received on the port.", "port")
 	dPortTxPkts  = desc("e3_port_tx_packets_total", "Frames sent on the port.", "port")
 	dPortTxBytes = desc("e3_port_tx_bytes_total", "Bytes sent on the port.", "port")
+	dPortTxRetry = desc("e3_port_tx_retries_total", "TX bursts retried after the port took only part of one (a VM's ring: vhost-user).", "port")
 	dPortDrops   = desc("e3_port_drops_total", "Frames dropped, counted on the port they came in on (or the one they failed to leave by), by reason.", "port", "reason")
 	dPortLink    = desc("e3_port_link_up", "1 if the port has carrier.", "port")
 
@@ -218,6 +219,7 @@ func (c *Collector) collect(ctx context.Context, m *emitter) error {
 		m.counter(dPortRxBytes, p.Stats.RxBytes, p.Name)
 		m.counter(dPortTxPkts, p.Stats.TxPkts, p.Name)
 		m.counter(dPortTxBytes, p.Stats.TxBytes, p.Name)
+		m.counter(dPortTxRetry, p.Stats.TxRetries, p.Name)
 		m.gauge(dPortLink, b2f(bool(p.Link)), p.Name)
 		for reason, n := range p.Stats.Drops {
 			m.counter(dPortDrops, n, p.Name, reason)

@@ -66,11 +66,13 @@ func (l *LinkState) UnmarshalJSON(b []byte) error {
 
 // PortStats are a port's counters.
 type PortStats struct {
-	RxPkts  uint64            `json:"rx_pkts"`
-	RxBytes uint64            `json:"rx_bytes"`
-	TxPkts  uint64            `json:"tx_pkts"`
-	TxBytes uint64            `json:"tx_bytes"`
-	Drops   map[string]uint64 `json:"drops"`
+	RxPkts  uint64 `json:"rx_pkts"`
+	RxBytes uint64 `json:"rx_bytes"`
+	TxPkts  uint64 `json:"tx_pkts"`
+	TxBytes uint64 `json:"tx_bytes"`
+	// TX bursts retried after a partial one (a VM's ring, vhost-user).
+	TxRetries uint64            `json:"tx_retries"`
+	Drops     map[string]uint64 `json:"drops"`
 }
 
 // PortInfo is one element of port_list.

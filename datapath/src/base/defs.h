@@ -95,6 +95,7 @@ struct e3_port_info {
 	bool link_up;
 	uint32_t speed_mbps;
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t tx_retries;     /* extra TX bursts after a partial one (vhost-user) */
 	uint64_t drops[E3_DROP_MAX];
 	/* The device's own count per receive queue (0 where it keeps none):
 	 * shows a multi-queue port's traffic spread. */

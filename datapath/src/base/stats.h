@@ -17,6 +17,7 @@
 
 struct e3_port_ctr {
 	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t tx_retries;     /* extra TX bursts after a partial one (vhost-user) */
 	uint64_t drops[E3_DROP_MAX];
 } __rte_cache_aligned;
 

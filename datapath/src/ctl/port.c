@@ -140,6 +140,7 @@ static void port_info(const struct e3_port *p, struct e3_port_info *o)
 	o->rx_bytes = c.rx_bytes;
 	o->tx_pkts = c.tx_pkts;
 	o->tx_bytes = c.tx_bytes;
+	o->tx_retries = c.tx_retries;
 	memcpy(o->drops, c.drops, sizeof(o->drops));
 	o->n_rxq = RTE_MIN(p->n_rxq, (uint16_t)RTE_MIN(E3_MAX_QUEUES, RTE_ETHDEV_QUEUE_STAT_CNTRS));
 

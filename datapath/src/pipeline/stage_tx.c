@@ -42,15 +42,21 @@ void e3_tx_flush_port(struct e3_worker *w, uint16_t port)
 
 		for (uint16_t k = 0; k < n; k++)
 			bytes += t->m[k]->pkt_len;
-		if (likely(!p->tx_shared)) {
-			sent = rte_eth_tx_burst(port, w->idx, t->m, n);
-		} else {
-			uint16_t q = w->idx % p->n_txq;
+		uint16_t q = likely(!p->tx_shared) ? w->idx : w->idx % p->n_txq;
 
+		if (unlikely(p->tx_shared))
 			rte_spinlock_lock(&txlock[port][q]);
-			sent = rte_eth_tx_burst(port, q, t->m, n);
-			rte_spinlock_unlock(&txlock[port][q]);
+		sent = rte_eth_tx_burst(port, q, t->m, n);
+		for (unsigned r = 0; unlikely(sent < n) && r < p->tx_retries; r++) {
+			uint16_t more = rte_eth_tx_burst(port, q, t->m + sent, n - sent);
+
+			c->tx_retries++;
+			if (more == 0)
+				break;
+			sent += more;
 		}
+		if (unlikely(p->tx_shared))
+			rte_spinlock_unlock(&txlock[port][q]);
 		for (uint16_t k = sent; k < n; k++)
 			bytes -= t->m[k]->pkt_len;
 		c->tx_pkts += sent;

@@ -70,6 +70,11 @@ static void detach(uint16_t pid, bool started)
 #define AFP_FRAMESZ 4096
 #define AFP_OVERHEAD 66
 
+static bool is_vhost(const char *devargs)
+{
+	return strncmp(devargs, "net_vhost", 9) == 0 || strncmp(devargs, "eth_vhost", 9) == 0;
+}
+
 static bool is_af_packet(const char *devargs)
 {
 	return strncmp(devargs, "net_af_packet", 13) == 0 || strncmp(devargs, "eth_af_packet", 13) == 0;
@@ -258,6 +263,7 @@ int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *er
 	 * spinlock (stage_tx.c), the one lock on the forwarding path. */
 	p->n_txq = RTE_MIN(e3.n_workers, di.max_tx_queues);
 	p->tx_shared = p->n_txq < e3.n_workers;
+	p->tx_retries = is_vhost(c.devargs) ? E3_VHOST_TX_RETRIES : 0;
 
 	struct rte_eth_conf ec = { 0 };
 	const char *what = "configure";

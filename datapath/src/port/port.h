@@ -18,6 +18,8 @@
 #include "base/defs.h"
 #include "base/rcu.h"
 
+#define E3_VHOST_TX_RETRIES 8
+
 struct e3_port {
 	uint16_t port_id;
 	uint8_t kind;              /* enum e3_port_kind */
@@ -27,6 +29,10 @@ struct e3_port {
 	uint16_t n_rxq;            /* polled: conf.rx_queues, or more (af_packet, below) */
 	uint16_t n_txq;            /* one per worker, unless the device has fewer */
 	bool tx_shared;            /* n_txq < workers: workers share queues under a lock */
+	/* Extra TX bursts a flush makes while each takes some of what is left:
+	 * a VM's ring (vhost-user) frees slots as its guest reads them, so a
+	 * partial burst is retried, as OVS does (8), rather than dropped. */
+	uint8_t tx_retries;
 	int16_t rxq_worker[E3_MAX_QUEUES]; /* worker polling each rx queue */
 	uint16_t n_rx_workers;     /* distinct workers among them */
 	struct rte_ether_addr mac; /* our MAC on this port */

@@ -146,9 +146,10 @@ static int m_port_del(struct e3_rpc_call *c, void *p)
 
 static json_t *port_stats_json(const struct e3_port_info *p)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "rx_pkts", (json_int_t)p->rx_pkts,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "rx_pkts", (json_int_t)p->rx_pkts,
 			 "rx_bytes", (json_int_t)p->rx_bytes, "tx_pkts", (json_int_t)p->tx_pkts,
-			 "tx_bytes", (json_int_t)p->tx_bytes, "drops", drops_json(p->drops));
+			 "tx_bytes", (json_int_t)p->tx_bytes, "tx_retries", (json_int_t)p->tx_retries,
+			 "drops", drops_json(p->drops));
 }
 
 static json_t *port_json(const struct e3_port_info *p)

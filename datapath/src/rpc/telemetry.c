@@ -123,6 +123,7 @@ static int tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "rx_bytes", p->rx_bytes);
 	rte_tel_data_add_dict_u64(d, "tx_pkts", p->tx_pkts);
 	rte_tel_data_add_dict_u64(d, "tx_bytes", p->tx_bytes);
+	rte_tel_data_add_dict_u64(d, "tx_retries", p->tx_retries);
 	rte_tel_data_add_dict_container(d, "drops", drops, 0);
 	free(p);
 	return 0;

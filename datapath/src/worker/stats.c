@@ -49,6 +49,7 @@ static void port_sum(uint16_t p, struct e3_port_ctr *o)
 	o->rx_bytes = SUM(st->port[p].rx_bytes);
 	o->tx_pkts = SUM(st->port[p].tx_pkts);
 	o->tx_bytes = SUM(st->port[p].tx_bytes);
+	o->tx_retries = SUM(st->port[p].tx_retries);
 	for (int d = 0; d < E3_DROP_MAX; d++)
 		o->drops[d] = SUM(st->port[p].drops[d]);
 	o->drops[E3_DROP_RX_RING_FULL] += e3_port_ring_drops(p);
@@ -61,6 +62,7 @@ void e3_stats_port(uint16_t p, struct e3_port_ctr *o)
 	o->rx_bytes -= base.port[p].rx_bytes;
 	o->tx_pkts -= base.port[p].tx_pkts;
 	o->tx_bytes -= base.port[p].tx_bytes;
+	o->tx_retries -= base.port[p].tx_retries;
 	for (int d = 0; d < E3_DROP_MAX; d++)
 		o->drops[d] -= base.port[p].drops[d];
 }
