@@ -243,7 +243,14 @@ func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
 // did. Replays whose values are all reserved in a may run side by side:
 // they only read a.
 func (a *Allocator) NewReplay(values model.AllocValues) *Assigner {
-	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: map[roleKey]uint32{}, replay: map[int32][]uint32{}, digest: fnvOffset}
+	// Sized for the values it will give back: a loading leader replays
+	// every service, and growing these maps cost it more than the build.
+	n := 0
+	for _, r := range values {
+		n += len(r.Values)
+	}
+	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: make(map[roleKey]uint32, n), order: make([]roleKey, 0, n),
+		vals: make([]uint32, 0, n), replay: make(map[int32][]uint32, len(values)), digest: fnvOffset}
 	for _, r := range values {
 		i, err := a.space(r.Node, r.Kind)
 		if err != nil {

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -49,14 +48,18 @@ func (d Deltas) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the differences back into values.
 func (d *Deltas) UnmarshalJSON(b []byte) error {
-	var in []int64
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
+	sc := scanner{b: b}
+	in := sc.ints()
+	if sc.peek() != 0 {
+		sc.fail("unexpected data after the array")
+	}
+	if sc.err != nil {
+		return fmt.Errorf("values %.40s: %w", b, sc.err)
 	}
 	out := make(Deltas, len(in))
 	v := int64(0)
 	for i, x := range in {
-		v += x
+		v += int64(x)
 		if v < 0 || v > 1<<32-1 {
 			return fmt.Errorf("value %d out of range", v)
 		}
@@ -121,21 +124,150 @@ func appendInts(b []byte, xs []int) []byte {
 	return append(b, ']')
 }
 
-// UnmarshalJSON reads the array form.
+// UnmarshalJSON reads the array form. By hand: a loaded fabric holds one
+// per ordered pair of every E-LAN's members, and encoding/json's generic
+// path (an array of raw values, then each) was a tenth of a new leader's
+// load.
 func (u *StoredUnicast) UnmarshalJSON(b []byte) error {
-	var a []json.RawMessage
-	if err := json.Unmarshal(b, &a); err != nil {
-		return err
+	sc := scanner{b: b}
+	sc.open('[')
+	from, to := sc.int(), 0
+	sc.next()
+	to = sc.int()
+	sc.next()
+	path := sc.ints()
+	sc.next()
+	backup := sc.ints()
+	ecmp := sc.more() && sc.bool()
+	sc.close(']')
+	switch {
+	case sc.err != nil:
+		return fmt.Errorf("unicast path %.40s: %w", b, sc.err)
+	case from < 0 || from > 0xffff || to < 0 || to > 0xffff:
+		return fmt.Errorf("unicast path %.40s: source id out of range", b)
 	}
-	if len(a) != 4 && len(a) != 5 {
-		return fmt.Errorf("unicast path: %d elements, want 4 or 5", len(a))
+	*u = StoredUnicast{From: uint16(from), To: uint16(to), Path: path, Backup: backup, ECMP: ecmp}
+	return nil
+}
+
+// scanner reads the compact arrays of numbers the stored forms use; the
+// first error sticks, and every later read returns zero values.
+type scanner struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (s *scanner) fail(what string) {
+	if s.err == nil {
+		s.err = fmt.Errorf("%s at byte %d", what, s.i)
 	}
-	for i, dst := range []any{&u.From, &u.To, &u.Path, &u.Backup, &u.ECMP}[:len(a)] {
-		if err := json.Unmarshal(a[i], dst); err != nil {
-			return fmt.Errorf("unicast path: %w", err)
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+// peek is the next byte after white space, 0 at the end or after an error.
+func (s *scanner) peek() byte {
+	s.space()
+	if s.err != nil || s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+func (s *scanner) open(c byte) {
+	if s.peek() != c {
+		s.fail(fmt.Sprintf("want %q", c))
+		return
+	}
+	s.i++
+}
+
+// close ends the array: c, then nothing.
+func (s *scanner) close(c byte) {
+	s.open(c)
+	if s.peek() != 0 {
+		s.fail("unexpected data after the array")
+	}
+}
+
+// next reads the comma between two elements.
+func (s *scanner) next() { s.open(',') }
+
+// more reads a comma if one comes (another element), else nothing.
+func (s *scanner) more() bool {
+	if s.peek() != ',' {
+		return false
+	}
+	s.i++
+	return true
+}
+
+func (s *scanner) word(w string) bool {
+	s.space()
+	if s.err == nil && len(s.b)-s.i >= len(w) && string(s.b[s.i:s.i+len(w)]) == w {
+		s.i += len(w)
+		return true
+	}
+	return false
+}
+
+func (s *scanner) bool() bool {
+	switch {
+	case s.word("true"):
+		return true
+	case s.word("false"):
+		return false
+	}
+	s.fail("want true or false")
+	return false
+}
+
+// int reads an integer of at most 18 digits.
+func (s *scanner) int() int {
+	s.space()
+	neg := s.i < len(s.b) && s.b[s.i] == '-'
+	if neg {
+		s.i++
+	}
+	start, v := s.i, 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' && s.i-start < 18 {
+		v = v*10 + int(s.b[s.i]-'0')
+		s.i++
+	}
+	if s.i == start || s.i < len(s.b) && (s.b[s.i] >= '0' && s.b[s.i] <= '9' || s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.fail("want an integer")
+		return 0
+	}
+	if neg {
+		return -v
+	}
+	return v
+}
+
+// ints reads null (nil) or an array of integers (never nil).
+func (s *scanner) ints() []int {
+	if s.word("null") {
+		return nil
+	}
+	s.open('[')
+	out := []int{}
+	if s.peek() == ']' {
+		s.i++
+		return out
+	}
+	for s.err == nil {
+		out = append(out, s.int())
+		if !s.more() {
+			break
 		}
 	}
-	return nil
+	s.open(']')
+	return out
 }
 
 // StoreRoute returns r in stored form.

@@ -38,3 +38,34 @@ func TestStoredEncoding(t *testing.T) {
 		}
 	}
 }
+
+// Malformed stored arrays are refused, never read as something else.
+func TestStoredDecodingRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		v  any
+		in string
+	}{
+		{&StoredUnicast{}, `[1,2]`},
+		{&StoredUnicast{}, `[1,2,[3],null,true,1]`},
+		{&StoredUnicast{}, `[70000,2,[3],null]`},
+		{&StoredUnicast{}, `[-1,2,[3],null]`},
+		{&StoredUnicast{}, `["1",2,[3],null]`},
+		{&StoredUnicast{}, `[1,2,[3.5],null]`},
+		{&StoredUnicast{}, `[1,2,[3,],null]`},
+		{&StoredUnicast{}, `[1,2,[3],null,1]`},
+		{&StoredUnicast{}, `{"from":1}`},
+		{new(Deltas), `[1,"2"]`},
+		{new(Deltas), `[1,-2]`},
+		{new(Deltas), `[1e3]`},
+	} {
+		if err := json.Unmarshal([]byte(tc.in), tc.v); err == nil {
+			t.Errorf("%s: read as %+v, want an error", tc.in, tc.v)
+		}
+	}
+	// White space between the elements is JSON too.
+	var u StoredUnicast
+	if err := json.Unmarshal([]byte(` [ 1 , 2 , [ 3 , -4 ] , null , true ] `), &u); err != nil ||
+		!reflect.DeepEqual(u, StoredUnicast{From: 1, To: 2, Path: []int{3, -4}, ECMP: true}) {
+		t.Errorf("with spaces: %+v, %v", u, err)
+	}
+}
