@@ -187,11 +187,11 @@ def c_rpc(s: Schema) -> str:
            "#ifndef E3_RPC_GEN_H", "#define E3_RPC_GEN_H", "", "/* JSON-RPC error codes (docs/control-api.md). */", "enum {"]
     for e in s.errors:
         out.append(f"\tE3_RPC_{e['name']} = {e['code']},")
-    out += ["};", "", "/* The forwarding core's E3_E* codes and the error code each maps to. */",
-            "#define E3_RPC_CTL_CODES(X) \\"]
-    ctl = [e for e in s.errors if "ctl" in e]
-    for i, e in enumerate(ctl):
-        out.append(f"\tX({e['ctl']}, E3_RPC_{e['name']})" + (" \\" if i < len(ctl) - 1 else ""))
+    out += ["};", "", "/* The node operations' E3_E* codes and the error code each maps to. */",
+            "#define E3_RPC_NODE_CODES(X) \\"]
+    mapped = [e for e in s.errors if "node" in e]
+    for i, e in enumerate(mapped):
+        out.append(f"\tX({e['node']}, E3_RPC_{e['name']})" + (" \\" if i < len(mapped) - 1 else ""))
     kinds = [(obj, o) for obj, o in s.objects.items() if "list" in o]
     for name, order, doc in (("E3_CONFIG_KINDS", kinds, "in dependency order: a kind refers only to kinds\n * before it"),
                              ("E3_CONFIG_KINDS_REVERSE", kinds[::-1], "in reverse dependency order")):

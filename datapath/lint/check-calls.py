@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["base", "tables", "port", "pipeline", "worker", "ctl", "rpc"]
+LAYERS = ["base", "tables", "port", "pipeline", "worker", "node", "rpc"]
 OBJ = re.compile(r"^src_(.+)\.c\.o$")
 
 

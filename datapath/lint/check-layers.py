@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "tables", "port", "pipeline", "worker", "ctl", "rpc"]
+LAYERS = ["base", "tables", "port", "pipeline", "worker", "node", "rpc"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

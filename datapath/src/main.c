@@ -44,8 +44,8 @@
 #include <rte_lcore.h>
 
 #include "base/conffile.h"
-#include "ctl/ctl.h"
-#include "ctl/init.h"
+#include "node/node.h"
+#include "node/init.h"
 #include "rpc/rpc.h"
 #include "worker/worker.h"
 
@@ -158,17 +158,17 @@ static void workers_stop(struct e3_handover *ho)
 	rte_eal_mp_wait_lcore();
 	if (ho != NULL)
 		e3_handover_stopped(ho);
-	e3_ctl_lock();
+	e3_node_lock();
 	e3_dp_housekeeping();
-	e3_ctl_unlock();
+	e3_node_unlock();
 }
 
 /* Ask every BFD neighbour to wait hold_ms for us (0: back to normal). */
 static unsigned hold_neighbours(uint32_t hold_ms)
 {
-	e3_ctl_lock();
-	unsigned n = e3_ctl_bfd_hold_all((uint64_t)hold_ms * 1000);
-	e3_ctl_unlock();
+	e3_node_lock();
+	unsigned n = e3_node_bfd_hold_all((uint64_t)hold_ms * 1000);
+	e3_node_unlock();
 	return n;
 }
 
@@ -240,18 +240,18 @@ static enum run_end serve(struct run *r)
 			held_at = rte_get_tsc_cycles();
 		}
 		if (held_at) {
-			e3_ctl_lock();
-			unsigned polling = e3_ctl_bfd_polling();
-			e3_ctl_unlock();
+			e3_node_lock();
+			unsigned polling = e3_node_bfd_polling();
+			e3_node_unlock();
 			if (polling == 0 || rte_get_tsc_cycles() - held_at >= rte_get_tsc_hz() / 10)
 				return r->ho != NULL ? END_HANDOVER : END_WARM;
 		}
 		if (stop && stop_at == 0) {
 			/* A planned stop tells the neighbours first (BFD AdminDown),
 			 * and forwards while they move their traffic. */
-			e3_ctl_lock();
-			unsigned told = r->grace_ms ? e3_ctl_bfd_admin_down_all() : 0;
-			e3_ctl_unlock();
+			e3_node_lock();
+			unsigned told = r->grace_ms ? e3_node_bfd_admin_down_all() : 0;
+			e3_node_unlock();
 			if (told == 0)
 				return END_STOP;
 			printf("e3-vswitchd %s: BFD AdminDown on %u sessions; forwarding %u ms more\n", r->name,
@@ -267,9 +267,9 @@ static enum run_end serve(struct run *r)
 			e3_rpc_poll(1);
 		else
 			usleep(1000);
-		e3_ctl_lock();
+		e3_node_lock();
 		e3_dp_housekeeping();
-		e3_ctl_unlock();
+		e3_node_unlock();
 	}
 }
 
@@ -427,7 +427,7 @@ int main(int argc, char **argv)
 			snprintf(dirbuf, sizeof(dirbuf), "%.*s", slash == sock ? 1 : (int)(slash - sock), sock);
 		port_dir = dirbuf;
 	}
-	e3_ctl_set_port_dirs(port_dir, pcap_dir);
+	e3_node_set_port_dirs(port_dir, pcap_dir);
 	if (rte_lcore_count() < 2)
 		fprintf(stderr, "e3-vswitchd: warning: no worker lcore (give -l with 2+ lcores); nothing will be forwarded\n");
 	if (e3_dp_init(&o, err) != 0) {
@@ -471,7 +471,7 @@ int main(int argc, char **argv)
 	if (takeover_fd >= 0)
 		e3_handover_done(takeover_fd);
 	printf("e3-vswitchd %s: %u workers, %s polling, boot_id %s, rpc %s\n", name,
-	       e3.n_workers, o.poll_mode == E3_POLL_BUSY ? "busy" : "adaptive", e3_ctl_boot_id(), sock);
+	       e3.n_workers, o.poll_mode == E3_POLL_BUSY ? "busy" : "adaptive", e3_node_boot_id(), sock);
 	fflush(stdout);
 
 	struct run r = { .name = name, .sock = sock, .checkpoint = checkpoint, .mode = mode,
@@ -491,9 +491,9 @@ int main(int argc, char **argv)
 	 * next process starts cold. */
 	if (end == END_WARM && e3_checkpoint_save(checkpoint, hold_ms, err) != 0)
 		fprintf(stderr, "e3-vswitchd %s: checkpoint: %s; the next start is cold\n", name, err);
-	e3_ctl_lock();
+	e3_node_lock();
 	e3_dp_fini();
-	e3_ctl_unlock();
+	e3_node_unlock();
 	e3_rpc_fini();
 	rte_eal_cleanup();
 	return end == END_WARM ? E3_EXIT_WARM : 0;

@@ -31,8 +31,8 @@
 #include <rte_random.h>
 #include <valgrind/callgrind.h>
 
-#include "ctl/ctl.h"
-#include "ctl/init.h"
+#include "node/node.h"
+#include "node/init.h"
 #include "harness.h"
 #include "tables/label_table.h"
 #include "tables/mac_table.h"
@@ -61,7 +61,7 @@ static void add_port(const char *name, const char *dev, enum e3_port_kind kind)
 	snprintf(c.devargs, sizeof(c.devargs), "%s", dev);
 	for (int q = 0; q < E3_MAX_QUEUES; q++)
 		c.worker[q] = -1;
-	must(e3_ctl_port_add(&c, err));
+	must(e3_node_port_add(&c, err));
 }
 
 /*   c0, c1, c2 customer; f0, f1 fabric; nexthop 1 = f1
@@ -78,28 +78,28 @@ static void setup(void)
 	add_port("c2", "net_ring4", E3_PORT_CUSTOMER);
 	struct e3_nexthop_conf nh = { .id = 1, .port = "f1", .mac = { 2, 0xbb, 0, 0, 0, 1 } };
 
-	must(e3_ctl_nexthop_add(&nh, err));
+	must(e3_node_nexthop_add(&nh, err));
 	struct e3_nhlfe_conf nl = { 1, 1, 900 };
 
-	must(e3_ctl_nhlfe_add(&nl, err));
+	must(e3_node_nhlfe_add(&nl, err));
 	nl = (struct e3_nhlfe_conf){ 2, 1, 901 };
-	must(e3_ctl_nhlfe_add(&nl, err));
+	must(e3_node_nhlfe_add(&nl, err));
 	static struct e3_service_conf s;
 
 	s = (struct e3_service_conf){ .id = 1, .type = E3_SVC_ELINE, .nhlfe = 1 };
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	s = (struct e3_service_conf){ .id = 3, .type = E3_SVC_ELAN, .n_branches = 1,
 				      .branches = { 2 }, .mac_limit = N_MACS };
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	s = (struct e3_service_conf){ .id = 4, .type = E3_SVC_ELAN, .n_remotes = 1,
 				      .remotes = { { .source = 1, .nhlfe = 1 } } };
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	const struct e3_circuit_conf cc[] = {
 		{ 1, "c0", 100, 1 }, { 4, "c0", 300, 3 }, { 5, "c1", 301, 3 }, { 6, "c1", 302, 3 },
 		{ 7, "c2", E3_VLAN_UNTAGGED, 4 },
 	};
 	for (unsigned i = 0; i < RTE_DIM(cc); i++)
-		must(e3_ctl_circuit_add(&cc[i], err));
+		must(e3_node_circuit_add(&cc[i], err));
 }
 
 static void mac_of(uint32_t i, uint8_t mac[6])
@@ -206,7 +206,7 @@ static void run(const struct scenario *s, unsigned bursts)
 		cyc[b] = rte_rdtsc() - t0;
 		e3_mac_drain();
 		drain_all();
-		e3_ctl_sflow_read(UINT32_MAX, sample_dropped, NULL);
+		e3_node_sflow_read(UINT32_MAX, sample_dropped, NULL);
 	}
 	qsort(cyc, bursts, sizeof(*cyc), cmp_u64);
 	double ns = 1e9 / (double)rte_get_tsc_hz() / E3_BURST;
@@ -258,11 +258,11 @@ int main(int argc, char **argv)
 			{ "sf-off", 0 }, { "sf-1000", 1000 }, { "sf-off", 0 }, { "sf-1000", 1000 }, { "sf-1", 1 },
 		};
 		for (unsigned r = 0; r < RTE_DIM(runs); r++) {
-			must(e3_ctl_sflow_set("c0", runs[r].rate, err));
+			must(e3_node_sflow_set("c0", runs[r].rate, err));
 			s.name = runs[r].name;
 			run(&s, bursts);
 		}
-		must(e3_ctl_sflow_set("c0", 0, err));
+		must(e3_node_sflow_set("c0", 0, err));
 		s.name = "eline";
 	}
 
@@ -328,12 +328,12 @@ int main(int argc, char **argv)
 			struct e3_label_conf l = { .label = LABEL0 + i, .type = E3_LBL_SWAP,
 						   .nhlfe = 16 + i, .service = E3_NONE };
 
-			must(e3_ctl_nhlfe_add(&n, err));
-			must(e3_ctl_label_add(&l, err));
+			must(e3_node_nhlfe_add(&n, err));
+			must(e3_node_label_add(&l, err));
 		}
 		struct e3_port_info pi;
 
-		must(e3_ctl_port_get("f0", &pi, err));
+		must(e3_node_port_get("f0", &pi, err));
 		s.in = "f0";
 		fr_eth(&s.tmpl, "00:00:00:00:00:00", "02:cc:00:00:00:01");
 		memcpy(s.tmpl.b, pi.conf.mac, 6);

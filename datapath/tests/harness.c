@@ -8,7 +8,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "ctl/init.h"
+#include "node/init.h"
 #include "harness.h"
 #include "tables/mac_table.h"
 #include "worker/worker.h"
@@ -104,7 +104,7 @@ uint16_t port_id_of(const char *port)
 {
 	struct e3_port_info pi;
 
-	if (e3_ctl_port_get(port, &pi, NULL) != 0)
+	if (e3_node_port_get(port, &pi, NULL) != 0)
 		abort();
 	return pi.dpdk_port_id;
 }
@@ -143,7 +143,7 @@ uint64_t drops(const char *port, enum e3_drop d)
 {
 	struct e3_port_info pi;
 
-	if (e3_ctl_port_get(port, &pi, NULL) != 0)
+	if (e3_node_port_get(port, &pi, NULL) != 0)
 		abort();
 	return pi.drops[d];
 }

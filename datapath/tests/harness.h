@@ -11,7 +11,7 @@
 
 #include <rte_mbuf.h>
 
-#include "ctl/ctl.h"
+#include "node/node.h"
 #include "unit.h"
 
 /* EAL with --file-prefix prefix, then e3_dp_init with a MAC table of mac_size. */

@@ -367,7 +367,7 @@ static void test_hold(void)
 	}
 	CHECK_EQ(z.state, E3_BFD_UP);
 	/* The restarted process: the session as it was, the hold taken off
-	 * (ctl's restore), and a Poll advertising the configured interval. */
+	 * (the node's restore), and a Poll advertising the configured interval. */
 	saved.hold_tx_us = 0;
 	e3_bfd_configure(&saved, 10000, 10000, 3, now);
 	CHECK(saved.poll);

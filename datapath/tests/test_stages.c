@@ -63,7 +63,7 @@ static void add_port(const char *name, const char *dev, enum e3_port_kind kind, 
 		c.worker[q] = -1;
 	if (mac)
 		mac_parse(mac, c.mac);
-	must(e3_ctl_port_add(&c, err));
+	must(e3_node_port_add(&c, err));
 }
 
 static void setup(void)
@@ -75,43 +75,43 @@ static void setup(void)
 	struct e3_nexthop_conf nh = { .id = 1, .port = "f0" };
 
 	mac_parse(NB, nh.mac);
-	must(e3_ctl_nexthop_add(&nh, err));
+	must(e3_node_nexthop_add(&nh, err));
 	nh = (struct e3_nexthop_conf){ .id = 2, .port = "f1" };
 	mac_parse(NC, nh.mac);
-	must(e3_ctl_nexthop_add(&nh, err));
+	must(e3_node_nexthop_add(&nh, err));
 	const struct e3_nhlfe_conf nl[] = {
 		{ 10, 1, 1000 }, { 11, 2, 2000 }, { 20, 1, 3000 }, { 21, 1, 3001 },
 		{ 22, 2, 4001 }, { 23, 1, 4000 },
 	};
 	for (unsigned i = 0; i < RTE_DIM(nl); i++)
-		must(e3_ctl_nhlfe_add(&nl[i], err));
+		must(e3_node_nhlfe_add(&nl[i], err));
 	static struct e3_service_conf s;
 
 	s = (struct e3_service_conf){ .id = 1, .type = E3_SVC_ELINE, .nhlfe = 10 };
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	s = (struct e3_service_conf){ .id = 2, .type = E3_SVC_ELINE, .nhlfe = E3_NONE };
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	s = (struct e3_service_conf){ .id = 3, .type = E3_SVC_ELAN, .n_remotes = 1, .n_branches = 1 };
 	s.remotes[0] = (struct e3_remote){ 5, 20 };
 	s.branches[0] = 21;
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	const struct e3_circuit_conf cc[] = {
 		{ 1, "c0", 100, 1 }, { 2, "c0", 200, 2 }, { 3, "c1", E3_VLAN_UNTAGGED, 2 },
 		{ 4, "c0", 300, 3 }, { 5, "c1", 301, 3 },
 	};
 	for (unsigned i = 0; i < RTE_DIM(cc); i++)
-		must(e3_ctl_circuit_add(&cc[i], err));
+		must(e3_node_circuit_add(&cc[i], err));
 	static struct e3_label_conf l;
 
 	l = (struct e3_label_conf){ .label = 500, .type = E3_LBL_ELINE, .service = 1 };
-	must(e3_ctl_label_add(&l, err));
+	must(e3_node_label_add(&l, err));
 	l = (struct e3_label_conf){ .label = 600, .type = E3_LBL_SWAP, .nhlfe = 11, .service = E3_NONE };
-	must(e3_ctl_label_add(&l, err));
+	must(e3_node_label_add(&l, err));
 	l = (struct e3_label_conf){ .label = 700, .type = E3_LBL_ELAN, .service = 3, .source = 5 };
-	must(e3_ctl_label_add(&l, err));
+	must(e3_node_label_add(&l, err));
 	l = (struct e3_label_conf){ .label = 800, .type = E3_LBL_REPLICATE, .rpf_port = "f0",
 				    .service = 3, .source = 5, .n_branches = 2, .branches = { 22, 23 } };
-	must(e3_ctl_label_add(&l, err));
+	must(e3_node_label_add(&l, err));
 }
 
 /* Receive exactly one frame from port and compare it with want. */
@@ -514,9 +514,9 @@ static void test_trace(void)
 	struct trace_seen t = { 0 };
 	struct frame f;
 
-	CHECK_EQ(e3_ctl_trace_start(&tf, 0, err), -E3_EINVAL);
-	CHECK_EQ(e3_ctl_trace_start(&tf, 2000, err), -E3_EINVAL);
-	CHECK_EQ(e3_ctl_trace_start(&tf, 1, err), 0);
+	CHECK_EQ(e3_node_trace_start(&tf, 0, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_trace_start(&tf, 2000, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_trace_start(&tf, 1, err), 0);
 	tagged(&f, HB, HA, 0, 200);                  /* other VLAN: not traced */
 	rx_frame("c0", &f);
 	tx_drain("c1");
@@ -524,7 +524,7 @@ static void test_trace(void)
 	rx_frame("c0", &f);
 	rx_frame("c0", &f);                          /* only one was asked for */
 	tx_drain("f0");
-	e3_ctl_trace_walk(on_record, &t);
+	e3_node_trace_walk(on_record, &t);
 	CHECK_EQ(t.n, 1);
 	CHECK_EQ(t.len, f.len);
 	CHECK(strstr(t.path, "customer-in c0 vlan 100") != NULL);
@@ -533,11 +533,11 @@ static void test_trace(void)
 	/* A drop's verdict names the reason. */
 	struct e3_trace_filter tl = { .port = "", .vlan = -1, .label = 999 };
 
-	CHECK_EQ(e3_ctl_trace_start(&tl, 5, err), 0);
+	CHECK_EQ(e3_node_trace_start(&tl, 5, err), 0);
 	labelled(&f, FA0, lse(999, 0, 1, 64), true, HA, HB);
 	rx_frame("f0", &f);
 	memset(&t, 0, sizeof(t));
-	e3_ctl_trace_walk(on_record, &t);
+	e3_node_trace_walk(on_record, &t);
 	CHECK_EQ(t.n, 1);
 	CHECK(strcmp(t.verdict, "drop label_unknown") == 0);
 }
@@ -583,13 +583,13 @@ static void test_flood_copies(void)
 
 	s = (struct e3_service_conf){ .id = 6, .type = E3_SVC_ELAN, .n_branches = 2,
 				      .branches = { 21, 22 } };
-	must(e3_ctl_service_add(&s, err));
+	must(e3_node_service_add(&s, err));
 	const struct e3_circuit_conf cc[] = {
 		{ 60, "c0", 600, 6 }, { 61, "c0", 601, 6 }, { 62, "c1", 602, 6 },
 		{ 63, "c2", E3_VLAN_UNTAGGED, 6 },
 	};
 	for (unsigned k = 0; k < RTE_DIM(cc); k++)
-		must(e3_ctl_circuit_add(&cc[k], err));
+		must(e3_node_circuit_add(&cc[k], err));
 
 	for (unsigned big = 0; big < 2; big++) {
 		uint16_t len = big ? 1000 : 64;   /* > and <= E3_COPY_MAX */
@@ -658,9 +658,9 @@ static void test_flood_copies(void)
 
 	e3_mac_flush(6, E3_NONE);
 	for (unsigned k = 0; k < RTE_DIM(cc); k++)
-		must(e3_ctl_circuit_del(cc[k].id, err));
-	must(e3_ctl_service_del(6, err));
-	must(e3_ctl_port_del("c2", err));
+		must(e3_node_circuit_del(cc[k].id, err));
+	must(e3_node_service_del(6, err));
+	must(e3_node_port_del("c2", err));
 	CHECK_POOLS(p0);
 }
 
@@ -717,7 +717,7 @@ static void set_mtu(const char *name, const char *dev, enum e3_port_kind kind, c
 		c.worker[q] = -1;
 	if (mac)
 		mac_parse(mac, c.mac);
-	must(e3_ctl_port_add(&c, err));
+	must(e3_node_port_add(&c, err));
 }
 
 static void test_egress_mtu(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * test_tables.c - the tables (label, nhlfe/nexthop, circuit, service, MAC)
- * through their own APIs, and the validation of every ctl operation.
+ * through their own APIs, and the validation of every node operation.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -626,7 +626,7 @@ static void test_mac_concurrent(void)
 	e3_rcu_reclaim();
 }
 
-/* ---- ctl validation -------------------------------------------------- */
+/* ---- node validation -------------------------------------------------- */
 
 static struct e3_port_conf pc(const char *name, const char *devargs, enum e3_port_kind kind)
 {
@@ -668,50 +668,50 @@ static void test_devargs_allow_list(void)
 	};
 	char e[E3_ERRLEN];
 
-	e3_ctl_set_port_dirs("/run/e3/lab", "/tmp/pcaps/");
+	e3_node_set_port_dirs("/run/e3/lab", "/tmp/pcaps/");
 	for (unsigned i = 0; i < RTE_DIM(t); i++) {
 		e[0] = 0;
-		int rc = e3_ctl_devargs_check(t[i].devargs, e);
+		int rc = e3_node_devargs_check(t[i].devargs, e);
 
 		if ((rc == 0) != (t[i].err == NULL) || (t[i].err && strstr(e, t[i].err) == NULL))
 			fprintf(stderr, "  %s: rc %d, %s\n", t[i].devargs, rc, e);
 		CHECK_EQ(rc, t[i].err ? -E3_EINVAL : 0);
 		CHECK(t[i].err == NULL || strstr(e, t[i].err) != NULL);
 	}
-	e3_ctl_set_port_dirs("/run/e3/lab", NULL);
-	CHECK_EQ(e3_ctl_devargs_check("net_pcap_x,tx_pcap=/tmp/pcaps/out.pcap", e), -E3_EINVAL);
-	e3_ctl_set_port_dirs("/", NULL);                 /* a socket in /: any absolute path */
-	CHECK_EQ(e3_ctl_devargs_check("net_vhost0,iface=/vm.sock", e), 0);
-	CHECK_EQ(e3_ctl_devargs_check("net_vhost0,iface=vm.sock", e), -E3_EINVAL);
+	e3_node_set_port_dirs("/run/e3/lab", NULL);
+	CHECK_EQ(e3_node_devargs_check("net_pcap_x,tx_pcap=/tmp/pcaps/out.pcap", e), -E3_EINVAL);
+	e3_node_set_port_dirs("/", NULL);                 /* a socket in /: any absolute path */
+	CHECK_EQ(e3_node_devargs_check("net_vhost0,iface=/vm.sock", e), 0);
+	CHECK_EQ(e3_node_devargs_check("net_vhost0,iface=vm.sock", e), -E3_EINVAL);
 }
 
 static void test_ctl_ports(void)
 {
 	struct e3_port_conf c = pc("", "net_ring0", E3_PORT_CUSTOMER);
 
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_port_add(&c, err), -E3_EINVAL);
 	c = pc("c0", "net_ring0", 7);
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_port_add(&c, err), -E3_EINVAL);
 	c = pc("c0", "net_nosuchdriver0", E3_PORT_CUSTOMER);
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_port_add(&c, err), -E3_EINVAL);
 	CHECK(strstr(err, "net_nosuchdriver0") != NULL);
 	c = pc("c0", "net_pcap0,tx_pcap=/etc/evil", E3_PORT_CUSTOMER);
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_port_add(&c, err), -E3_EINVAL);
 	CHECK(strstr(err, "--pcap-dir") != NULL);
 	c = pc("c0", "net_ring0", E3_PORT_CUSTOMER);
 	c.rx_queues = E3_MAX_QUEUES + 1;
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_port_add(&c, err), -E3_EINVAL);
 	c.rx_queues = 1;
 	c.worker[0] = 5;                                  /* only worker 0 exists */
-	CHECK_EQ(e3_ctl_port_add(&c, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_port_add(&c, err), -E3_EINVAL);
 	c.worker[0] = -1;
-	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
-	CHECK(e3_ctl_changed());
-	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
-	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_node_port_add(&c, err), 0);
+	CHECK(e3_node_changed());
+	CHECK_EQ(e3_node_port_add(&c, err), 0);
+	CHECK(!e3_node_changed());
 	struct e3_port_info pi;
 
-	CHECK_EQ(e3_ctl_port_get("c0", &pi, err), 0);
+	CHECK_EQ(e3_node_port_get("c0", &pi, err), 0);
 	CHECK_EQ(pi.conf.mtu, 1500);
 	CHECK(pi.link_up);
 	CHECK_EQ(pi.conf.worker[0], 0);
@@ -721,20 +721,20 @@ static void test_ctl_ports(void)
 	/* Same name, other device; same device, other name. */
 	struct e3_port_conf d = pc("c0", "net_ring9", E3_PORT_CUSTOMER);
 
-	CHECK_EQ(e3_ctl_port_add(&d, err), -E3_EEXIST);
+	CHECK_EQ(e3_node_port_add(&d, err), -E3_EEXIST);
 	d = pc("c9", "net_ring0", E3_PORT_CUSTOMER);
-	CHECK_EQ(e3_ctl_port_add(&d, err), -E3_EEXIST);
+	CHECK_EQ(e3_node_port_add(&d, err), -E3_EEXIST);
 	/* MTU change in place. */
 	c.mtu = 1400;
-	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
-	CHECK(e3_ctl_changed());
-	CHECK_EQ(e3_ctl_port_get("c0", &pi, err), 0);
+	CHECK_EQ(e3_node_port_add(&c, err), 0);
+	CHECK(e3_node_changed());
+	CHECK_EQ(e3_node_port_get("c0", &pi, err), 0);
 	CHECK_EQ(pi.conf.mtu, 1400);
-	CHECK_EQ(e3_ctl_port_get("nope", &pi, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_port_get("nope", &pi, err), -E3_ENOENT);
 	c = pc("f0", "net_ring1", E3_PORT_FABRIC);
 	mac_parse("02:aa:00:00:00:01", c.mac);
-	CHECK_EQ(e3_ctl_port_add(&c, err), 0);
-	CHECK_EQ(e3_ctl_port_get("f0", &pi, err), 0);
+	CHECK_EQ(e3_node_port_add(&c, err), 0);
+	CHECK_EQ(e3_node_port_get("f0", &pi, err), 0);
 	CHECK_EQ(pi.conf.mtu, 2000);
 	CHECK_MEM(pi.conf.mac, c.mac, 6);
 }
@@ -744,153 +744,153 @@ static void test_ctl_objects(void)
 	struct e3_nexthop_conf nh = { .id = 1, .port = "c0" };
 
 	mac_parse("02:bb:00:00:00:01", nh.mac);
-	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_EINVAL);      /* customer port */
+	CHECK_EQ(e3_node_nexthop_add(&nh, err), -E3_EINVAL);      /* customer port */
 	snprintf(nh.port, sizeof(nh.port), "zz");
-	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_nexthop_add(&nh, err), -E3_ENOENT);
 	snprintf(nh.port, sizeof(nh.port), "f0");
 	nh.id = E3_MAX_NEXTHOPS;
-	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_nexthop_add(&nh, err), -E3_EINVAL);
 	nh.id = 1;
 	nh.mac[0] = 1;                                             /* multicast */
-	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_nexthop_add(&nh, err), -E3_EINVAL);
 	nh.mac[0] = 2;
-	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), 0);
-	CHECK_EQ(e3_ctl_nexthop_add(&nh, err), 0);
-	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_node_nexthop_add(&nh, err), 0);
+	CHECK_EQ(e3_node_nexthop_add(&nh, err), 0);
+	CHECK(!e3_node_changed());
 
 	struct e3_nhlfe_conf nl = { .id = 10, .nexthop = 1, .label = 15 };
 
-	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_nhlfe_add(&nl, err), -E3_EINVAL);
 	nl.label = E3_LABEL_SPACE;
-	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_nhlfe_add(&nl, err), -E3_EINVAL);
 	nl.label = 1000;
 	nl.nexthop = 2;
-	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_nhlfe_add(&nl, err), -E3_ENOENT);
 	nl.nexthop = 1;
-	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), 0);
-	CHECK_EQ(e3_ctl_nhlfe_add(&nl, err), 0);
-	CHECK(!e3_ctl_changed());
-	CHECK_EQ(e3_ctl_nexthop_del(1, err), -E3_EBUSY);
+	CHECK_EQ(e3_node_nhlfe_add(&nl, err), 0);
+	CHECK_EQ(e3_node_nhlfe_add(&nl, err), 0);
+	CHECK(!e3_node_changed());
+	CHECK_EQ(e3_node_nexthop_del(1, err), -E3_EBUSY);
 	CHECK(strstr(err, "nhlfe") != NULL);
-	CHECK_EQ(e3_ctl_port_del("f0", err), -E3_EBUSY);
+	CHECK_EQ(e3_node_port_del("f0", err), -E3_EBUSY);
 
 	/* Services. */
 	memset(&sc, 0, sizeof(sc));
 	sc.id = 1;
 	sc.type = E3_SVC_ELINE;
 	sc.nhlfe = 11;
-	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_service_add(&sc, err), -E3_ENOENT);
 	sc.nhlfe = 10;
-	CHECK_EQ(e3_ctl_service_add(&sc, err), 0);
-	CHECK_EQ(e3_ctl_service_add(&sc, err), 0);
-	CHECK(!e3_ctl_changed());
-	CHECK_EQ(e3_ctl_nhlfe_del(10, err), -E3_EBUSY);
+	CHECK_EQ(e3_node_service_add(&sc, err), 0);
+	CHECK_EQ(e3_node_service_add(&sc, err), 0);
+	CHECK(!e3_node_changed());
+	CHECK_EQ(e3_node_nhlfe_del(10, err), -E3_EBUSY);
 	memset(&sc, 0, sizeof(sc));
 	sc.id = 2;
 	sc.type = E3_SVC_ELAN;
 	sc.n_remotes = 2;
 	sc.remotes[0] = (struct e3_remote){ 1, 10 };
 	sc.remotes[1] = (struct e3_remote){ 1, 10 };
-	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_EINVAL);      /* source twice */
+	CHECK_EQ(e3_node_service_add(&sc, err), -E3_EINVAL);      /* source twice */
 	sc.remotes[1] = (struct e3_remote){ 2, 99 };
-	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_ENOENT);      /* nhlfe 99 */
+	CHECK_EQ(e3_node_service_add(&sc, err), -E3_ENOENT);      /* nhlfe 99 */
 	sc.remotes[1] = (struct e3_remote){ E3_MAX_REMOTES, 10 };
-	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_service_add(&sc, err), -E3_EINVAL);
 	sc.n_remotes = 1;
 	sc.n_branches = 1;
 	sc.branches[0] = 10;
-	CHECK_EQ(e3_ctl_service_add(&sc, err), 0);
-	CHECK(e3_ctl_changed());
+	CHECK_EQ(e3_node_service_add(&sc, err), 0);
+	CHECK(e3_node_changed());
 	/* A failed replace leaves the old one as it was. */
 	sc.branches[0] = 12345;
-	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_service_add(&sc, err), -E3_ENOENT);
 	CHECK_EQ(e3_service_get(2)->branches[0], 10);
 	sc.branches[0] = 10;
 	sc.type = 9;
-	CHECK_EQ(e3_ctl_service_add(&sc, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_service_add(&sc, err), -E3_EINVAL);
 	sc.type = E3_SVC_ELAN;
 
 	/* Circuits. */
 	struct e3_circuit_conf cc = { .id = 1, .port = "c0", .vlan = 0, .service = 1 };
 
-	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_circuit_add(&cc, err), -E3_EINVAL);
 	cc.vlan = 4095;
-	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_circuit_add(&cc, err), -E3_EINVAL);
 	cc.vlan = 100;
 	snprintf(cc.port, sizeof(cc.port), "f0");
-	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_EINVAL);      /* fabric port */
+	CHECK_EQ(e3_node_circuit_add(&cc, err), -E3_EINVAL);      /* fabric port */
 	snprintf(cc.port, sizeof(cc.port), "c0");
 	cc.service = 77;
-	CHECK_EQ(e3_ctl_circuit_add(&cc, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_circuit_add(&cc, err), -E3_ENOENT);
 	cc.service = 1;
-	CHECK_EQ(e3_ctl_circuit_add(&cc, err), 0);
-	CHECK_EQ(e3_ctl_circuit_add(&cc, err), 0);
-	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_node_circuit_add(&cc, err), 0);
+	CHECK_EQ(e3_node_circuit_add(&cc, err), 0);
+	CHECK(!e3_node_changed());
 	struct e3_circuit_conf c2 = { .id = 2, .port = "c0", .vlan = 100, .service = 2 };
 
-	CHECK_EQ(e3_ctl_circuit_add(&c2, err), -E3_EEXIST);      /* (port, vlan) taken */
+	CHECK_EQ(e3_node_circuit_add(&c2, err), -E3_EEXIST);      /* (port, vlan) taken */
 	c2.vlan = 101;
 	c2.service = 1;
-	CHECK_EQ(e3_ctl_circuit_add(&c2, err), -E3_ENOSPC);      /* e-line has its circuit */
+	CHECK_EQ(e3_node_circuit_add(&c2, err), -E3_ENOSPC);      /* e-line has its circuit */
 	c2.service = 2;
-	CHECK_EQ(e3_ctl_circuit_add(&c2, err), 0);
+	CHECK_EQ(e3_node_circuit_add(&c2, err), 0);
 	CHECK_EQ(e3_service_get(2)->n_circuits, 1);
-	CHECK_EQ(e3_ctl_service_del(1, err), -E3_EBUSY);
-	CHECK_EQ(e3_ctl_port_del("c0", err), -E3_EBUSY);
+	CHECK_EQ(e3_node_service_del(1, err), -E3_EBUSY);
+	CHECK_EQ(e3_node_port_del("c0", err), -E3_EBUSY);
 	/* Re-point circuit 2 to service 1? full. To VLAN 102: moves. */
 	c2.vlan = 102;
-	CHECK_EQ(e3_ctl_circuit_add(&c2, err), 0);
+	CHECK_EQ(e3_node_circuit_add(&c2, err), 0);
 	CHECK_EQ(e3_circuit_lookup(port_id_of("c0"), 101), E3_NONE);
 	CHECK_EQ(e3_circuit_lookup(port_id_of("c0"), 102), 2);
 
 	/* Labels. */
 	struct e3_label_conf lc = { .label = 15, .type = E3_LBL_SWAP, .nhlfe = 10, .service = E3_NONE };
 
-	CHECK_EQ(e3_ctl_label_add(&lc, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_label_add(&lc, err), -E3_EINVAL);
 	lc.label = 500;
 	lc.nhlfe = 11;
-	CHECK_EQ(e3_ctl_label_add(&lc, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_label_add(&lc, err), -E3_ENOENT);
 	lc.nhlfe = 10;
-	CHECK_EQ(e3_ctl_label_add(&lc, err), 0);
-	CHECK_EQ(e3_ctl_label_add(&lc, err), 0);
-	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_node_label_add(&lc, err), 0);
+	CHECK_EQ(e3_node_label_add(&lc, err), 0);
+	CHECK(!e3_node_changed());
 	struct e3_label_conf l2 = { .label = 501, .type = E3_LBL_ELINE, .service = 2 };
 
-	CHECK_EQ(e3_ctl_label_add(&l2, err), -E3_EINVAL);        /* 2 is an elan */
+	CHECK_EQ(e3_node_label_add(&l2, err), -E3_EINVAL);        /* 2 is an elan */
 	l2.service = 1;
-	CHECK_EQ(e3_ctl_label_add(&l2, err), 0);
+	CHECK_EQ(e3_node_label_add(&l2, err), 0);
 	struct e3_label_conf l3 = { .label = 502, .type = E3_LBL_REPLICATE, .rpf_port = "c0",
 				    .service = 2, .source = 1, .n_branches = 1, .branches = { 10 } };
 
-	CHECK_EQ(e3_ctl_label_add(&l3, err), -E3_EINVAL);        /* customer rpf port */
+	CHECK_EQ(e3_node_label_add(&l3, err), -E3_EINVAL);        /* customer rpf port */
 	snprintf(l3.rpf_port, sizeof(l3.rpf_port), "f0");
-	CHECK_EQ(e3_ctl_label_add(&l3, err), 0);
+	CHECK_EQ(e3_node_label_add(&l3, err), 0);
 	CHECK_EQ(e3_label_get(502).type, E3_LBL_REPLICATE);
 	l3.source = 2;                                            /* replace */
-	CHECK_EQ(e3_ctl_label_add(&l3, err), 0);
-	CHECK(e3_ctl_changed());
+	CHECK_EQ(e3_node_label_add(&l3, err), 0);
+	CHECK(e3_node_changed());
 	CHECK_EQ(e3_repl_get(e3_label_get(502).index)->source, 2);
-	CHECK_EQ(e3_ctl_service_del(2, err), -E3_EBUSY);
+	CHECK_EQ(e3_node_service_del(2, err), -E3_EBUSY);
 	lc.type = 9;
-	CHECK_EQ(e3_ctl_label_add(&lc, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_label_add(&lc, err), -E3_EINVAL);
 	CHECK_EQ(e3_label_get(500).type, E3_LBL_SWAP);           /* unchanged */
 
 	/* Tear down in dependency order; each missing one is ENOENT after. */
-	CHECK_EQ(e3_ctl_label_del(500, err), 0);
-	CHECK_EQ(e3_ctl_label_del(500, err), -E3_ENOENT);
-	CHECK_EQ(e3_ctl_label_del(501, err), 0);
-	CHECK_EQ(e3_ctl_label_del(502, err), 0);
-	CHECK_EQ(e3_ctl_circuit_del(1, err), 0);
-	CHECK_EQ(e3_ctl_circuit_del(1, err), -E3_ENOENT);
-	CHECK_EQ(e3_ctl_circuit_del(2, err), 0);
-	CHECK_EQ(e3_ctl_service_del(1, err), 0);
-	CHECK_EQ(e3_ctl_service_del(2, err), 0);
-	CHECK_EQ(e3_ctl_service_del(2, err), -E3_ENOENT);
-	CHECK_EQ(e3_ctl_nhlfe_del(10, err), 0);
-	CHECK_EQ(e3_ctl_nexthop_del(1, err), 0);
-	CHECK_EQ(e3_ctl_port_del("c0", err), 0);
-	CHECK_EQ(e3_ctl_port_del("f0", err), 0);
-	CHECK_EQ(e3_ctl_port_del("f0", err), -E3_ENOENT);
+	CHECK_EQ(e3_node_label_del(500, err), 0);
+	CHECK_EQ(e3_node_label_del(500, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_label_del(501, err), 0);
+	CHECK_EQ(e3_node_label_del(502, err), 0);
+	CHECK_EQ(e3_node_circuit_del(1, err), 0);
+	CHECK_EQ(e3_node_circuit_del(1, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_circuit_del(2, err), 0);
+	CHECK_EQ(e3_node_service_del(1, err), 0);
+	CHECK_EQ(e3_node_service_del(2, err), 0);
+	CHECK_EQ(e3_node_service_del(2, err), -E3_ENOENT);
+	CHECK_EQ(e3_node_nhlfe_del(10, err), 0);
+	CHECK_EQ(e3_node_nexthop_del(1, err), 0);
+	CHECK_EQ(e3_node_port_del("c0", err), 0);
+	CHECK_EQ(e3_node_port_del("f0", err), 0);
+	CHECK_EQ(e3_node_port_del("f0", err), -E3_ENOENT);
 	e3_rcu_reclaim();
 }
 
@@ -898,20 +898,20 @@ static void test_ctl_settings(void)
 {
 	struct e3_settings s;
 
-	e3_ctl_settings_get(&s);
+	e3_node_settings_get(&s);
 	CHECK_EQ(s.ttl, 64);
 	CHECK(s.control_word);
 	s.ttl = 0;
-	CHECK_EQ(e3_ctl_settings_set(&s, err), -E3_EINVAL);
+	CHECK_EQ(e3_node_settings_set(&s, err), -E3_EINVAL);
 	CHECK_EQ(e3.settings.ttl, 64);
 	s.ttl = 32;
-	CHECK_EQ(e3_ctl_settings_set(&s, err), 0);
-	CHECK(e3_ctl_changed());
-	CHECK_EQ(e3_ctl_settings_set(&s, err), 0);
-	CHECK(!e3_ctl_changed());
+	CHECK_EQ(e3_node_settings_set(&s, err), 0);
+	CHECK(e3_node_changed());
+	CHECK_EQ(e3_node_settings_set(&s, err), 0);
+	CHECK(!e3_node_changed());
 	s.ttl = 64;
-	e3_ctl_settings_set(&s, err);
-	CHECK_EQ(strlen(e3_ctl_boot_id()), 36);
+	e3_node_settings_set(&s, err);
+	CHECK_EQ(strlen(e3_node_boot_id()), 36);
 	CHECK(strcmp(e3_drop_name(E3_DROP_TTL_EXPIRED), "ttl_expired") == 0);
 	for (int d = 0; d < E3_DROP_MAX; d++)
 		CHECK(e3_drop_name(d) != NULL);

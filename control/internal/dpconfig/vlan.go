@@ -16,7 +16,7 @@ import (
 type VLAN uint16
 
 // Untagged is the VLAN of a circuit that is a whole untagged port. Its
-// number is the datapath's own (E3_VLAN_UNTAGGED in ctl.h), outside 1..4094.
+// number is the datapath's own (E3_VLAN_UNTAGGED in node.h), outside 1..4094.
 const Untagged VLAN = 4096
 
 const untaggedJSON = "untagged"

@@ -10,7 +10,7 @@ import (
 
 // A port's devargs reach the datapath's rte_dev_probe, which runs as root:
 // the topology takes only these drivers and keys, the list the datapath
-// checks again (datapath/src/ctl/devargs.c), which also keeps every file
+// checks again (datapath/src/node/devargs.c), which also keeps every file
 // under its own directory. net_pcap, which writes files, is for tests of
 // the datapath alone and never comes from a topology.
 type devargsRule struct {

@@ -2,7 +2,7 @@
  *
  * defs.h - the types every layer of e3-vswitchd shares: limits, error
  * codes, the drop reasons, and the configuration of each object as the
- * control operations (ctl/ctl.h) take it and the tables hold it.
+ * control operations (node/node.h) take it and the tables hold it.
  */
 #ifndef E3_DEFS_H
 #define E3_DEFS_H

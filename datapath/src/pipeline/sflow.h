@@ -49,7 +49,7 @@ struct e3_sflow_sampler {
 };
 
 /* The rate of each port (DPDK port id): 0 is off. Written by the main
- * lcore (ctl), read by the workers once a burst. */
+ * lcore (node), read by the workers once a burst. */
 extern uint32_t e3_sflow_rate[RTE_MAX_ETHPORTS];
 
 int e3_sflow_init(void);

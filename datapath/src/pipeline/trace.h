@@ -4,7 +4,7 @@
  * the stages. Off, it costs one predictable branch per burst; on, frames
  * that match claim a record in their worker's ring and the stages append
  * binary events to it (an id and its arguments), then a verdict. The
- * control side turns them into text when it reads them (ctl/trace.c).
+ * control side turns them into text when it reads them (node/trace.c).
  */
 #ifndef E3_TRACE_H
 #define E3_TRACE_H

@@ -63,7 +63,7 @@ int e3_checkpoint_build(struct e3_buf *b, uint32_t hold_ms, unsigned parts)
 {
 	struct e3_jw w = { .b = b };
 
-	e3_ctl_lock();
+	e3_node_lock();
 	e3_jw_open(&w, NULL, '{');
 	e3_jw_json(&w, "version", json_integer(1));
 	e3_jw_json(&w, "written_ms", json_integer((json_int_t)realtime_ms()));
@@ -72,14 +72,14 @@ int e3_checkpoint_build(struct e3_buf *b, uint32_t hold_ms, unsigned parts)
 		e3_config_dump_write(&w, "config");
 	if (parts & E3_CHECKPOINT_LIVE) {
 		e3_jw_open(&w, "bfd", '[');
-		e3_ctl_bfd_save_walk(save_bfd, &w);
+		e3_node_bfd_save_walk(save_bfd, &w);
 		e3_jw_close(&w, ']');
 		e3_jw_open(&w, "macs", '[');
-		e3_ctl_mac_walk(E3_NONE, save_mac, &w);
+		e3_node_mac_walk(E3_NONE, save_mac, &w);
 		e3_jw_close(&w, ']');
 	}
 	e3_jw_close(&w, '}');
-	e3_ctl_unlock();
+	e3_node_unlock();
 	return b->oom ? -1 : 0;
 }
 
@@ -162,9 +162,9 @@ static int load_bfd(const json_t *arr, char *err)
 		st.failed = json_is_true(json_object_get(o, "failed"));
 		st.ups = ups;
 		st.downs = downs;
-		e3_ctl_lock();
-		int rc = e3_ctl_bfd_restore(&st, err);
-		e3_ctl_unlock();
+		e3_node_lock();
+		int rc = e3_node_bfd_restore(&st, err);
+		e3_node_unlock();
 		if (rc < 0)
 			return -1;
 	}
@@ -194,10 +194,10 @@ static int load_macs(const json_t *arr, unsigned *n, char *err)
 			return -1;
 		}
 		/* A MAC whose service went away is not an error: it is not learned. */
-		e3_ctl_lock();
-		if (e3_ctl_mac_restore(&m, err) == 0)
+		e3_node_lock();
+		if (e3_node_mac_restore(&m, err) == 0)
 			(*n)++;
-		e3_ctl_unlock();
+		e3_node_unlock();
 	}
 	return 0;
 }

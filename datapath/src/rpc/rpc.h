@@ -12,7 +12,7 @@
 /* Listen on a Unix socket at path (replacing a stale one) with the mode given. */
 int e3_rpc_init(const char *path, mode_t mode);
 /* Wait up to timeout_ms for socket activity and serve what arrived. The
- * caller holds no lock; handlers take e3_ctl_lock() themselves. */
+ * caller holds no lock; handlers take e3_node_lock() themselves. */
 void e3_rpc_poll(int timeout_ms);
 /* Close connections that neither send nor receive for seconds (0: never). */
 void e3_rpc_set_idle_timeout(unsigned seconds);

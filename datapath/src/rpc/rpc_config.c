@@ -9,14 +9,14 @@
  *      document that does not decode changes nothing); note its ids;
  *   2. add/replace the settings, then kind by kind in dependency order
  *      (E3_CONFIG_KINDS, generated from the schema's order), each object
- *      through its e3_ctl_*_add, which checks it as it would for the
+ *      through its e3_node_*_add, which checks it as it would for the
  *      method (each _add is idempotent, so objects that did not change are
  *      not touched and their traffic never stops); the first refusal stops
  *      the load and names the object;
  *   3. with replace=true, delete what the document does not have, in the
  *      reverse order, so nothing is deleted while still referenced.
  * Counts: an object of the document is "added" if the node did not have
- * it, "replaced" if it had it and the _add changed it (e3_ctl_changed());
+ * it, "replaced" if it had it and the _add changed it (e3_node_changed());
  * every delete is "removed".
  *
  * Each kind's part (dump, snapshot, index, apply, remove) sits in its own
@@ -185,7 +185,7 @@ static void count_add(struct load *l, bool existed)
 {
 	if (!existed)
 		l->added++;
-	else if (e3_ctl_changed())
+	else if (e3_node_changed())
 		l->replaced++;
 }
 
@@ -249,7 +249,7 @@ static int add_port(struct load *l, bool *had, char *err)
 {
 	const struct e3_port_conf *c = &SCRATCH(struct e3_port_req)->conf;
 	*had = find_port(l->before.ports, l->before.n_ports, c->name) >= 0;
-	return e3_ctl_port_add(c, err);
+	return e3_node_port_add(c, err);
 }
 static int apply_port(struct load *l, char *err)
 {
@@ -261,7 +261,7 @@ static int remove_port(struct load *l, char *err)
 		const char *name = l->before.ports[i].name;
 		if (find_port(l->doc.ports, l->doc.n_ports, name) >= 0)
 			continue;
-		int rc = e3_ctl_port_del(name, err);
+		int rc = e3_node_port_del(name, err);
 		if (rc < 0) {
 			char where[64];
 			snprintf(where, sizeof(where), "removing port '%s'", name);
@@ -288,7 +288,7 @@ static void index_nexthop(struct load *l)
 static int add_nexthop(struct load *l, bool *had, char *err)
 {
 	*had = l->before.of[K_nexthop][SCRATCH(struct e3_nexthop_conf)->id];
-	return e3_ctl_nexthop_add(l->scratch, err);
+	return e3_node_nexthop_add(l->scratch, err);
 }
 static int apply_nexthop(struct load *l, char *err)
 {
@@ -296,7 +296,7 @@ static int apply_nexthop(struct load *l, char *err)
 }
 static int remove_nexthop(struct load *l, char *err)
 {
-	return remove_keys(l, K_nexthop, NULL, 0, e3_ctl_nexthop_del, "nexthop", err);
+	return remove_keys(l, K_nexthop, NULL, 0, e3_node_nexthop_del, "nexthop", err);
 }
 
 /* ---- bfd ------------------------------------------ */
@@ -315,7 +315,7 @@ static void index_bfd(struct load *l)
 static int add_bfd(struct load *l, bool *had, char *err)
 {
 	*had = l->before.of[K_bfd][SCRATCH(struct e3_bfd_conf)->id];
-	return e3_ctl_bfd_add(l->scratch, err);
+	return e3_node_bfd_add(l->scratch, err);
 }
 static int apply_bfd(struct load *l, char *err)
 {
@@ -323,7 +323,7 @@ static int apply_bfd(struct load *l, char *err)
 }
 static int remove_bfd(struct load *l, char *err)
 {
-	return remove_keys(l, K_bfd, NULL, 0, e3_ctl_bfd_del, "bfd session", err);
+	return remove_keys(l, K_bfd, NULL, 0, e3_node_bfd_del, "bfd session", err);
 }
 
 /* ---- nhlfe: plain ones, then the protected ones that refer to them. NHLFEs
@@ -350,7 +350,7 @@ static int add_plain_nhlfe(struct load *l, bool *had, char *err)
 	if (c->protect)
 		return NOT_THIS_PASS;
 	*had = nhlfe_had(l, c->id);
-	return e3_ctl_nhlfe_add(c, err);
+	return e3_node_nhlfe_add(c, err);
 }
 static int add_protected_nhlfe(struct load *l, bool *had, char *err)
 {
@@ -358,7 +358,7 @@ static int add_protected_nhlfe(struct load *l, bool *had, char *err)
 	if (!c->protect)
 		return NOT_THIS_PASS;
 	*had = nhlfe_had(l, c->id);
-	return e3_ctl_nhlfe_add(c, err);
+	return e3_node_nhlfe_add(c, err);
 }
 static int apply_nhlfe(struct load *l, char *err)
 {
@@ -369,9 +369,9 @@ static int apply_nhlfe(struct load *l, char *err)
 static int remove_nhlfe(struct load *l, char *err)
 {
 	const uint8_t *groups = l->doc.of[K_ecmp];
-	if (remove_keys(l, K_nhlfe, groups, NHLFE_PROTECTED, e3_ctl_nhlfe_del, "nhlfe", err) < 0)
+	if (remove_keys(l, K_nhlfe, groups, NHLFE_PROTECTED, e3_node_nhlfe_del, "nhlfe", err) < 0)
 		return -1;
-	return remove_keys(l, K_nhlfe, groups, NHLFE_PLAIN, e3_ctl_nhlfe_del, "nhlfe", err);
+	return remove_keys(l, K_nhlfe, groups, NHLFE_PLAIN, e3_node_nhlfe_del, "nhlfe", err);
 }
 
 /* ---- ecmp ------------------------------------------ */
@@ -390,7 +390,7 @@ static void index_ecmp(struct load *l)
 static int add_ecmp(struct load *l, bool *had, char *err)
 {
 	*had = nhlfe_had(l, SCRATCH(struct e3_ecmp_conf)->id);
-	return e3_ctl_ecmp_add(l->scratch, err);
+	return e3_node_ecmp_add(l->scratch, err);
 }
 static int apply_ecmp(struct load *l, char *err)
 {
@@ -398,7 +398,7 @@ static int apply_ecmp(struct load *l, char *err)
 }
 static int remove_ecmp(struct load *l, char *err)
 {
-	return remove_keys(l, K_ecmp, l->doc.of[K_nhlfe], 0, e3_ctl_ecmp_del, "nhlfe", err);
+	return remove_keys(l, K_ecmp, l->doc.of[K_nhlfe], 0, e3_node_ecmp_del, "nhlfe", err);
 }
 
 /* ---- service ------------------------------------------ */
@@ -417,7 +417,7 @@ static void index_service(struct load *l)
 static int add_service(struct load *l, bool *had, char *err)
 {
 	*had = l->before.of[K_service][SCRATCH(struct e3_service_conf)->id];
-	return e3_ctl_service_add(l->scratch, err);
+	return e3_node_service_add(l->scratch, err);
 }
 static int apply_service(struct load *l, char *err)
 {
@@ -425,7 +425,7 @@ static int apply_service(struct load *l, char *err)
 }
 static int remove_service(struct load *l, char *err)
 {
-	return remove_keys(l, K_service, NULL, 0, e3_ctl_service_del, "service", err);
+	return remove_keys(l, K_service, NULL, 0, e3_node_service_del, "service", err);
 }
 
 /* ---- circuit: a (port, VLAN) the document gives another circuit id is
@@ -454,7 +454,7 @@ static void index_circuit(struct load *l)
 static int add_circuit(struct load *l, bool *had, char *err)
 {
 	*had = l->before.of[K_circuit][SCRATCH(struct e3_circuit_conf)->id];
-	return e3_ctl_circuit_add(l->scratch, err);
+	return e3_node_circuit_add(l->scratch, err);
 }
 static int apply_circuit(struct load *l, char *err)
 {
@@ -467,7 +467,7 @@ static int apply_circuit(struct load *l, char *err)
 		uint32_t *o = pv_owner(l, pv->port, pv->vlan);
 		uint32_t owner = o != NULL ? *o : 0;
 		if (owner && owner - 1 != id) {
-			int rc = e3_ctl_circuit_del(id, err);
+			int rc = e3_node_circuit_del(id, err);
 			if (rc < 0)
 				return applied_err(l, "freeing a circuit's port and VLAN", rc, err);
 			had[id] = GONE_EARLY;
@@ -479,7 +479,7 @@ static int apply_circuit(struct load *l, char *err)
 }
 static int remove_circuit(struct load *l, char *err)
 {
-	return remove_keys(l, K_circuit, NULL, 0, e3_ctl_circuit_del, "circuit", err);
+	return remove_keys(l, K_circuit, NULL, 0, e3_node_circuit_del, "circuit", err);
 }
 
 /* ---- label ------------------------------------------ */
@@ -498,7 +498,7 @@ static void index_label(struct load *l)
 static int add_label(struct load *l, bool *had, char *err)
 {
 	*had = l->before.of[K_label][SCRATCH(struct e3_label_conf)->label];
-	return e3_ctl_label_add(l->scratch, err);
+	return e3_node_label_add(l->scratch, err);
 }
 static int apply_label(struct load *l, char *err)
 {
@@ -506,7 +506,7 @@ static int apply_label(struct load *l, char *err)
 }
 static int remove_label(struct load *l, char *err)
 {
-	return remove_keys(l, K_label, NULL, 0, e3_ctl_label_del, "label", err);
+	return remove_keys(l, K_label, NULL, 0, e3_node_label_del, "label", err);
 }
 
 /* ---- config_dump ------------------------------------------ */
@@ -520,13 +520,13 @@ int e3_rpc_config_dump(struct e3_rpc_call *c, void *params)
 void e3_config_dump_write(struct e3_jw *w, const char *key)
 {
 	struct e3_settings s;
-	e3_ctl_settings_get(&s);
+	e3_node_settings_get(&s);
 	e3_jw_open(w, key, '{');
 	e3_jw_json(w, "version", json_integer(1));
 	e3_jw_json(w, "settings", e3_obj_json(&e3_settings_type, &s));
 #define DUMP_KIND(obj, list, space)                 \
 	e3_jw_open(w, #list, '[');                  \
-	e3_ctl_##obj##_walk(dump_##obj, w);         \
+	e3_node_##obj##_walk(dump_##obj, w);         \
 	e3_jw_close(w, ']');
 	E3_CONFIG_KINDS(DUMP_KIND)
 #undef DUMP_KIND
@@ -538,7 +538,7 @@ static int snap_take(struct load *l)
 {
 	if (keys_alloc(&l->before) < 0)
 		return -1;
-#define SNAP_KIND(obj, list, space) e3_ctl_##obj##_walk(snap_##obj, l);
+#define SNAP_KIND(obj, list, space) e3_node_##obj##_walk(snap_##obj, l);
 	E3_CONFIG_KINDS(SNAP_KIND)
 #undef SNAP_KIND
 	return 0;
@@ -581,9 +581,9 @@ static int apply(struct load *l)
 		uint64_t seen = 0;
 		e3_obj_decode(&e3_settings_type, p->settings, &in, &seen, "settings.", l->c->msg,
 			      sizeof(l->c->msg));
-		e3_ctl_settings_get(&s);
+		e3_node_settings_get(&s);
 		e3_settings_merge(&s, &in, seen);
-		int rc = e3_ctl_settings_set(&s, err);
+		int rc = e3_node_settings_set(&s, err);
 		if (rc < 0)
 			return applied_err(l, "settings", rc, err);
 		count_add(l, true);

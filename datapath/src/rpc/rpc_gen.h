@@ -19,8 +19,8 @@ enum {
 	E3_RPC_DEVICE_ERROR = -32004,
 };
 
-/* The forwarding core's E3_E* codes and the error code each maps to. */
-#define E3_RPC_CTL_CODES(X) \
+/* The node operations' E3_E* codes and the error code each maps to. */
+#define E3_RPC_NODE_CODES(X) \
 	X(E3_EINVAL, E3_RPC_INVALID_PARAMS) \
 	X(E3_ENOENT, E3_RPC_NOT_FOUND) \
 	X(E3_EEXIST, E3_RPC_CONFLICT) \

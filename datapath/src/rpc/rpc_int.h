@@ -24,7 +24,7 @@
 
 #include <jansson.h>
 
-#include "ctl/ctl.h"
+#include "node/node.h"
 #include "rpc/rpc_gen.h"
 
 #define E3_VERSION "0.1.0"
@@ -92,8 +92,8 @@ struct e3_rpc_call {
 /* Set the call's error; returns -1 so handlers can `return e3_rpc_err(...)`. */
 int e3_rpc_err(struct e3_rpc_call *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Map a negative E3_E* return of e3_ctl_* and its message. */
-int e3_rpc_ctl_err(struct e3_rpc_call *c, int rc, const char *err);
+/* Map a negative E3_E* return of e3_node_* and its message. */
+int e3_rpc_node_err(struct e3_rpc_call *c, int rc, const char *err);
 int e3_rpc_code_of(int ctl_rc);
 
 /* ---- declarative params (like SPDK's spdk_json_object_decode) ------------ */

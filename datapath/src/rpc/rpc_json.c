@@ -142,15 +142,15 @@ int e3_rpc_err(struct e3_rpc_call *c, int code, const char *fmt, ...)
 
 int e3_rpc_code_of(int rc)
 {
-#define E3_RPC_CTL_CASE(ctl, code) case ctl: return code;
+#define E3_RPC_NODE_CASE(err, code) case err: return code;
 	switch (-rc) {
-	E3_RPC_CTL_CODES(E3_RPC_CTL_CASE)
+	E3_RPC_NODE_CODES(E3_RPC_NODE_CASE)
 	default: return E3_RPC_INTERNAL_ERROR;
 	}
-#undef E3_RPC_CTL_CASE
+#undef E3_RPC_NODE_CASE
 }
 
-int e3_rpc_ctl_err(struct e3_rpc_call *c, int rc, const char *err)
+int e3_rpc_node_err(struct e3_rpc_call *c, int rc, const char *err)
 {
 	return e3_rpc_err(c, e3_rpc_code_of(rc), "%s",
 			  err != NULL && err[0] != '\0' ? err : "operation failed");

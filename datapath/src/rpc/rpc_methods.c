@@ -2,7 +2,7 @@
  *
  * rpc_methods.c - the method table and its handlers. Each handler runs with
  * the control lock held (e3_rpc_invoke), gets its params already decoded
- * and checked by its table, calls e3_ctl_* and writes one result value.
+ * and checked by its table, calls e3_node_* and writes one result value.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +30,10 @@ static int result_empty(struct e3_rpc_call *c)
 	return result(c, json_object());
 }
 
-/* After a successful _add: whether it changed anything (ctl.h). */
+/* After a successful _add: whether it changed anything (node.h). */
 static int result_changed(struct e3_rpc_call *c)
 {
-	return result(c, json_pack("{s:b}", "changed", e3_ctl_changed()));
+	return result(c, json_pack("{s:b}", "changed", e3_node_changed()));
 }
 
 /* A method whose only param is an id: {id} */
@@ -74,15 +74,15 @@ static int m_system_info(struct e3_rpc_call *c, void *p)
 				(json_int_t)rc->idle_closed);
 
 	return result(c, json_pack("{s:s, s:s, s:i, s:i, s:s, s:f, s:o, s:o}", "version", E3_VERSION,
-				   "boot_id", e3_ctl_boot_id(), "pid", (int)getpid(), "workers",
-				   e3_ctl_worker_count(), "poll_mode", e3_ctl_poll_mode_name(),
-				   "uptime_s", e3_ctl_uptime_s(), "limits", limits, "rpc", rpc));
+				   "boot_id", e3_node_boot_id(), "pid", (int)getpid(), "workers",
+				   e3_node_worker_count(), "poll_mode", e3_node_poll_mode_name(),
+				   "uptime_s", e3_node_uptime_s(), "limits", limits, "rpc", rpc));
 }
 
 static int settings_result(struct e3_rpc_call *c)
 {
 	struct e3_settings s;
-	e3_ctl_settings_get(&s);
+	e3_node_settings_get(&s);
 	return result(c, e3_obj_json(&e3_settings_type, &s));
 }
 
@@ -98,11 +98,11 @@ static int m_settings_set(struct e3_rpc_call *c, void *p)
 	const struct e3_settings *in = p;
 	struct e3_settings s;
 	char err[E3_ERRLEN] = "";
-	e3_ctl_settings_get(&s);
+	e3_node_settings_get(&s);
 	e3_settings_merge(&s, in, c->seen);
-	int rc = e3_ctl_settings_set(&s, err);
+	int rc = e3_node_settings_set(&s, err);
 	if (rc < 0)
-		return e3_rpc_ctl_err(c, rc, err);
+		return e3_rpc_node_err(c, rc, err);
 	return settings_result(c);
 }
 
@@ -111,14 +111,14 @@ static int m_port_add(struct e3_rpc_call *c, void *p)
 {
 	struct e3_port_req *r = p;
 	char err[E3_ERRLEN] = "";
-	int rc = e3_ctl_port_add(&r->conf, err);
+	int rc = e3_node_port_add(&r->conf, err);
 	if (rc < 0)
-		return e3_rpc_ctl_err(c, rc, err);
-	bool changed = e3_ctl_changed();
+		return e3_rpc_node_err(c, rc, err);
+	bool changed = e3_node_changed();
 	struct e3_port_info pi;
-	if (e3_ctl_port_get(r->conf.name, &pi, err) < 0)
+	if (e3_node_port_get(r->conf.name, &pi, err) < 0)
 		return e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "port %s vanished", r->conf.name);
-	/* conf.mac is the MAC in use (ctl.h) */
+	/* conf.mac is the MAC in use (node.h) */
 	return result(c, json_pack("{s:b, s:i, s:o}", "changed", changed, "port_id",
 				   pi.dpdk_port_id, "mac", e3_mac_json(pi.conf.mac)));
 }
@@ -140,8 +140,8 @@ static const struct e3_obj_type name_filter = { .what = "params", .params = name
 static int m_port_del(struct e3_rpc_call *c, void *p)
 {
 	char err[E3_ERRLEN] = "";
-	int rc = e3_ctl_port_del(((struct name_params *)p)->name, err);
-	return rc < 0 ? e3_rpc_ctl_err(c, rc, err) : result_empty(c);
+	int rc = e3_node_port_del(((struct name_params *)p)->name, err);
+	return rc < 0 ? e3_rpc_node_err(c, rc, err) : result_empty(c);
 }
 
 static json_t *port_stats_json(const struct e3_port_info *p)
@@ -181,13 +181,13 @@ static int m_port_list(struct e3_rpc_call *c, void *p)
 	if (c->seen & 1) {
 		struct e3_port_info pi;
 		char err[E3_ERRLEN] = "";
-		int rc = e3_ctl_port_get(f->name, &pi, err);
+		int rc = e3_node_port_get(f->name, &pi, err);
 		if (rc < 0)
-			return e3_rpc_ctl_err(c, rc, err);
+			return e3_rpc_node_err(c, rc, err);
 		return result(c, json_pack("[o]", port_json(&pi)));
 	}
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_port_walk(port_list_cb, &c->w);
+	e3_node_port_walk(port_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -197,16 +197,16 @@ static int m_port_list(struct e3_rpc_call *c, void *p)
 	static int m_##obj##_add(struct e3_rpc_call *c, void *p)                          \
 	{                                                                                \
 		char err[E3_ERRLEN] = "";                                                \
-		int rc = e3_ctl_##obj##_add(p, err);                                     \
+		int rc = e3_node_##obj##_add(p, err);                                     \
 		if (rc < 0)                                                              \
-			return e3_rpc_ctl_err(c, rc, err);                               \
+			return e3_rpc_node_err(c, rc, err);                               \
 		return result_changed(c);                                                \
 	}                                                                                \
 	static int m_##obj##_del(struct e3_rpc_call *c, void *p)                          \
 	{                                                                                \
 		char err[E3_ERRLEN] = "";                                                \
-		int rc = e3_ctl_##obj##_del(((struct id_params *)p)->id, err);           \
-		return rc < 0 ? e3_rpc_ctl_err(c, rc, err) : result_empty(c);            \
+		int rc = e3_node_##obj##_del(((struct id_params *)p)->id, err);           \
+		return rc < 0 ? e3_rpc_node_err(c, rc, err) : result_empty(c);            \
 	}
 
 ADD_DEL(nexthop)
@@ -237,7 +237,7 @@ static int m_nexthop_list(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_nexthop_walk(nexthop_list_cb, &c->w);
+	e3_node_nexthop_walk(nexthop_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -251,7 +251,7 @@ static int m_nhlfe_list(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_nhlfe_walk(nhlfe_list_cb, &c->w);
+	e3_node_nhlfe_walk(nhlfe_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -265,7 +265,7 @@ static int m_ecmp_list(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_ecmp_walk(ecmp_list_cb, &c->w);
+	e3_node_ecmp_walk(ecmp_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -295,7 +295,7 @@ static int m_bfd_list(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_bfd_walk(bfd_list_cb, &c->w);
+	e3_node_bfd_walk(bfd_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -380,7 +380,7 @@ static void service_list_cb(const struct e3_service_info *si, void *arg)
 static int m_service_list(struct e3_rpc_call *c, void *p)
 {
 	struct svc_list l = { .w = &c->w, .only = (c->seen & 1) ? ((struct id_params *)p)->id : E3_NONE };
-	e3_ctl_circuit_walk(svc_circ_cb, &l);
+	e3_node_circuit_walk(svc_circ_cb, &l);
 	if (l.oom) {
 		free(l.sc);
 		return e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
@@ -388,7 +388,7 @@ static int m_service_list(struct e3_rpc_call *c, void *p)
 	if (l.n > 1)
 		qsort(l.sc, l.n, sizeof(*l.sc), svc_circ_cmp);
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_service_walk(service_list_cb, &l);
+	e3_node_service_walk(service_list_cb, &l);
 	e3_jw_close(&c->w, ']');
 	free(l.sc);
 	if (l.only != E3_NONE && !l.found)
@@ -414,7 +414,7 @@ static int m_circuit_list(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_circuit_walk(circuit_list_cb, &c->w);
+	e3_node_circuit_walk(circuit_list_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -441,7 +441,7 @@ static int m_label_list(struct e3_rpc_call *c, void *p)
 	struct label_list l = { &c->w, (c->seen & 1) ? ((struct id_params *)p)->id : E3_NONE,
 				false };
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_label_walk(label_list_cb, &l);
+	e3_node_label_walk(label_list_cb, &l);
 	e3_jw_close(&c->w, ']');
 	if (l.only != E3_NONE && !l.found)
 		return e3_rpc_err(c, E3_RPC_NOT_FOUND, "label %u has no entry", l.only);
@@ -504,7 +504,7 @@ static int check_service(struct e3_rpc_call *c, uint32_t id)
 	struct find_service f = { id, false };
 	if (id == E3_NONE)
 		return 0;
-	e3_ctl_service_walk(find_service_cb, &f);
+	e3_node_service_walk(find_service_cb, &f);
 	if (!f.found)
 		return e3_rpc_err(c, E3_RPC_NOT_FOUND, "service %u does not exist", id);
 	return 0;
@@ -518,7 +518,7 @@ static int m_mac_list(struct e3_rpc_call *c, void *p)
 		return -1;
 	struct mac_list l = { &c->w, (c->seen & 2) ? mp->limit : UINT64_MAX };
 	e3_jw_open(&c->w, NULL, '[');
-	e3_ctl_mac_walk(svc, mac_list_cb, &l);
+	e3_node_mac_walk(svc, mac_list_cb, &l);
 	e3_jw_close(&c->w, ']');
 	return 0;
 }
@@ -530,9 +530,9 @@ static int m_mac_flush(struct e3_rpc_call *c, void *p)
 	char err[E3_ERRLEN] = "";
 	if (check_service(c, svc) < 0)
 		return -1;
-	int rc = e3_ctl_mac_flush(svc, err);
+	int rc = e3_node_mac_flush(svc, err);
 	if (rc < 0)
-		return e3_rpc_ctl_err(c, rc, err);
+		return e3_rpc_node_err(c, rc, err);
 	return result(c, json_pack("{s:i}", "flushed", rc));
 }
 
@@ -555,7 +555,7 @@ static void stats_service_cb(const struct e3_service_info *si, void *arg)
 static json_t *worker_json(int idx)
 {
 	struct e3_worker_info *wi = malloc(sizeof(*wi));
-	if (wi == NULL || e3_ctl_worker_get(idx, wi) < 0) {
+	if (wi == NULL || e3_node_worker_get(idx, wi) < 0) {
 		free(wi);
 		return NULL;
 	}
@@ -576,21 +576,21 @@ static int m_stats_get(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
 	uint64_t drops[E3_DROP_MAX];
-	e3_ctl_drops_total(drops);
+	e3_node_drops_total(drops);
 	e3_jw_open(&c->w, NULL, '{');
 	e3_jw_open(&c->w, "ports", '{');
-	e3_ctl_port_walk(stats_port_cb, &c->w);
+	e3_node_port_walk(stats_port_cb, &c->w);
 	e3_jw_close(&c->w, '}');
 	e3_jw_json(&c->w, "drops", drops_json(drops));
 	e3_jw_open(&c->w, "workers", '[');
-	for (int i = 0; i < e3_ctl_worker_count(); i++) {
+	for (int i = 0; i < e3_node_worker_count(); i++) {
 		json_t *w = worker_json(i);
 		if (w != NULL)
 			e3_jw_json(&c->w, NULL, w);
 	}
 	e3_jw_close(&c->w, ']');
 	e3_jw_open(&c->w, "services", '{');
-	e3_ctl_service_walk(stats_service_cb, &c->w);
+	e3_node_service_walk(stats_service_cb, &c->w);
 	e3_jw_close(&c->w, '}');
 	e3_jw_close(&c->w, '}');
 	return 0;
@@ -599,7 +599,7 @@ static int m_stats_get(struct e3_rpc_call *c, void *p)
 static int m_stats_clear(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
-	e3_ctl_stats_clear();
+	e3_node_stats_clear();
 	return result_empty(c);
 }
 
@@ -635,8 +635,8 @@ static int m_runtime_get(struct e3_rpc_call *c, void *p)
 	e3_jw_open(&c->w, NULL, '{');
 	e3_jw_json(&c->w, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	e3_jw_open(&c->w, "workers", '[');
-	for (int i = 0; i < e3_ctl_worker_count(); i++) {
-		if (e3_ctl_runtime_get(i, rt) < 0)
+	for (int i = 0; i < e3_node_worker_count(); i++) {
+		if (e3_node_runtime_get(i, rt) < 0)
 			continue;
 		json_t *stages = json_array();
 
@@ -648,7 +648,7 @@ static int m_runtime_get(struct e3_rpc_call *c, void *p)
 		}
 		struct rt_ports ports = { rt, json_array() };
 
-		e3_ctl_port_walk(rt_port_cb, &ports);
+		e3_node_port_walk(rt_port_cb, &ports);
 		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:o, s:o, s:o}", "index", i,
 						 "busy_cycles", (json_int_t)rt->busy_cycles,
 						 "idle_cycles", (json_int_t)rt->idle_cycles,
@@ -676,10 +676,10 @@ static int m_runtime_clear(struct e3_rpc_call *c, void *p)
 {
 	const struct runtime_clear_params *rp = p;
 	char err[E3_ERRLEN] = "";
-	int rc = e3_ctl_runtime_clear((c->seen & 1) ? rp->sample : E3_RT_SAMPLE, err);
+	int rc = e3_node_runtime_clear((c->seen & 1) ? rp->sample : E3_RT_SAMPLE, err);
 
 	if (rc < 0)
-		return e3_rpc_ctl_err(c, rc, err);
+		return e3_rpc_node_err(c, rc, err);
 	return result_empty(c);
 }
 
@@ -698,10 +698,10 @@ static const struct e3_obj_type pw_ping_params = {
 static int m_pw_ping(struct e3_rpc_call *c, void *p)
 {
 	char err[E3_ERRLEN] = "";
-	int rc = e3_ctl_pw_ping(p, err);
+	int rc = e3_node_pw_ping(p, err);
 
 	if (rc < 0)
-		return e3_rpc_ctl_err(c, rc, err);
+		return e3_rpc_node_err(c, rc, err);
 	return result_empty(c);
 }
 
@@ -741,7 +741,7 @@ static int m_pw_oam_log(struct e3_rpc_call *c, void *p)
 
 	e3_jw_open(&c->w, NULL, '{');
 	e3_jw_open(&c->w, "events", '[');
-	uint64_t last = e3_ctl_pwoam_walk((c->seen & 1) ? lp->since : 0, pw_oam_event_cb, &c->w);
+	uint64_t last = e3_node_pwoam_walk((c->seen & 1) ? lp->since : 0, pw_oam_event_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	e3_jw_json(&c->w, "last", json_integer((json_int_t)last));
 	e3_jw_close(&c->w, '}');
@@ -776,8 +776,8 @@ static int m_trace_start(struct e3_rpc_call *c, void *p)
 		f.vlan = tp->vlan;
 	if (c->seen & 8)
 		f.label = tp->label;
-	int rc = e3_ctl_trace_start(&f, tp->count, err);
-	return rc < 0 ? e3_rpc_ctl_err(c, rc, err) : result_empty(c);
+	int rc = e3_node_trace_start(&f, tp->count, err);
+	return rc < 0 ? e3_rpc_node_err(c, rc, err) : result_empty(c);
 }
 
 struct trace_get_params {
@@ -841,7 +841,7 @@ static int m_trace_get(struct e3_rpc_call *c, void *p)
 {
 	if (((struct trace_get_params *)p)->format == 0) {
 		e3_jw_open(&c->w, NULL, '[');
-		e3_ctl_trace_walk(trace_text_cb, &c->w);
+		e3_node_trace_walk(trace_text_cb, &c->w);
 		e3_jw_close(&c->w, ']');
 		return 0;
 	}
@@ -849,7 +849,7 @@ static int m_trace_get(struct e3_rpc_call *c, void *p)
 	/* magic, version 2.4, thiszone, sigfigs, snaplen, LINKTYPE_ETHERNET */
 	const uint32_t hdr[6] = { 0xa1b2c3d4, 2 | 4u << 16, 0, 0, 65535, 1 };
 	e3_buf_add(&b, hdr, sizeof(hdr));
-	e3_ctl_trace_walk(trace_pcap_cb, &b);
+	e3_node_trace_walk(trace_pcap_cb, &b);
 	char *s = b.oom ? NULL : base64((const uint8_t *)b.p, b.len);
 	size_t frames = 0;
 	for (size_t off = sizeof(hdr); s != NULL && off < b.len; frames++) {
@@ -881,9 +881,9 @@ static int m_sflow_set(struct e3_rpc_call *c, void *p)
 {
 	const struct sflow_set_params *sp = p;
 	char err[E3_ERRLEN] = "";
-	int rc = e3_ctl_sflow_set((c->seen & 2) ? sp->port : NULL, sp->rate, err);
+	int rc = e3_node_sflow_set((c->seen & 2) ? sp->port : NULL, sp->rate, err);
 
-	return rc < 0 ? e3_rpc_ctl_err(c, rc, err) : result_empty(c);
+	return rc < 0 ? e3_rpc_node_err(c, rc, err) : result_empty(c);
 }
 
 struct sflow_read_params {
@@ -927,12 +927,12 @@ static int m_sflow_read(struct e3_rpc_call *c, void *p)
 	unsigned max = (c->seen & 1) ? ((struct sflow_read_params *)p)->max : 1024;
 
 	e3_jw_open(&c->w, NULL, '{');
-	e3_jw_json(&c->w, "rate", json_integer(e3_ctl_sflow_node_rate()));
+	e3_jw_json(&c->w, "rate", json_integer(e3_node_sflow_node_rate()));
 	e3_jw_open(&c->w, "ports", '[');
-	e3_ctl_sflow_ports(sflow_port_cb, &c->w);
+	e3_node_sflow_ports(sflow_port_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	e3_jw_open(&c->w, "samples", '[');
-	e3_ctl_sflow_read(max, sflow_sample_cb, &c->w);
+	e3_node_sflow_read(max, sflow_sample_cb, &c->w);
 	e3_jw_close(&c->w, ']');
 	e3_jw_close(&c->w, '}');
 	return 0;

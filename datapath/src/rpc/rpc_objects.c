@@ -282,9 +282,9 @@ void e3_rpc_invoke(e3_rpc_fn fn, const struct e3_obj_type *t, const json_t *para
 	if (e3_obj_decode(t, params, p, &c->seen, "", c->msg, sizeof(c->msg)) < 0) {
 		c->code = E3_RPC_INVALID_PARAMS;
 	} else {
-		e3_ctl_lock();
+		e3_node_lock();
 		fn(c, p);
-		e3_ctl_unlock();
+		e3_node_unlock();
 	}
 	free(p);
 }

@@ -52,19 +52,19 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)cmd;
 	(void)params;
 	struct counts n = { 0 };
-	e3_ctl_lock();
-	e3_ctl_port_walk(count_port, &n);
-	e3_ctl_service_walk(count_service, &n);
-	e3_ctl_circuit_walk(count_circuit, &n);
-	int workers = e3_ctl_worker_count();
+	e3_node_lock();
+	e3_node_port_walk(count_port, &n);
+	e3_node_service_walk(count_service, &n);
+	e3_node_circuit_walk(count_circuit, &n);
+	int workers = e3_node_worker_count();
 	char boot_id[64];
-	snprintf(boot_id, sizeof(boot_id), "%s", e3_ctl_boot_id());
-	e3_ctl_unlock();
+	snprintf(boot_id, sizeof(boot_id), "%s", e3_node_boot_id());
+	e3_node_unlock();
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "version", E3_VERSION);
 	rte_tel_data_add_dict_string(d, "boot_id", boot_id);
-	rte_tel_data_add_dict_string(d, "poll_mode", e3_ctl_poll_mode_name());
-	rte_tel_data_add_dict_u64(d, "uptime_s", (uint64_t)e3_ctl_uptime_s());
+	rte_tel_data_add_dict_string(d, "poll_mode", e3_node_poll_mode_name());
+	rte_tel_data_add_dict_u64(d, "uptime_s", (uint64_t)e3_node_uptime_s());
 	rte_tel_data_add_dict_int(d, "workers", workers);
 	rte_tel_data_add_dict_int(d, "ports", n.ports);
 	rte_tel_data_add_dict_int(d, "services", n.services);
@@ -83,9 +83,9 @@ static int tel_ports(const char *cmd, const char *params, struct rte_tel_data *d
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-	e3_ctl_lock();
-	e3_ctl_port_walk(list_port, d);
-	e3_ctl_unlock();
+	e3_node_lock();
+	e3_node_port_walk(list_port, d);
+	e3_node_unlock();
 	return 0;
 }
 
@@ -98,9 +98,9 @@ static int tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	char err[E3_ERRLEN];
 	if (p == NULL)
 		return -1;
-	e3_ctl_lock();
-	int rc = e3_ctl_port_get(params, p, err);
-	e3_ctl_unlock();
+	e3_node_lock();
+	int rc = e3_node_port_get(params, p, err);
+	e3_node_unlock();
 	if (rc < 0) {
 		free(p);
 		return -1;
@@ -134,9 +134,9 @@ static int tel_drops(const char *cmd, const char *params, struct rte_tel_data *d
 	(void)cmd;
 	(void)params;
 	uint64_t drops[E3_DROP_MAX];
-	e3_ctl_lock();
-	e3_ctl_drops_total(drops);
-	e3_ctl_unlock();
+	e3_node_lock();
+	e3_node_drops_total(drops);
+	e3_node_unlock();
 	rte_tel_data_start_dict(d);
 	add_drops(d, drops);
 	return 0;
@@ -163,9 +163,9 @@ static int tel_services(const char *cmd, const char *params, struct rte_tel_data
 	(void)params;
 	struct svc_walk w = { .d = d };
 	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-	e3_ctl_lock();
-	e3_ctl_service_walk(list_service, &w);
-	e3_ctl_unlock();
+	e3_node_lock();
+	e3_node_service_walk(list_service, &w);
+	e3_node_unlock();
 	return 0;
 }
 
@@ -198,9 +198,9 @@ static int tel_service(const char *cmd, const char *params, struct rte_tel_data 
 	if (*end != '\0' || id >= E3_MAX_SERVICES)
 		return -1;
 	struct svc_walk w = { .d = d, .id = (uint32_t)id };
-	e3_ctl_lock();
-	e3_ctl_service_walk(one_service, &w);
-	e3_ctl_unlock();
+	e3_node_lock();
+	e3_node_service_walk(one_service, &w);
+	e3_node_unlock();
 	return w.found ? 0 : -1;
 }
 
@@ -235,9 +235,9 @@ static int tel_bfd(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
-	e3_ctl_lock();
-	e3_ctl_bfd_walk(one_bfd, d);
-	e3_ctl_unlock();
+	e3_node_lock();
+	e3_node_bfd_walk(one_bfd, d);
+	e3_node_unlock();
 	return 0;
 }
 
@@ -250,10 +250,10 @@ static int tel_workers(const char *cmd, const char *params, struct rte_tel_data 
 	if (wi == NULL)
 		return -1;
 	rte_tel_data_start_dict(d);
-	e3_ctl_lock();
-	int n = e3_ctl_worker_count();
+	e3_node_lock();
+	int n = e3_node_worker_count();
 	for (int i = 0; i < n; i++) {
-		if (e3_ctl_worker_get(i, wi) < 0)
+		if (e3_node_worker_get(i, wi) < 0)
 			continue;
 		struct rte_tel_data *w = rte_tel_data_alloc();
 		if (w == NULL)
@@ -269,7 +269,7 @@ static int tel_workers(const char *cmd, const char *params, struct rte_tel_data 
 		snprintf(key, sizeof(key), "%d", i);
 		rte_tel_data_add_dict_container(d, key, w, 0);
 	}
-	e3_ctl_unlock();
+	e3_node_unlock();
 	free(wi);
 	return 0;
 }

@@ -11,10 +11,10 @@
 #include <rte_mbuf.h>
 
 #include "tables/circuit_table.h"
-#include "ctl/init.h"
+#include "node/init.h"
 #include "pipeline/inject.h"
 #include "pipeline/pwoam.h"
-#include "ctl/ctl.h"
+#include "node/node.h"
 #include "tables/label_table.h"
 #include "tables/mac_table.h"
 #include "tables/nhlfe_table.h"
@@ -77,7 +77,7 @@ void e3_dp_housekeeping(void)
 
 	__atomic_store_n(&e3.now_s, (uint32_t)(ms / 1000), __ATOMIC_RELAXED);
 	e3_mac_drain();
-	e3_ctl_pwoam_drain();
+	e3_node_pwoam_drain();
 	if (ms - last_age >= AGE_TICK_MS) {
 		/* The whole table once a second at most, a slice per tick. */
 		last_age = ms;

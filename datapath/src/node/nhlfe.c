@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * nhlfe.c - control of the NHLFEs: plain, protected and ECMP groups (ctl.h).
+ * nhlfe.c - control of the NHLFEs: plain, protected and ECMP groups (node.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/dp.h"
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "tables/nhlfe_table.h"
 
 /* ---- nhlfes --------------------------------------------------------------- */
@@ -49,10 +49,10 @@ static struct e3_nhlfe_conf nhlfe_conf_of(uint32_t id)
 static void nhlfe_conf_refs(const struct e3_nhlfe_conf *c, int d)
 {
 	if (c->protect) {
-		e3_ctl_nhlfe_refs[c->primary] += d;
-		e3_ctl_nhlfe_refs[c->backup] += d;
+		e3_node_nhlfe_refs[c->primary] += d;
+		e3_node_nhlfe_refs[c->backup] += d;
 	} else {
-		e3_ctl_nh_refs[c->nexthop] += d;
+		e3_node_nh_refs[c->nexthop] += d;
 	}
 }
 
@@ -66,7 +66,7 @@ static int nhlfe_validate(const struct e3_nhlfe_conf *c, char *err)
 		if (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE)
 			return E3_ERR(err, E3_EINVAL, "label: must be %u..%u", E3_LABEL_MIN,
 				      E3_LABEL_SPACE - 1);
-		if (c->nexthop >= E3_MAX_NEXTHOPS || !e3_ctl_nh_used[c->nexthop])
+		if (c->nexthop >= E3_MAX_NEXTHOPS || !e3_node_nh_used[c->nexthop])
 			return E3_ERR(err, E3_ENOENT, "nexthop %u not found", c->nexthop);
 		return 0;
 	}
@@ -78,27 +78,27 @@ static int nhlfe_validate(const struct e3_nhlfe_conf *c, char *err)
 		return E3_ERR(err, E3_ENOENT, "primary: nhlfe %u not found or not plain", c->primary);
 	if (!nhlfe_plain(c->backup))
 		return E3_ERR(err, E3_ENOENT, "backup: nhlfe %u not found or not plain", c->backup);
-	if (e3_ctl_nhlfe_exists(c->id) && e3_ctl_nhlfe_refs[c->id] > 0 && !nhlfe_conf_of(c->id).protect)
+	if (e3_node_nhlfe_exists(c->id) && e3_node_nhlfe_refs[c->id] > 0 && !nhlfe_conf_of(c->id).protect)
 		return E3_ERR(err, E3_EBUSY, "nhlfe %u is plain and used by a protected nhlfe, "
 			      "a service or a label: it cannot become protected", c->id);
 	return 0;
 }
 
-int e3_ctl_nhlfe_add(const struct e3_nhlfe_conf *c, char *err)
+int e3_node_nhlfe_add(const struct e3_nhlfe_conf *c, char *err)
 {
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	int rc = nhlfe_validate(c, err);
 
 	if (rc < 0)
 		return rc;
-	bool existed = e3_ctl_nhlfe_exists(c->id);
+	bool existed = e3_node_nhlfe_exists(c->id);
 	struct e3_nhlfe_conf old = nhlfe_conf_of(c->id);
 
 	if (existed && old.protect == c->protect &&
 	    (c->protect ? old.primary == c->primary && old.backup == c->backup && old.watch == c->watch
 			: old.label == c->label && old.nexthop == c->nexthop))
-		return e3_ctl_ok(false);
+		return e3_node_ok(false);
 	nhlfe_conf_refs(c, 1);
 	if (existed)
 		nhlfe_conf_refs(&old, -1);
@@ -106,30 +106,30 @@ int e3_ctl_nhlfe_add(const struct e3_nhlfe_conf *c, char *err)
 		e3_nhlfe_set_protected(c->id, c->primary, c->backup, c->watch);
 	else
 		e3_nhlfe_set(c->id, c->label, c->nexthop);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_nhlfe_del(uint32_t id, char *err)
+int e3_node_nhlfe_del(uint32_t id, char *err)
 {
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
-	if (!e3_ctl_nhlfe_exists(id) || nhlfe_ecmp(id))
+	if (!e3_node_nhlfe_exists(id) || nhlfe_ecmp(id))
 		return E3_ERR(err, E3_ENOENT, "nhlfe %u not found%s", id,
 			      nhlfe_ecmp(id) ? " (it is an ECMP group: ecmp_del)" : "");
-	if (e3_ctl_nhlfe_refs[id] > 0)
+	if (e3_node_nhlfe_refs[id] > 0)
 		return E3_ERR(err, E3_EBUSY, "nhlfe %u is used by %u services, labels, circuits, groups or protected nhlfes",
-			      id, e3_ctl_nhlfe_refs[id]);
+			      id, e3_node_nhlfe_refs[id]);
 	struct e3_nhlfe_conf old = nhlfe_conf_of(id);
 
 	e3_nhlfe_clear(id);
 	nhlfe_conf_refs(&old, -1);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-void e3_ctl_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg)
+void e3_node_nhlfe_walk(e3_nhlfe_walk_fn fn, void *arg)
 {
 	for (uint32_t id = 0; id < E3_MAX_NHLFES; id++) {
-		if (!e3_ctl_nhlfe_exists(id) || nhlfe_ecmp(id))
+		if (!e3_node_nhlfe_exists(id) || nhlfe_ecmp(id))
 			continue;
 		struct e3_nhlfe_conf c = nhlfe_conf_of(id);
 
@@ -177,7 +177,7 @@ static struct e3_ecmp_conf ecmp_conf_of(uint32_t id)
 static void ecmp_conf_refs(const struct e3_ecmp_conf *c, int d)
 {
 	for (unsigned i = 0; i < c->n_members; i++)
-		e3_ctl_nhlfe_refs[c->members[i]] += d;
+		e3_node_nhlfe_refs[c->members[i]] += d;
 }
 
 static int ecmp_validate(const struct e3_ecmp_conf *c, char *err)
@@ -186,21 +186,21 @@ static int ecmp_validate(const struct e3_ecmp_conf *c, char *err)
 		return E3_ERR(err, E3_EINVAL, "id: must be < %u", E3_MAX_NHLFES);
 	if (c->n_members == 0 || c->n_members > E3_MAX_ECMP_MEMBERS)
 		return E3_ERR(err, E3_EINVAL, "members: 1..%u nhlfes", E3_MAX_ECMP_MEMBERS);
-	if (e3_ctl_nhlfe_exists(c->id) && !nhlfe_ecmp(c->id))
+	if (e3_node_nhlfe_exists(c->id) && !nhlfe_ecmp(c->id))
 		return E3_ERR(err, E3_EEXIST, "nhlfe %u exists and is no ECMP group: nhlfe_del it first",
 			      c->id);
 	for (unsigned i = 0; i < c->n_members; i++) {
 		uint32_t m = c->members[i];
 
-		if (m == c->id || !e3_ctl_nhlfe_exists(m) || nhlfe_ecmp(m))
+		if (m == c->id || !e3_node_nhlfe_exists(m) || nhlfe_ecmp(m))
 			return E3_ERR(err, E3_ENOENT, "members[%u]: nhlfe %u not found, or a group", i, m);
 	}
 	return 0;
 }
 
-int e3_ctl_ecmp_add(const struct e3_ecmp_conf *c, char *err)
+int e3_node_ecmp_add(const struct e3_ecmp_conf *c, char *err)
 {
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	int rc = ecmp_validate(c, err);
 
@@ -211,7 +211,7 @@ int e3_ctl_ecmp_add(const struct e3_ecmp_conf *c, char *err)
 
 	if (existed && old.n_members == c->n_members &&
 	    memcmp(old.members, c->members, c->n_members * sizeof(c->members[0])) == 0)
-		return e3_ctl_ok(false);
+		return e3_node_ok(false);
 	struct e3_ecmp *g = calloc(1, sizeof(*g));
 	uint32_t slot;
 
@@ -228,18 +228,18 @@ int e3_ctl_ecmp_add(const struct e3_ecmp_conf *c, char *err)
 	ecmp_conf_refs(c, 1);
 	ecmp_conf_refs(&old, -1);
 	e3_nhlfe_set_ecmp(c->id, slot, g);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_ecmp_del(uint32_t id, char *err)
+int e3_node_ecmp_del(uint32_t id, char *err)
 {
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	if (!nhlfe_ecmp(id))
 		return E3_ERR(err, E3_ENOENT, "ECMP group %u not found", id);
-	if (e3_ctl_nhlfe_refs[id] > 0)
+	if (e3_node_nhlfe_refs[id] > 0)
 		return E3_ERR(err, E3_EBUSY, "ECMP group %u is used by %u services or labels", id,
-			      e3_ctl_nhlfe_refs[id]);
+			      e3_node_nhlfe_refs[id]);
 	struct e3_ecmp_conf old = ecmp_conf_of(id);
 	uint32_t slot = ecmp_slot_of(id);
 
@@ -247,10 +247,10 @@ int e3_ctl_ecmp_del(uint32_t id, char *err)
 	e3_ecmp_release(slot);
 	ecmp_slot_used[slot] = 0;
 	ecmp_conf_refs(&old, -1);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-void e3_ctl_ecmp_walk(e3_ecmp_walk_fn fn, void *arg)
+void e3_node_ecmp_walk(e3_ecmp_walk_fn fn, void *arg)
 {
 	for (uint32_t id = 0; id < E3_MAX_NHLFES; id++) {
 		if (!nhlfe_ecmp(id))

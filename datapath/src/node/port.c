@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * port.c - control of the ports (ctl.h).
+ * port.c - control of the ports (node.h).
  */
 #include <string.h>
 
 #include <rte_ethdev.h>
 
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "port/port.h"
 #include "tables/nhlfe_table.h"
 #include "worker/stats.h"
@@ -33,16 +33,16 @@ static void nexthops_resource(uint16_t port_id, const struct rte_ether_addr *mac
 	}
 }
 
-int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
+int e3_node_port_add(const struct e3_port_conf *in, char *err)
 {
 	struct e3_port_conf c = *in;
 	unsigned n_ports = 0;
 
-	if (!e3_ctl_str_ok(c.name, sizeof(c.name)))
+	if (!e3_node_str_ok(c.name, sizeof(c.name)))
 		return E3_ERR(err, E3_EINVAL, "name: must be 1..31 characters");
-	if (!e3_ctl_str_ok(c.devargs, sizeof(c.devargs)))
+	if (!e3_node_str_ok(c.devargs, sizeof(c.devargs)))
 		return E3_ERR(err, E3_EINVAL, "devargs: must be 1..255 characters");
-	if (e3_ctl_devargs_check(c.devargs, err) != 0)
+	if (e3_node_devargs_check(c.devargs, err) != 0)
 		return -E3_EINVAL;
 	if (c.kind != E3_PORT_CUSTOMER && c.kind != E3_PORT_FABRIC)
 		return E3_ERR(err, E3_EINVAL, "kind: must be customer or fabric");
@@ -50,14 +50,14 @@ int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
 		return E3_ERR(err, E3_EINVAL, "mtu: must be 68..9600");
 	if (c.rx_queues > E3_MAX_QUEUES)
 		return E3_ERR(err, E3_EINVAL, "rx_queues: must be 1..%u", E3_MAX_QUEUES);
-	if (!e3_ctl_is_zero_mac(c.mac) && (c.mac[0] & 1))
+	if (!e3_node_is_zero_mac(c.mac) && (c.mac[0] & 1))
 		return E3_ERR(err, E3_EINVAL, "mac: must be a unicast address");
 	e3_port_conf_defaults(&c);
 	for (unsigned q = 0; q < c.rx_queues; q++)
 		if (c.worker[q] < -1 || c.worker[q] >= (int)e3.n_workers)
 			return E3_ERR(err, E3_EINVAL, "workers[%u]: must be -1..%u", q, e3.n_workers - 1);
 
-	struct e3_port *p = e3_ctl_port_by_name(c.name);
+	struct e3_port *p = e3_node_port_by_name(c.name);
 	size_t dn = strcspn(c.devargs, ",");
 
 	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
@@ -80,9 +80,9 @@ int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
 		if (rc != 0)
 			return rc;
 		e3_stats_reset_port(p->port_id);
-		e3_ctl_sflow_port_opened(p);
+		e3_node_sflow_port_opened(p);
 		e3_workers_assign();
-		return e3_ctl_ok(true);
+		return e3_node_ok(true);
 	}
 	/* Exists: devargs, kind and queues make the device; those need a delete. */
 	if (strcmp(p->conf.devargs, c.devargs) != 0 || p->conf.kind != c.kind ||
@@ -92,11 +92,11 @@ int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
 	for (unsigned q = 0; q < c.rx_queues; q++)
 		if (c.worker[q] < 0)
 			c.worker[q] = p->conf.worker[q];   /* automatic = keep */
-	if (e3_ctl_is_zero_mac(c.mac))
+	if (e3_node_is_zero_mac(c.mac))
 		memcpy(c.mac, p->conf.mac, 6);
 	if (c.mtu == p->conf.mtu && memcmp(c.mac, p->conf.mac, 6) == 0 &&
 	    memcmp(c.worker, p->conf.worker, sizeof(c.worker)) == 0)
-		return e3_ctl_ok(false);
+		return e3_node_ok(false);
 	bool mac_changed = memcmp(c.mac, p->conf.mac, 6) != 0;
 	bool workers_changed = memcmp(c.worker, p->conf.worker, sizeof(c.worker)) != 0;
 	int rc = e3_port_update(p, &c, &p, err);
@@ -107,23 +107,23 @@ int e3_ctl_port_add(const struct e3_port_conf *in, char *err)
 		nexthops_resource(p->port_id, &p->mac);
 	if (workers_changed)
 		e3_workers_assign();
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_port_del(const char *name, char *err)
+int e3_node_port_del(const char *name, char *err)
 {
-	struct e3_port *p = e3_ctl_port_by_name(name);
+	struct e3_port *p = e3_node_port_by_name(name);
 
 	if (p == NULL)
 		return E3_ERR(err, E3_ENOENT, "port %s not found", name);
-	if (e3_ctl_port_refs[p->port_id] > 0)
+	if (e3_node_port_refs[p->port_id] > 0)
 		return E3_ERR(err, E3_EBUSY, "port %s is used by %u nexthops, circuits or labels",
-			      name, e3_ctl_port_refs[p->port_id]);
+			      name, e3_node_port_refs[p->port_id]);
 	e3_port_unpublish(p);
-	e3_ctl_sflow_port_closed(p->port_id);
+	e3_node_sflow_port_closed(p->port_id);
 	e3_workers_assign();
 	e3_port_close(p);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
 static void port_info(const struct e3_port *p, struct e3_port_info *o)
@@ -151,9 +151,9 @@ static void port_info(const struct e3_port *p, struct e3_port_info *o)
 			o->rxq_pkts[q] = st.q_ipackets[q];
 }
 
-int e3_ctl_port_get(const char *name, struct e3_port_info *out, char *err)
+int e3_node_port_get(const char *name, struct e3_port_info *out, char *err)
 {
-	const struct e3_port *p = e3_ctl_port_by_name(name);
+	const struct e3_port *p = e3_node_port_by_name(name);
 
 	if (p == NULL)
 		return E3_ERR(err, E3_ENOENT, "port %s not found", name);
@@ -161,7 +161,7 @@ int e3_ctl_port_get(const char *name, struct e3_port_info *out, char *err)
 	return 0;
 }
 
-void e3_ctl_port_walk(e3_port_walk_fn fn, void *arg)
+void e3_node_port_walk(e3_port_walk_fn fn, void *arg)
 {
 	struct e3_port_info info;
 

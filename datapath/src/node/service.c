@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * service.c - control of the services (ctl.h).
+ * service.c - control of the services (node.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "tables/mac_table.h"
 #include "tables/service_table.h"
 #include "worker/stats.h"
@@ -18,12 +18,12 @@ static void service_refs(const struct e3_service *s, int d)
 	if (s == NULL)
 		return;
 	if (s->type == E3_SVC_ELINE && s->nhlfe != E3_NONE)
-		e3_ctl_nhlfe_refs[s->nhlfe] += d;
+		e3_node_nhlfe_refs[s->nhlfe] += d;
 	for (unsigned i = 0; i < s->n_branches; i++)
-		e3_ctl_nhlfe_refs[s->branches[i]] += d;
+		e3_node_nhlfe_refs[s->branches[i]] += d;
 	for (unsigned i = 0; i < s->n_sources; i++)
 		if (s->remote_nhlfe[i] != E3_NONE)
-			e3_ctl_nhlfe_refs[s->remote_nhlfe[i]] += d;
+			e3_node_nhlfe_refs[s->remote_nhlfe[i]] += d;
 }
 
 /* Scratch confs (9 KiB each): the main lcore is single-threaded. */
@@ -47,7 +47,7 @@ static int service_validate(const struct e3_service_conf *c, char *err)
 	if (strnlen(c->name, sizeof(c->name)) == sizeof(c->name))
 		return E3_ERR(err, E3_EINVAL, "name: at most 63 characters");
 	if (c->type == E3_SVC_ELINE) {
-		if (c->nhlfe != E3_NONE && !e3_ctl_nhlfe_exists(c->nhlfe))
+		if (c->nhlfe != E3_NONE && !e3_node_nhlfe_exists(c->nhlfe))
 			return E3_ERR(err, E3_ENOENT, "nhlfe %u not found", c->nhlfe);
 		if (c->n_remotes)
 			return E3_ERR(err, E3_EINVAL, "remotes: only for an elan");
@@ -58,7 +58,7 @@ static int service_validate(const struct e3_service_conf *c, char *err)
 		if (c->n_branches && c->nhlfe == E3_NONE)
 			return E3_ERR(err, E3_EINVAL, "branches: an eline with branches needs an nhlfe");
 		for (unsigned i = 0; i < c->n_branches; i++) {
-			if (!e3_ctl_nhlfe_exists(c->branches[i]))
+			if (!e3_node_nhlfe_exists(c->branches[i]))
 				return E3_ERR(err, E3_ENOENT, "branches[%u]: nhlfe %u not found", i, c->branches[i]);
 			if (c->branches[i] == c->nhlfe || (i > 0 && c->branches[i] == c->branches[0]))
 				return E3_ERR(err, E3_EINVAL, "branches[%u]: nhlfe %u given twice", i, c->branches[i]);
@@ -81,7 +81,7 @@ static int service_validate(const struct e3_service_conf *c, char *err)
 			rc = E3_ERR(err, E3_EINVAL, "remotes[%u].source: must be < %u", i, E3_MAX_REMOTES);
 		else if (seen[r->source])
 			rc = E3_ERR(err, E3_EINVAL, "remotes[%u].source: %u given twice", i, r->source);
-		else if (!e3_ctl_nhlfe_exists(r->nhlfe))
+		else if (!e3_node_nhlfe_exists(r->nhlfe))
 			rc = E3_ERR(err, E3_ENOENT, "remotes[%u]: nhlfe %u not found", i, r->nhlfe);
 		else
 			seen[r->source] = true;
@@ -92,7 +92,7 @@ static int service_validate(const struct e3_service_conf *c, char *err)
 	if (rc != 0)
 		return rc;
 	for (unsigned i = 0; i < c->n_branches; i++) {
-		if (!e3_ctl_nhlfe_exists(c->branches[i]))
+		if (!e3_node_nhlfe_exists(c->branches[i]))
 			return E3_ERR(err, E3_ENOENT, "branches[%u]: nhlfe %u not found", i, c->branches[i]);
 		for (unsigned j = 0; j < i; j++)
 			if (c->branches[j] == c->branches[i])
@@ -102,9 +102,9 @@ static int service_validate(const struct e3_service_conf *c, char *err)
 }
 
 /* Most local circuits a service may have. */
-int e3_ctl_service_add(const struct e3_service_conf *c, char *err)
+int e3_node_service_add(const struct e3_service_conf *c, char *err)
 {
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	int rc = service_validate(c, err);
 
@@ -113,12 +113,12 @@ int e3_ctl_service_add(const struct e3_service_conf *c, char *err)
 	const struct e3_service *old = e3_service_get(c->id);
 
 	if (old != NULL) {
-		if (old->type != c->type && e3_ctl_svc_refs[c->id] > 0)
+		if (old->type != c->type && e3_node_svc_refs[c->id] > 0)
 			return E3_ERR(err, E3_EBUSY, "service %u: cannot change type while %u labels use it",
-				      c->id, e3_ctl_svc_refs[c->id]);
+				      c->id, e3_node_svc_refs[c->id]);
 		uint32_t nh = c->type == E3_SVC_ELINE ? c->nhlfe : E3_NONE;
 
-		if (old->n_circuits > e3_ctl_service_max_circuits(c->type, nh))
+		if (old->n_circuits > e3_node_service_max_circuits(c->type, nh))
 			return E3_ERR(err, E3_EBUSY, "service %u has %u circuits, more than this type allows",
 				      c->id, old->n_circuits);
 	}
@@ -129,7 +129,7 @@ int e3_ctl_service_add(const struct e3_service_conf *c, char *err)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	if (old != NULL && service_same(old, s)) {
 		free(s);
-		return e3_ctl_ok(false);
+		return e3_node_ok(false);
 	}
 	service_refs(s, +1);
 	service_refs(old, -1);
@@ -140,10 +140,10 @@ int e3_ctl_service_add(const struct e3_service_conf *c, char *err)
 	if (old != NULL && old->type != s->type)
 		e3_mac_flush(c->id, E3_NONE);
 	e3_service_publish(c->id, s);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_service_del(uint32_t id, char *err)
+int e3_node_service_del(uint32_t id, char *err)
 {
 	const struct e3_service *s = e3_service_get(id);
 
@@ -151,15 +151,15 @@ int e3_ctl_service_del(uint32_t id, char *err)
 		return E3_ERR(err, E3_ENOENT, "service %u not found", id);
 	if (s->n_circuits > 0)
 		return E3_ERR(err, E3_EBUSY, "service %u has %u circuits", id, s->n_circuits);
-	if (e3_ctl_svc_refs[id] > 0)
-		return E3_ERR(err, E3_EBUSY, "service %u is used by %u labels", id, e3_ctl_svc_refs[id]);
+	if (e3_node_svc_refs[id] > 0)
+		return E3_ERR(err, E3_EBUSY, "service %u is used by %u labels", id, e3_node_svc_refs[id]);
 	service_refs(s, -1);
 	e3_service_publish(id, NULL);
 	e3_mac_flush(id, E3_NONE);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-void e3_ctl_service_walk(e3_service_walk_fn fn, void *arg)
+void e3_node_service_walk(e3_service_walk_fn fn, void *arg)
 {
 	static struct e3_service_conf conf;
 

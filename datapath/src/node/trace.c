@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * trace.c - packet trace control (ctl.h): arming the workers' rings, and
+ * trace.c - packet trace control (node.h): arming the workers' rings, and
  * reading their binary records back as text.
  */
 #include <stdio.h>
@@ -8,12 +8,12 @@
 
 #include "base/bfd.h"
 #include "base/dp.h"
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "pipeline/trace.h"
 #include "port/port.h"
 
-int e3_ctl_trace_start(const struct e3_trace_filter *f, uint32_t n, char *err)
+int e3_node_trace_start(const struct e3_trace_filter *f, uint32_t n, char *err)
 {
 	int32_t port = -1;
 
@@ -22,7 +22,7 @@ int e3_ctl_trace_start(const struct e3_trace_filter *f, uint32_t n, char *err)
 	if (strnlen(f->port, sizeof(f->port)) == sizeof(f->port))
 		return E3_ERR(err, E3_EINVAL, "port: too long");
 	if (f->port[0] != 0) {
-		const struct e3_port *p = e3_ctl_port_by_name(f->port);
+		const struct e3_port *p = e3_node_port_by_name(f->port);
 
 		if (p == NULL)
 			return E3_ERR(err, E3_ENOENT, "port %s not found", f->port);
@@ -33,7 +33,7 @@ int e3_ctl_trace_start(const struct e3_trace_filter *f, uint32_t n, char *err)
 	if (f->label < -1 || f->label >= E3_LABEL_SPACE)
 		return E3_ERR(err, E3_EINVAL, "label: must be 0..%u", E3_LABEL_SPACE - 1);
 	e3_trace_arm(port, f->vlan, f->label, n);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
 /* Appends event e as text to out (size n, at offset *o), its conversions
@@ -112,7 +112,7 @@ static void format_slot(const struct e3_trace_slot *s, void *arg)
 	wk->fn(&r, wk->arg);
 }
 
-void e3_ctl_trace_walk(e3_trace_walk_fn fn, void *arg)
+void e3_node_trace_walk(e3_trace_walk_fn fn, void *arg)
 {
 	struct walk wk = { fn, arg };
 

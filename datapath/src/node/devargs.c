@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/dp.h"
-#include "ctl/ctl.h"
+#include "node/node.h"
 
 #define MAX_KEYS 12
 
@@ -47,7 +47,7 @@ static const struct driver_rule rules[] = {
 
 static char port_dir[256], pcap_dir[256];
 
-void e3_ctl_set_port_dirs(const char *ports, const char *pcaps)
+void e3_node_set_port_dirs(const char *ports, const char *pcaps)
 {
 	snprintf(port_dir, sizeof(port_dir), "%s", ports ? ports : "");
 	snprintf(pcap_dir, sizeof(pcap_dir), "%s", pcaps ? pcaps : "");
@@ -92,7 +92,7 @@ static bool path_under(const char *v, size_t vlen, const char *dir)
 	return true;
 }
 
-int e3_ctl_devargs_check(const char *devargs, char *err)
+int e3_node_devargs_check(const char *devargs, char *err)
 {
 	size_t nlen = strcspn(devargs, ",");
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * counters.c - workers' counters and drops (ctl.h).
+ * counters.c - workers' counters and drops (node.h).
  */
 #include <string.h>
 
-#include "ctl/ctl.h"
+#include "node/node.h"
 #include "port/port.h"
 #include "tables/mac_table.h"
 #include "tables/service_table.h"
@@ -13,12 +13,12 @@
 
 /* ---- counters -------------------------------------------------------------------------- */
 
-int e3_ctl_worker_count(void)
+int e3_node_worker_count(void)
 {
 	return e3.n_workers;
 }
 
-int e3_ctl_worker_get(int idx, struct e3_worker_info *o)
+int e3_node_worker_get(int idx, struct e3_worker_info *o)
 {
 	if (idx < 0 || idx >= e3.n_workers)
 		return -E3_ENOENT;
@@ -42,7 +42,7 @@ int e3_ctl_worker_get(int idx, struct e3_worker_info *o)
 	return 0;
 }
 
-void e3_ctl_drops_total(uint64_t out[E3_DROP_MAX])
+void e3_node_drops_total(uint64_t out[E3_DROP_MAX])
 {
 	struct e3_port_ctr c;
 
@@ -56,7 +56,7 @@ void e3_ctl_drops_total(uint64_t out[E3_DROP_MAX])
 	}
 }
 
-int e3_ctl_runtime_get(int idx, struct e3_runtime *out)
+int e3_node_runtime_get(int idx, struct e3_runtime *out)
 {
 	if (idx < 0 || idx >= e3.n_workers)
 		return -E3_ENOENT;
@@ -64,7 +64,7 @@ int e3_ctl_runtime_get(int idx, struct e3_runtime *out)
 	return 0;
 }
 
-int e3_ctl_runtime_clear(unsigned sample, char *err)
+int e3_node_runtime_clear(unsigned sample, char *err)
 {
 	if (sample == 0 || sample > E3_RT_SAMPLE_MAX || (sample & (sample - 1)) != 0)
 		return E3_ERR(err, E3_EINVAL, "sample: must be a power of two, 1..%u", E3_RT_SAMPLE_MAX);
@@ -72,7 +72,7 @@ int e3_ctl_runtime_clear(unsigned sample, char *err)
 	return 0;
 }
 
-void e3_ctl_stats_clear(void)
+void e3_node_stats_clear(void)
 {
 	e3_stats_clear_all();
 	for (uint32_t id = 0; id < E3_MAX_SERVICES; id++)

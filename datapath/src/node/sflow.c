@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "pipeline/sflow.h"
 #include "port/port.h"
 
@@ -25,17 +25,17 @@ static uint32_t rate_of(const char *name)
 	return node_rate;
 }
 
-void e3_ctl_sflow_port_opened(const struct e3_port *p)
+void e3_node_sflow_port_opened(const struct e3_port *p)
 {
 	__atomic_store_n(&e3_sflow_rate[p->port_id], rate_of(p->conf.name), __ATOMIC_RELAXED);
 }
 
-void e3_ctl_sflow_port_closed(uint16_t port_id)
+void e3_node_sflow_port_closed(uint16_t port_id)
 {
 	__atomic_store_n(&e3_sflow_rate[port_id], 0, __ATOMIC_RELAXED);
 }
 
-int e3_ctl_sflow_set(const char *port, uint32_t rate, char *err)
+int e3_node_sflow_set(const char *port, uint32_t rate, char *err)
 {
 	if (rate > E3_SFLOW_RATE_MAX)
 		return E3_ERR(err, E3_EINVAL, "rate: must be 0..%u", E3_SFLOW_RATE_MAX);
@@ -45,7 +45,7 @@ int e3_ctl_sflow_set(const char *port, uint32_t rate, char *err)
 	} else {
 		unsigned k, free = E3_MAX_PORTS;
 
-		if (!e3_ctl_str_ok(port, sizeof(own[0].name)))
+		if (!e3_node_str_ok(port, sizeof(own[0].name)))
 			return E3_ERR(err, E3_EINVAL, "port: must be 1..31 characters");
 		for (k = 0; k < E3_MAX_PORTS && strcmp(own[k].name, port) != 0; k++)
 			if (own[k].name[0] == '\0' && free == E3_MAX_PORTS)
@@ -60,16 +60,16 @@ int e3_ctl_sflow_set(const char *port, uint32_t rate, char *err)
 	}
 	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++)
 		if (e3_port_tbl[i] != NULL)
-			e3_ctl_sflow_port_opened(e3_port_tbl[i]);
-	return e3_ctl_ok(true);
+			e3_node_sflow_port_opened(e3_port_tbl[i]);
+	return e3_node_ok(true);
 }
 
-uint32_t e3_ctl_sflow_node_rate(void)
+uint32_t e3_node_sflow_node_rate(void)
 {
 	return node_rate;
 }
 
-void e3_ctl_sflow_ports(e3_sflow_port_fn fn, void *arg)
+void e3_node_sflow_ports(e3_sflow_port_fn fn, void *arg)
 {
 	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
 		const struct e3_port *p = e3_port_tbl[i];
@@ -82,7 +82,7 @@ void e3_ctl_sflow_ports(e3_sflow_port_fn fn, void *arg)
 	}
 }
 
-unsigned e3_ctl_sflow_read(unsigned max, e3_sflow_sample_fn fn, void *arg)
+unsigned e3_node_sflow_read(unsigned max, e3_sflow_sample_fn fn, void *arg)
 {
 	struct e3_sflow_sample s[16];
 	unsigned got = 0, n;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * label.c - control of the label entries (ctl.h).
+ * label.c - control of the label entries (node.h).
  */
 #include <string.h>
 
 #include "base/dp.h"
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "port/port.h"
 #include "tables/label_table.h"
 #include "tables/nhlfe_table.h"
@@ -72,7 +72,7 @@ static uint32_t in_ports_mask(const struct e3_label_conf *c)
 	uint32_t mask = 0;
 
 	for (unsigned i = 0; i < c->n_in_ports; i++)
-		mask |= 1u << e3_ctl_port_by_name(c->in_ports[i])->port_id;
+		mask |= 1u << e3_node_port_by_name(c->in_ports[i])->port_id;
 	return mask;
 }
 
@@ -104,21 +104,21 @@ static bool label_same(const struct e3_label_conf *a, const struct e3_label_conf
 static void label_refs(const struct e3_label_conf *c, int d)
 {
 	for (unsigned i = 0; i < c->n_in_ports; i++)
-		e3_ctl_port_refs[e3_ctl_port_by_name(c->in_ports[i])->port_id] += d;
+		e3_node_port_refs[e3_node_port_by_name(c->in_ports[i])->port_id] += d;
 	switch (c->type) {
 	case E3_LBL_SWAP:
-		e3_ctl_nhlfe_refs[c->nhlfe] += d;
+		e3_node_nhlfe_refs[c->nhlfe] += d;
 		break;
 	case E3_LBL_ELINE:
 	case E3_LBL_ELAN:
-		e3_ctl_svc_refs[c->service] += d;
+		e3_node_svc_refs[c->service] += d;
 		break;
 	case E3_LBL_REPLICATE:
 		for (unsigned i = 0; i < c->n_branches; i++)
-			e3_ctl_nhlfe_refs[c->branches[i]] += d;
+			e3_node_nhlfe_refs[c->branches[i]] += d;
 		if (c->service != E3_NONE)
-			e3_ctl_svc_refs[c->service] += d;
-		e3_ctl_port_refs[e3_ctl_port_by_name(c->rpf_port)->port_id] += d;
+			e3_node_svc_refs[c->service] += d;
+		e3_node_port_refs[e3_node_port_by_name(c->rpf_port)->port_id] += d;
 		break;
 	default:
 		break;
@@ -146,7 +146,7 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 	for (unsigned i = 0; i < c->n_in_ports; i++) {
 		const struct e3_port *p = strnlen(c->in_ports[i], sizeof(c->in_ports[i])) <
 						  sizeof(c->in_ports[i]) ?
-					  e3_ctl_port_by_name(c->in_ports[i]) : NULL;
+					  e3_node_port_by_name(c->in_ports[i]) : NULL;
 
 		if (p == NULL)
 			return E3_ERR(err, E3_ENOENT, "in_ports[%u]: port %.31s not found", i, c->in_ports[i]);
@@ -155,7 +155,7 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 	}
 	switch (c->type) {
 	case E3_LBL_SWAP:
-		if (!e3_ctl_nhlfe_exists(c->nhlfe))
+		if (!e3_node_nhlfe_exists(c->nhlfe))
 			return E3_ERR(err, E3_ENOENT, "nhlfe %u not found", c->nhlfe);
 		return 0;
 	case E3_LBL_ELINE:
@@ -167,7 +167,7 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 	case E3_LBL_REPLICATE: {
 		if (strnlen(c->rpf_port, sizeof(c->rpf_port)) == sizeof(c->rpf_port))
 			return E3_ERR(err, E3_EINVAL, "rpf_port: too long");
-		const struct e3_port *p = e3_ctl_port_by_name(c->rpf_port);
+		const struct e3_port *p = e3_node_port_by_name(c->rpf_port);
 
 		if (p == NULL)
 			return E3_ERR(err, E3_ENOENT, "rpf_port %s not found", c->rpf_port);
@@ -176,7 +176,7 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 		if (c->n_branches > E3_MAX_BRANCHES)
 			return E3_ERR(err, E3_EINVAL, "branches: at most %u", E3_MAX_BRANCHES);
 		for (unsigned i = 0; i < c->n_branches; i++)
-			if (!e3_ctl_nhlfe_exists(c->branches[i]))
+			if (!e3_node_nhlfe_exists(c->branches[i]))
 				return E3_ERR(err, E3_ENOENT, "branches[%u]: nhlfe %u not found", i, c->branches[i]);
 		if (c->service == E3_NONE) {
 			if (c->n_branches == 0)
@@ -206,9 +206,9 @@ static int label_validate(const struct e3_label_conf *c, char *err)
 
 static struct e3_label_conf lc_old;
 
-int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
+int e3_node_label_add(const struct e3_label_conf *c, char *err)
 {
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	int rc = label_validate(c, err);
 
@@ -216,7 +216,7 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 		return rc;
 	label_conf_of(c->label, &lc_old);
 	if (label_same(&lc_old, c))
-		return e3_ctl_ok(false);
+		return e3_node_ok(false);
 	struct e3_label_entry e = { .type = c->type, .in_ports = in_ports_mask(c) };
 
 	switch (c->type) {
@@ -240,7 +240,7 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 
 		if (r == NULL)
 			return E3_ERR(err, E3_ENOSPC, "out of memory");
-		r->rpf_port = e3_ctl_port_by_name(c->rpf_port)->port_id;
+		r->rpf_port = e3_node_port_by_name(c->rpf_port)->port_id;
 		r->service = c->service;
 		r->source = c->service != E3_NONE ? c->source : 0;
 		r->n_branches = c->n_branches;
@@ -264,10 +264,10 @@ int e3_ctl_label_add(const struct e3_label_conf *c, char *err)
 		e3_repl_release(old.index);
 	if (old.type == E3_LBL_NONE)
 		e3_stats_reset_label(c->label);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_label_del(uint32_t label, char *err)
+int e3_node_label_del(uint32_t label, char *err)
 {
 	if (label >= E3_LABEL_SPACE || e3_label_get(label).type == E3_LBL_NONE)
 		return E3_ERR(err, E3_ENOENT, "label %u not found", label);
@@ -278,10 +278,10 @@ int e3_ctl_label_del(uint32_t label, char *err)
 	e3_label_set(label, (struct e3_label_entry){ 0 });
 	if (old.type == E3_LBL_REPLICATE)
 		e3_repl_release(old.index);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-void e3_ctl_label_walk(e3_label_walk_fn fn, void *arg)
+void e3_node_label_walk(e3_label_walk_fn fn, void *arg)
 {
 	static struct e3_label_conf conf;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * ctl_bfd.c - the control operations on BFD sessions (ctl.h). Main lcore
+ * bfd.c - the control operations on BFD sessions (node.h). Main lcore
  * (or a holder of the control lock) only.
  *
  * Changing only timers keeps the session and its state (a Poll Sequence
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "ctl/ctl_int.h"
-#include "ctl/ctl.h"
+#include "node/node_int.h"
+#include "node/node.h"
 #include "base/dp.h"
 #include "tables/nhlfe_table.h"
 #include "pipeline/oam.h"
@@ -52,7 +52,7 @@ static int validate(const struct e3_bfd_conf *c, char *err)
 		return E3_ERR(err, E3_EINVAL, "multiplier: must be 1..255");
 	if (c->wtr_s > 3600)
 		return E3_ERR(err, E3_EINVAL, "wtr_s: must be 0..3600");
-	if (!e3_ctl_nexthop_used(c->nexthop))
+	if (!e3_node_nexthop_used(c->nexthop))
 		return E3_ERR(err, E3_ENOENT, "nexthop %u not found", c->nexthop);
 	if (c->label != 0 && (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE))
 		return E3_ERR(err, E3_EINVAL, "label: must be 0 (a link session) or %u..%u",
@@ -79,7 +79,7 @@ static uint32_t new_disc(uint32_t id)
 	return (r & ~(uint32_t)(E3_MAX_SESSIONS - 1)) | id | (r == 0 ? E3_MAX_SESSIONS : 0);
 }
 
-int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
+int e3_node_bfd_add(const struct e3_bfd_conf *c, char *err)
 {
 	int rc = validate(c, err);
 
@@ -95,13 +95,13 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 
 	if (old != NULL && old->conf.nexthop == c->nexthop && old->conf.label == c->label) {
 		if (memcmp(&old->conf, c, sizeof(*c)) == 0)
-			return e3_ctl_ok(false);
+			return e3_node_ok(false);
 		rte_spinlock_lock(&old->lock);
 		old->conf = *c;
 		e3_bfd_configure(&old->bfd, c->tx_ms * 1000, c->rx_ms * 1000, c->multiplier, now);
 		e3_bfd_set_auth(&old->bfd, c->auth_key_id, key, (uint8_t)key_len);
 		rte_spinlock_unlock(&old->lock);
-		return e3_ctl_ok(true);
+		return e3_node_ok(true);
 	}
 	struct e3_oam_session *s = calloc(1, sizeof(*s));
 
@@ -117,20 +117,20 @@ int e3_ctl_bfd_add(const struct e3_bfd_conf *c, char *err)
 	s->created_us = s->changed_us = now;
 	e3_bfd_init(&s->bfd, new_disc(c->id), c->tx_ms * 1000, c->rx_ms * 1000, c->multiplier, now);
 	e3_bfd_set_auth(&s->bfd, c->auth_key_id, key, (uint8_t)key_len);
-	e3_ctl_nexthop_ref(c->nexthop, 1);
+	e3_node_nexthop_ref(c->nexthop, 1);
 	if (old != NULL)
-		e3_ctl_nexthop_ref(old->conf.nexthop, -1);
+		e3_node_nexthop_ref(old->conf.nexthop, -1);
 	e3_oam_publish(c->id, s);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_bfd_del(uint32_t id, char *err)
+int e3_node_bfd_del(uint32_t id, char *err)
 {
 	if (id >= E3_MAX_SESSIONS || e3_oam_tbl[id] == NULL)
 		return E3_ERR(err, E3_ENOENT, "bfd session %u not found", id);
-	e3_ctl_nexthop_ref(e3_oam_tbl[id]->conf.nexthop, -1);
+	e3_node_nexthop_ref(e3_oam_tbl[id]->conf.nexthop, -1);
 	e3_oam_publish(id, NULL);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
 /* fn on every session, its lock held; returns how many fn counted. */
@@ -161,7 +161,7 @@ static bool admin_down(struct e3_oam_session *s, uint64_t now, void *arg)
 	return told;
 }
 
-unsigned e3_ctl_bfd_admin_down_all(void)
+unsigned e3_node_bfd_admin_down_all(void)
 {
 	return count_sessions(admin_down, NULL);
 }
@@ -174,7 +174,7 @@ static bool hold(struct e3_oam_session *s, uint64_t now, void *arg)
 	return true;
 }
 
-unsigned e3_ctl_bfd_hold_all(uint64_t detect_us)
+unsigned e3_node_bfd_hold_all(uint64_t detect_us)
 {
 	return count_sessions(hold, &detect_us);
 }
@@ -186,12 +186,12 @@ static bool polling(struct e3_oam_session *s, uint64_t now, void *arg)
 	return s->bfd.state == E3_BFD_UP && s->bfd.poll;
 }
 
-unsigned e3_ctl_bfd_polling(void)
+unsigned e3_node_bfd_polling(void)
 {
 	return count_sessions(polling, NULL);
 }
 
-void e3_ctl_bfd_save_walk(e3_bfd_save_fn fn, void *arg)
+void e3_node_bfd_save_walk(e3_bfd_save_fn fn, void *arg)
 {
 	for (uint32_t id = 0; id < E3_MAX_SESSIONS; id++) {
 		struct e3_oam_session *s = e3_oam_tbl[id];
@@ -223,7 +223,7 @@ void e3_ctl_bfd_save_walk(e3_bfd_save_fn fn, void *arg)
 	}
 }
 
-int e3_ctl_bfd_restore(const struct e3_bfd_saved *st, char *err)
+int e3_node_bfd_restore(const struct e3_bfd_saved *st, char *err)
 {
 	struct e3_oam_session *s = st->id < E3_MAX_SESSIONS ? e3_oam_tbl[st->id] : NULL;
 	uint64_t now = e3_now_us();
@@ -259,10 +259,10 @@ int e3_ctl_bfd_restore(const struct e3_bfd_saved *st, char *err)
 	s->up_since_us = s->changed_us = now;
 	rte_spinlock_unlock(&s->lock);
 	e3_watch_set(st->id, st->usable);
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-void e3_ctl_bfd_walk(e3_bfd_walk_fn fn, void *arg)
+void e3_node_bfd_walk(e3_bfd_walk_fn fn, void *arg)
 {
 	uint64_t now = e3_now_us();
 

@@ -9,7 +9,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
-#include "ctl/ctl.h"
+#include "node/node.h"
 #include "pipeline/inject.h"
 #include "pipeline/pwoam.h"
 #include "pipeline/stages.h"
@@ -26,7 +26,7 @@ static void keep(const struct e3_pwoam_event *ev)
 	log_ev[log_next++ % LOG_N] = *ev;
 }
 
-void e3_ctl_pwoam_drain(void)
+void e3_node_pwoam_drain(void)
 {
 	struct e3_pwoam_event ev[64];
 	unsigned n;
@@ -36,9 +36,9 @@ void e3_ctl_pwoam_drain(void)
 			keep(&ev[k]);
 }
 
-uint64_t e3_ctl_pwoam_walk(uint64_t since, e3_pwoam_walk_fn fn, void *arg)
+uint64_t e3_node_pwoam_walk(uint64_t since, e3_pwoam_walk_fn fn, void *arg)
 {
-	e3_ctl_pwoam_drain();
+	e3_node_pwoam_drain();
 	uint64_t first = log_next > LOG_N ? log_next - LOG_N : 0;
 
 	for (uint64_t k = RTE_MAX(since, first); k < log_next; k++)
@@ -80,7 +80,7 @@ static struct rte_mbuf *request(const struct e3_nexthop *nh, uint32_t label, uin
 	return m;
 }
 
-int e3_ctl_pw_ping(const struct e3_pw_ping *p, char *err)
+int e3_node_pw_ping(const struct e3_pw_ping *p, char *err)
 {
 	if (!e3.settings.control_word)
 		return E3_ERR(err, E3_EINVAL, "pseudowire OAM needs the control word on: its ACH takes the "

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * circuit.c - control of the circuits (ctl.h).
+ * circuit.c - control of the circuits (node.h).
  */
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
 #include "base/dp.h"
-#include "ctl/ctl.h"
-#include "ctl/ctl_int.h"
+#include "node/node.h"
+#include "node/node_int.h"
 #include "pipeline/inject.h"
 #include "port/port.h"
 #include "tables/circuit_table.h"
@@ -113,7 +113,7 @@ static bool site_equal(const struct e3_site *a, const struct e3_site *b)
 	       memcmp(a->peers, b->peers, a->n_peers * sizeof(a->peers[0])) == 0;
 }
 
-int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
+int e3_node_circuit_add(const struct e3_circuit_conf *c, char *err)
 {
 	if (c->id >= E3_MAX_CIRCUITS)
 		return E3_ERR(err, E3_EINVAL, "id: must be < %u", E3_MAX_CIRCUITS);
@@ -124,7 +124,7 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	for (unsigned k = 0; k < E3_STORM_MAX; k++)
 		if (c->storm.pps[k] > E3_STORM_PPS_MAX)
 			return E3_ERR(err, E3_EINVAL, "storm limits: at most %u frames per second", E3_STORM_PPS_MAX);
-	const struct e3_port *p = e3_ctl_port_by_name(c->port);
+	const struct e3_port *p = e3_node_port_by_name(c->port);
 
 	if (p == NULL)
 		return E3_ERR(err, E3_ENOENT, "port %s not found", c->port);
@@ -148,19 +148,19 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 			      E3_LABEL_SPACE - 1);
 	if (c->site.source >= E3_MAX_REMOTES)
 		return E3_ERR(err, E3_EINVAL, "segment_source: must be < %u", E3_MAX_REMOTES);
-	if (c->site.redirect != 0 && !e3_ctl_nhlfe_exists(c->site.redirect))
+	if (c->site.redirect != 0 && !e3_node_nhlfe_exists(c->site.redirect))
 		return E3_ERR(err, E3_ENOENT, "redirect: nhlfe %u not found", c->site.redirect);
-	if (e3_ctl_refs_init() != 0)
+	if (e3_node_refs_init() != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
 	bool same_site = existed && site_equal(&circ_site[c->id], &c->site);
 
 	if (existed && old.port == p->port_id && old.vlan == c->vlan && old.service == c->service &&
 	    e3_mac_circ_stats(c->id)->limit == c->mac_limit && same_site && circ_announce[c->id] == c->announce &&
 	    memcmp(&e3_circuit_storm[c->id], &c->storm, sizeof(c->storm)) == 0)
-		return e3_ctl_ok(false);
+		return e3_node_ok(false);
 	bool joins = !existed || old.service != c->service;
 
-	if (joins && s->n_circuits >= e3_ctl_service_max_circuits(s->type, s->nhlfe))
+	if (joins && s->n_circuits >= e3_node_service_max_circuits(s->type, s->nhlfe))
 		return E3_ERR(err, E3_ENOSPC, "service %u already has its %u circuits", c->service, s->n_circuits);
 	if ((joins || !same_site) && service_set_circuit(c->service, c->id, &c->site) != 0)
 		return E3_ERR(err, E3_ENOSPC, "out of memory");
@@ -169,16 +169,16 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 	if (c->site.source != 0 && circ_site[c->id].source != c->site.source)
 		e3_mac_flush(c->service, E3_MAC_REMOTE | c->site.source);
 	if (c->site.redirect)
-		e3_ctl_nhlfe_refs[c->site.redirect]++;
+		e3_node_nhlfe_refs[c->site.redirect]++;
 	if (existed && circ_site[c->id].redirect)
-		e3_ctl_nhlfe_refs[circ_site[c->id].redirect]--;
+		e3_node_nhlfe_refs[circ_site[c->id].redirect]--;
 	circ_site[c->id] = c->site;
 	e3_mac_circuit_limit(c->id, c->mac_limit);
 	e3_circuit_storm_set(c->id, &c->storm);
 	e3_circuit_set(c->id, (struct e3_circuit){ p->port_id, c->vlan, c->service });
-	e3_ctl_port_refs[p->port_id]++;
+	e3_node_port_refs[p->port_id]++;
 	if (existed) {
-		e3_ctl_port_refs[old.port]--;
+		e3_node_port_refs[old.port]--;
 		if (joins) {
 			service_set_circuit(old.service, c->id, NULL);
 			e3_mac_flush(old.service, c->id);
@@ -192,10 +192,10 @@ int e3_ctl_circuit_add(const struct e3_circuit_conf *c, char *err)
 		if (c->announce != 0)
 			announce(c->id);
 	}
-	return e3_ctl_ok(true);
+	return e3_node_ok(true);
 }
 
-int e3_ctl_circuit_del(uint32_t id, char *err)
+int e3_node_circuit_del(uint32_t id, char *err)
 {
 	struct e3_circuit c = e3_circuit_get(id);
 
@@ -204,16 +204,16 @@ int e3_ctl_circuit_del(uint32_t id, char *err)
 	e3_circuit_clear(id);
 	service_set_circuit(c.service, id, NULL);
 	if (circ_site[id].redirect)
-		e3_ctl_nhlfe_refs[circ_site[id].redirect]--;
+		e3_node_nhlfe_refs[circ_site[id].redirect]--;
 	circ_site[id] = (struct e3_site){ 0 };
 	circ_announce[id] = 0;
 	e3_mac_flush(c.service, id);
 	e3_mac_circuit_limit(id, 0);
-	e3_ctl_port_refs[c.port]--;
-	return e3_ctl_ok(true);
+	e3_node_port_refs[c.port]--;
+	return e3_node_ok(true);
 }
 
-void e3_ctl_circuit_walk(e3_circuit_walk_fn fn, void *arg)
+void e3_node_circuit_walk(e3_circuit_walk_fn fn, void *arg)
 {
 	for (uint32_t id = 0; id < E3_MAX_CIRCUITS; id++) {
 		struct e3_circuit c = e3_circuit_get(id);

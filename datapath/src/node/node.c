@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * ctl.c - what the control operations (ctl.h) share: the control lock,
+ * node.c - what the control operations (node.h) share: the control lock,
  * the "changed" flag, the reference counts that refuse deleting what is in
  * use; and the settings. Each object kind has its own file beside this one
  * (port.c, nexthop.c, bfd.c, nhlfe.c, service.c, circuit.c, label.c, mac.c,
@@ -30,8 +30,8 @@
 #include "pipeline/oam.h"
 #include "port/port.h"
 #include "tables/service_table.h"
-#include "ctl/ctl_int.h"
-#include "ctl/ctl.h"
+#include "node/node_int.h"
+#include "node/node.h"
 #include "pipeline/trace.h"
 #include "worker/stats.h"
 #include "worker/worker.h"
@@ -39,64 +39,64 @@
 static pthread_mutex_t ctl_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool last_changed;
 
-uint32_t e3_ctl_port_refs[RTE_MAX_ETHPORTS];   /* nexthops, circuits, replicate RPF */
-bool e3_ctl_nh_used[E3_MAX_NEXTHOPS];
-uint32_t e3_ctl_nh_refs[E3_MAX_NEXTHOPS];      /* nhlfes */
-uint32_t *e3_ctl_nhlfe_refs;                   /* services, labels */
-uint32_t e3_ctl_svc_refs[E3_MAX_SERVICES];     /* labels */
+uint32_t e3_node_port_refs[RTE_MAX_ETHPORTS];   /* nexthops, circuits, replicate RPF */
+bool e3_node_nh_used[E3_MAX_NEXTHOPS];
+uint32_t e3_node_nh_refs[E3_MAX_NEXTHOPS];      /* nhlfes */
+uint32_t *e3_node_nhlfe_refs;                   /* services, labels */
+uint32_t e3_node_svc_refs[E3_MAX_SERVICES];     /* labels */
 
 
-void e3_ctl_lock(void)
+void e3_node_lock(void)
 {
 	pthread_mutex_lock(&ctl_mutex);
 }
 
-void e3_ctl_unlock(void)
+void e3_node_unlock(void)
 {
 	pthread_mutex_unlock(&ctl_mutex);
 }
 
-bool e3_ctl_changed(void)
+bool e3_node_changed(void)
 {
 	return last_changed;
 }
 
-enum e3_poll_mode e3_ctl_poll_mode(void)
+enum e3_poll_mode e3_node_poll_mode(void)
 {
 	return e3.poll_mode;
 }
 
-int e3_ctl_ok(bool changed)
+int e3_node_ok(bool changed)
 {
 	last_changed = changed;
 	return 0;
 }
 
-bool e3_ctl_nhlfe_exists(uint32_t id)
+bool e3_node_nhlfe_exists(uint32_t id)
 {
 	return id < E3_MAX_NHLFES && (e3_nhlfe_get(id).label & E3_NHLFE_VALID);
 }
 
-bool e3_ctl_is_zero_mac(const uint8_t *m)
+bool e3_node_is_zero_mac(const uint8_t *m)
 {
 	static const uint8_t z[6];
 
 	return memcmp(m, z, 6) == 0;
 }
 
-bool e3_ctl_str_ok(const char *s, size_t size)
+bool e3_node_str_ok(const char *s, size_t size)
 {
 	return s[0] != 0 && strnlen(s, size) < size;
 }
 
-int e3_ctl_refs_init(void)
+int e3_node_refs_init(void)
 {
-	if (e3_ctl_nhlfe_refs == NULL)
-		e3_ctl_nhlfe_refs = calloc(E3_MAX_NHLFES, sizeof(*e3_ctl_nhlfe_refs));
-	return e3_ctl_nhlfe_refs ? 0 : -1;
+	if (e3_node_nhlfe_refs == NULL)
+		e3_node_nhlfe_refs = calloc(E3_MAX_NHLFES, sizeof(*e3_node_nhlfe_refs));
+	return e3_node_nhlfe_refs ? 0 : -1;
 }
 
-struct e3_port *e3_ctl_port_by_name(const char *name)
+struct e3_port *e3_node_port_by_name(const char *name)
 {
 	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++)
 		if (e3_port_tbl[i] != NULL && strcmp(e3_port_tbl[i]->conf.name, name) == 0)
@@ -104,7 +104,7 @@ struct e3_port *e3_ctl_port_by_name(const char *name)
 	return NULL;
 }
 
-unsigned e3_ctl_service_max_circuits(uint8_t type, uint32_t nhlfe)
+unsigned e3_node_service_max_circuits(uint8_t type, uint32_t nhlfe)
 {
 	if (type == E3_SVC_ELINE)
 		return nhlfe == E3_NONE ? 2 : 1;
@@ -113,13 +113,13 @@ unsigned e3_ctl_service_max_circuits(uint8_t type, uint32_t nhlfe)
 
 /* ---- settings --------------------------------------------------------- */
 
-int e3_ctl_settings_get(struct e3_settings *out)
+int e3_node_settings_get(struct e3_settings *out)
 {
 	*out = e3.settings;
 	return 0;
 }
 
-int e3_ctl_settings_set(const struct e3_settings *s, char *err)
+int e3_node_settings_set(const struct e3_settings *s, char *err)
 {
 	if (s->ttl == 0)
 		return E3_ERR(err, E3_EINVAL, "ttl: must be 1..255");
@@ -135,7 +135,7 @@ int e3_ctl_settings_set(const struct e3_settings *s, char *err)
 	e3.settings.mac_limit = s->mac_limit;
 	e3.settings.mac_move_limit = s->mac_move_limit;
 	e3.settings.mac_move_window_s = s->mac_move_window_s;
-	return e3_ctl_ok(changed);
+	return e3_node_ok(changed);
 }
 
 static struct timespec t_start;
@@ -145,7 +145,7 @@ __attribute__((constructor)) static void ctl_start_time(void)
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 }
 
-double e3_ctl_uptime_s(void)
+double e3_node_uptime_s(void)
 {
 	struct timespec now;
 
@@ -153,12 +153,12 @@ double e3_ctl_uptime_s(void)
 	return (double)(now.tv_sec - t_start.tv_sec) + (double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
 }
 
-const char *e3_ctl_poll_mode_name(void)
+const char *e3_node_poll_mode_name(void)
 {
-	return e3_ctl_poll_mode() == E3_POLL_ADAPTIVE ? "adaptive" : "busy";
+	return e3_node_poll_mode() == E3_POLL_ADAPTIVE ? "adaptive" : "busy";
 }
 
-const char *e3_ctl_boot_id(void)
+const char *e3_node_boot_id(void)
 {
 	static char id[37];
 
