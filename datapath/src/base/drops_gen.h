@@ -38,7 +38,7 @@
 	X(PW_OAM_RATE, "pw_oam_rate_limited", "an MPLS echo request over the receiving port's punt rate (100 a second per worker, a burst of 10): neither logged nor answered, so a neighbour's flood cannot become events and status writes") \
 	X(PW_OAM_UNSOLICITED, "pw_oam_unsolicited", "an MPLS echo reply to a handle this node did not send (it keeps its last 16 `pw_ping` handles): replies to our own pings are never rate-limited, forged ones never logged") \
 	X(NO_NEXTHOP, "no_nexthop", "nhlfe or nexthop missing, or its port is down") \
-	X(TX_FULL, "tx_full", "TX queue full") \
+	X(TX_FULL, "tx_full", "TX queue full (a VM's port: still full after its retries)") \
 	X(NO_MBUF, "no_mbuf", "no mbuf for a copy (flood, REPLICATE), a copy's header mbuf, a VLAN re-insert, or a BFD packet") \
 	X(RX_RING_FULL, "rx_ring_full", "dropped by the kernel before the switch saw it: an af_packet port's receive ring was full (the sockets' `PACKET_STATISTICS`, read by the main lcore once a second)")
 

@@ -15,7 +15,7 @@
 #include "pipeline/trace.h"
 
 /* The reasons this stage drops frames for (docs/datapath.md). */
-E3_DROP_REASON(TX_FULL, "tx_full", "TX queue full");
+E3_DROP_REASON(TX_FULL, "tx_full", "TX queue full (a VM's port: still full after its retries)");
 E3_DROP_REASON(NO_MBUF, "no_mbuf",
 	"no mbuf for a copy (flood, REPLICATE), a copy's header mbuf, a VLAN re-"
 	"insert, or a BFD packet");
