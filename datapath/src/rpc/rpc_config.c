@@ -190,7 +190,7 @@ static void count_add(struct load *l, bool existed)
 }
 
 /* Add every object of a kind's list through add, which returns the
- * e3_ctl code (0 or -E3_E*), or NOT_THIS_PASS for an object a later pass
+ * node operation's code (0 or -E3_E*), or NOT_THIS_PASS for an object a later pass
  * over the list adds, and whether the node had the object. */
 enum { NOT_THIS_PASS = 1 };
 typedef int add_fn(struct load *l, bool *had, char *err);
