@@ -26,6 +26,7 @@
 #include "port/port.h"
 #include "base/rcu.h"
 #include "pipeline/stages.h"
+#include "worker/stats.h"
 
 static char err[E3_ERRLEN];
 
@@ -828,13 +829,33 @@ static void test_circuit_burst(void)
 	struct rte_mbuf *m[RTE_DIM(vlan)];
 	struct frame in[RTE_DIM(vlan)];
 	uint64_t none = drops("c0", E3_DROP_NO_CIRCUIT);
+	struct e3_circ_ctr c1_before, c2_before, c1, c2;
+	struct e3_svc_ctr s1_before, s2_before, s1, s2;
 
+	e3_stats_circ(1, &c1_before);
+	e3_stats_circ(2, &c2_before);
+	e3_stats_svc(1, &s1_before);
+	e3_stats_svc(2, &s2_before);
 	for (unsigned k = 0; k < RTE_DIM(vlan); k++) {
 		tagged(&in[k], HB, HA, 0, vlan[k]);
 		in[k].b[in[k].len - 1] = (uint8_t)k;    /* which frame it is */
 		m[k] = mk(&in[k]);
 	}
 	rx_on("c0", m, RTE_DIM(vlan));
+	/* Each circuit and service counted its own frames, however the VLANs
+	 * interleave (circuit 1: VLAN 100, service 1; circuit 2: 200, service 2). */
+	e3_stats_circ(1, &c1);
+	e3_stats_circ(2, &c2);
+	e3_stats_svc(1, &s1);
+	e3_stats_svc(2, &s2);
+	CHECK_EQ(c1.rx_pkts - c1_before.rx_pkts, 4);
+	CHECK_EQ(c1.rx_bytes - c1_before.rx_bytes, 4 * in[0].len);
+	CHECK_EQ(c2.rx_pkts - c2_before.rx_pkts, 2);
+	CHECK_EQ(c2.rx_bytes - c2_before.rx_bytes, 2 * in[1].len);
+	CHECK_EQ(s1.rx_pkts - s1_before.rx_pkts, 4);
+	CHECK_EQ(s1.rx_bytes - s1_before.rx_bytes, 4 * in[0].len);
+	CHECK_EQ(s2.rx_pkts - s2_before.rx_pkts, 2);
+	CHECK_EQ(s2.rx_bytes - s2_before.rx_bytes, 2 * in[1].len);
 	struct rte_mbuf *out[8];
 	unsigned n = tx_of("f0", out, 8);
 	static const uint8_t to_f0[] = { 0, 2, 4, 7 };

@@ -31,7 +31,9 @@ E3_TRACE_EVENT(HAIRPIN,         "eline-hairpin service %u -> circuit %u");
 /* The circuit customer_in found last, by the VLAN it looked up: a frame of
  * the same VLAN (or untagged again) belongs to it too (VPP's L2 input keeps
  * its last answer the same way). Within a burst the tables may be taken
- * as they were at its first frame. */
+ * as they were at its first frame. Its frames are counted here and added
+ * to the circuit's and service's counters once, when the memo moves on or
+ * the burst ends. */
 struct circuit_memo {
 	uint32_t vlan;          /* looked up: a VLAN, E3_VLAN_UNTAGGED, or UINT32_MAX = none */
 	uint32_t cid;
@@ -39,7 +41,21 @@ struct circuit_memo {
 	const struct e3_service *s;
 	struct e3_circ_ctr *cc;
 	struct e3_svc_ctr *sc;
+	uint32_t pkts;          /* received on it, not yet in cc and sc */
+	uint64_t bytes;
 };
+
+static inline void circuit_memo_count(struct circuit_memo *mm)
+{
+	if (mm->pkts == 0)
+		return;
+	mm->cc->rx_pkts += mm->pkts;
+	mm->cc->rx_bytes += mm->bytes;
+	mm->sc->rx_pkts += mm->pkts;
+	mm->sc->rx_bytes += mm->bytes;
+	mm->pkts = 0;
+	mm->bytes = 0;
+}
 
 static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, void *ctx,
 						const bool tracing)
@@ -108,19 +124,16 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 			e3_drop(b, i, E3_DROP_NO_SERVICE);
 			return;
 		}
+		circuit_memo_count(mm);
 		*mm = (struct circuit_memo){ .vlan = key, .cid = cid, .pop = pop, .s = s,
 					     .cc = &b->w->st.circ[cid], .sc = &b->w->st.svc[c.service] };
 	}
 	const uint32_t cid = mm->cid;
 	const bool pop = mm->pop;
 	const struct e3_service *s = mm->s;
-	struct e3_circ_ctr *cc = mm->cc;
-	struct e3_svc_ctr *sc = mm->sc;
 
-	cc->rx_pkts++;
-	cc->rx_bytes += m->pkt_len;
-	sc->rx_pkts++;
-	sc->rx_bytes += m->pkt_len;
+	mm->pkts++;
+	mm->bytes += m->pkt_len;
 	if (pop) {
 		e3_move_macs(rte_pktmbuf_mtod_offset(m, uint8_t *, 4), d);
 		rte_pktmbuf_adj(m, 4);
@@ -148,8 +161,10 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 static __rte_always_inline unsigned customer_in(struct e3_burst *b, const bool tracing)
 {
 	struct circuit_memo mm = { .vlan = UINT32_MAX };
+	unsigned n = e3_rx_each(b, &mm, tracing, customer_in_one);
 
-	return e3_rx_each(b, &mm, tracing, customer_in_one);
+	circuit_memo_count(&mm);
+	return n;
 }
 
 E3_STAGE_ENTRY(customer_in)
