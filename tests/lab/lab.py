@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -152,10 +151,6 @@ class Lab:
                 proc.kill()
                 proc.wait()
         self._shims.clear()
-        for n in self.topo.nodes:
-            for f in (self.node_socket(n.name), self.pid_file(n.name)):
-                Path(f).unlink(missing_ok=True)
-            shutil.rmtree(f"/var/run/dpdk/{self.file_prefix(n.name)}", ignore_errors=True)
 
     def __enter__(self):
         return self.up()
