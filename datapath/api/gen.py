@@ -20,6 +20,7 @@ import gen_stages
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "datapath" / "api" / "schema.yaml"
 C_LIMITS = ROOT / "datapath" / "src" / "base" / "limits_gen.h"
+C_CONF = ROOT / "datapath" / "src" / "base" / "conf_gen.h"
 C_OBJECTS = ROOT / "datapath" / "src" / "rpc" / "objects_gen.h"
 C_RPC = ROOT / "datapath" / "src" / "rpc" / "rpc_gen.h"
 GO_CODES = ROOT / "control" / "internal" / "dprpc" / "codes_gen.go"
@@ -135,7 +136,8 @@ def c_elem(s: Schema, obj, f, out):
         out.append(f"static const struct e3_param e3_{obj}_{name}_elem = {{")
         out.append(f"\t.name = \"{name}\", .type = E3_PT_OBJECT, .sub = {sub}, .n_sub = E3_NPARAMS({sub}),")
     else:
-        lo, hi = (s.c_expr(x) for x in e["range"])
+        # A string's max is its buffer's size, as E3_P_STR's (sizeof).
+        lo, hi = (s.c_expr(x) for x in e["range"]) if e["type"] != "str" else (e["range"][0], e["size"])
         out.append(f"static const struct e3_param e3_{obj}_{name}_elem = {{")
         out.append(f"\t.name = \"{name}\", .type = {PTYPE[e['type']]}, .min = {lo}, .max = {hi},")
     out.append("};")
@@ -167,6 +169,115 @@ def c_objects(s: Schema) -> str:
         out.append(f"static const struct e3_dump e3_{obj}_dump = {{ {', '.join(masks)} }};")
         out.append("")
     out += ["#endif", ""]
+    return "\n".join(out)
+
+
+CTYPE = {"bool": "bool", "u8": "uint8_t", "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t",
+         "vlan": "uint16_t"}
+
+
+def c_comment(text, ind="\t", width=80):
+    """text as a block comment, wrapped."""
+    words, lines, line = " ".join(text.split()).split(), [], ""
+    for w in words:
+        if line and len(ind) * 8 + 3 + len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = ""
+        line = f"{line} {w}" if line else w
+    lines.append(line)
+    if len(lines) == 1:
+        return [f"{ind}/* {lines[0]} */"]
+    return [f"{ind}/* {lines[0]}"] + [f"{ind} * {x}" for x in lines[1:-1]] + [f"{ind} * {lines[-1]} */"]
+
+
+def c_decl(s: Schema, f, name):
+    """The C declaration of field f as struct member name."""
+    t = f["type"]
+    if t == "str":
+        return f"char {name}[{f['size']}]"
+    if t == "mac":
+        return f"uint8_t {name}[6]"
+    if t == "enum":
+        return f"enum {f['c_enum'][0]} {name}"
+    if t == "array":
+        e = f["of"]
+        if e["type"] == "object":
+            return f"{e['c_type']} {name}[{s.c_expr(f['max'])}]"
+        if e["type"] == "str":
+            return f"char {name}[{s.c_expr(f['max'])}][{e['size']}]"
+        return f"{CTYPE[e['type']]} {name}[{s.c_expr(f['max'])}]"
+    return f"{CTYPE[t]} {name}"
+
+
+def c_members(s: Schema, fields, prefix, under=""):
+    """The members of a struct: (path below prefix + under, field) of the
+    fields whose `c` path (default prefix + name) is there, in order; an
+    array's count (None) before it, when it is there too."""
+    out, at = [], prefix + under
+    for f in fields:
+        path = f.get("c", prefix + f["name"])
+        if not path.startswith(at):
+            continue
+        if f["type"] == "array" and f["count"].startswith(at):
+            out.append((f["count"][len(at):], None))
+        out.append((path[len(at):], f))
+    return out
+
+
+def c_struct(s: Schema, c_type, doc, members, groups, out):
+    """One struct; members from c_members, a dotted one going into the
+    struct of its group (groups: name -> c_members entry)."""
+    if doc:
+        out.extend(c_comment(doc, ""))
+    out.append(f"{c_type} {{")
+    seen = set()
+    for path, f in members:
+        head, _, rest = path.partition(".")
+        if rest:
+            if head not in seen:
+                seen.add(head)
+                g = groups[head]
+                out.append(f"\t{g['c_type']} {head};")
+            continue
+        decl = f"{c_decl(s, f, head)};" if f else f"uint16_t {head};"
+        doc = f.get("doc") if f else None
+        if doc and len(decl) + len(doc) + 16 <= 80:
+            out.append(f"\t{decl:<24} /* {doc} */" if len(decl) < 24 else f"\t{decl} /* {doc} */")
+        else:
+            if doc:
+                out.extend(c_comment(doc))
+            out.append(f"\t{decl}")
+    out += ["};", ""]
+
+
+def c_conf(s: Schema) -> str:
+    out = [f"/* {HEADER}", " *", " * conf_gen.h - each object's configuration as the control operations",
+           " * (node/node.h) take it and the tables hold it. base/defs.h includes it",
+           " * after the enums and the structs it names (defined_in).", " */",
+           "#ifndef E3_CONF_GEN_H", "#define E3_CONF_GEN_H", ""]
+    asserts = []
+    for obj, o in s.objects.items():
+        fields = o["fields"] + o.get("c_only", [])
+        prefix = o.get("c_prefix", "") if "c_conf" in o else ""
+        members = c_members(s, fields, prefix)
+        groups = o.get("c_members", {})
+        out.extend(c_comment(f"---- {obj}: {o['doc']}", ""))
+        for name, g in groups.items():
+            if "defined_in" not in g:
+                c_struct(s, g["c_type"], g.get("doc"), c_members(s, fields, prefix, name + "."), {}, out)
+        for f in fields:
+            if f["type"] == "array" and f["of"]["type"] == "object":
+                e = f["of"]
+                c_struct(s, e["c_type"], e.get("doc"), c_members(s, e["fields"], ""), {}, out)
+            if f["type"] == "enum":
+                for i, v in enumerate(f["c_enum"][1:]):
+                    if v:
+                        shown = f["values"][i] or "(none)"
+                        asserts.append(f"_Static_assert({v} == {i}, \"schema.yaml: {obj}.{f['name']} "
+                                       f"{shown} is {i}\");")
+        c_struct(s, o.get("c_conf", o["c_type"]), o.get("c_doc"), members, groups, out)
+    out += ["/* Each enum param's C constants are its values' indexes. */"] + asserts
+    out += ["", "#endif", ""]
     return "\n".join(out)
 
 
@@ -729,8 +840,8 @@ def doc_type(s: Schema, f) -> str:
     if t in INTS:
         return f"{s.eval(f['range'][0])}..{s.eval(f['range'][1])}"
     if t == "str":
-        lo = f["range"][0]
-        return "string" if lo == 0 else f"string, {lo}+ chars"
+        lo, hi = f["range"][0], f["size"] - 1
+        return f"string, at most {hi} bytes" if lo == 0 else f"string, {lo}..{hi} bytes"
     if t == "enum":
         return " \\| ".join(f'`"{v}"`' for v in f["values"] if v)
     if t == "vlan":
@@ -815,7 +926,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     s = Schema(yaml.safe_load(SCHEMA.read_text()))
     ls = gen_stages.Lists()
-    want = {C_LIMITS: c_limits(s), C_OBJECTS: c_objects(s), C_RPC: c_rpc(s), GO: go(s), GO_OBJECTS: go_objects(s),
+    want = {C_LIMITS: c_limits(s), C_CONF: c_conf(s), C_OBJECTS: c_objects(s), C_RPC: c_rpc(s), GO: go(s), GO_OBJECTS: go_objects(s),
             GO_CODES: go_codes(s), GO_KINDS: go_kinds(s), GO_AGENT_KINDS: go_agent_kinds(s), PY: py(s),
             DOCS: docs(s, ls, DOCS.read_text()),
             gen_stages.C_DROPS: gen_stages.c_drops(ls), gen_stages.C_EVENTS: gen_stages.c_events(ls),

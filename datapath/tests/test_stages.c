@@ -93,7 +93,7 @@ static void setup(void)
 	s = (struct e3_service_conf){ .id = 2, .type = E3_SVC_ELINE, .nhlfe = E3_NONE };
 	must(e3_node_service_add(&s, err));
 	s = (struct e3_service_conf){ .id = 3, .type = E3_SVC_ELAN, .n_remotes = 1, .n_branches = 1 };
-	s.remotes[0] = (struct e3_remote){ 5, 20 };
+	s.remotes[0] = (struct e3_remote){ .source = 5, .nhlfe = 20 };
 	s.branches[0] = 21;
 	must(e3_node_service_add(&s, err));
 	const struct e3_circuit_conf cc[] = {

@@ -312,7 +312,7 @@ func (x ECMP) MarshalJSON() ([]byte, error) {
 type Service struct {
 	ID       uint32   `json:"id"`
 	Type     string   `json:"type"`
-	Name     string   `json:"name,omitempty"`
+	Name     string   `json:"name,omitempty"`      // free text for humans
 	NHLFE    *uint32  `json:"nhlfe,omitempty"`     // E-Line: toward the remote leaf; none = hairpin
 	MACLimit int      `json:"mac_limit,omitempty"` // E-LAN: MACs it may learn; 0 = the node's mac_limit
 	Remotes  []Remote `json:"remotes,omitempty"`   // E-LAN: where MACs learned from each remote source go

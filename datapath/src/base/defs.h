@@ -49,6 +49,20 @@ enum e3_label_type {
 
 enum e3_service_type { E3_SVC_ELINE = 1, E3_SVC_ELAN = 2 };
 
+/* Storm control: limits in frames per second on what an E-LAN floods from
+ * a circuit, by class; 0 = no limit. The classes' order is their drop
+ * reasons' (E3_DROP_STORM_BROADCAST + class). */
+enum e3_storm_class { E3_STORM_BROADCAST, E3_STORM_MULTICAST, E3_STORM_UNKNOWN, E3_STORM_MAX };
+struct e3_storm {
+	union {
+		struct { uint32_t broadcast, multicast, unknown; };
+		uint32_t pps[E3_STORM_MAX];
+	};
+};
+
+/* The objects' conf structs: datapath/api/schema.yaml. */
+#include "base/conf_gen.h"
+
 /* Every reason a frame is dropped; each has a counter (per port and total).
  * A stage declares the reasons it drops for beside its code
  * (E3_DROP_REASON); datapath/api/gen.py gathers them into E3_DROPS. */
@@ -66,29 +80,7 @@ const char *e3_drop_name(enum e3_drop d);
 #define E3_DROP_REASON(e, name, meaning) \
 	_Static_assert(E3_DROP_##e < E3_DROP_MAX, name ": " meaning)
 
-/* ---- global settings ---------------------------------------------------- */
-struct e3_settings {
-	uint8_t ttl;             /* initial TTL of labelled frames, default 64 */
-	bool control_word;       /* push/expect the RFC 4385 control word, default true */
-	uint32_t mac_aging_s;    /* MAC aging time in seconds, default 300; 0 = never */
-	uint32_t mac_limit;      /* default per-service MAC limit, default 8192 */
-	/* MAC move damping (FRR's duplicate address detection): a MAC that
-	 * moves more than mac_move_limit times within mac_move_window_s is
-	 * frozen where it is for mac_move_window_s. 0 = no damping. */
-	uint32_t mac_move_limit;     /* default 5 */
-	uint32_t mac_move_window_s;  /* default 180 */
-};
-
 /* ---- ports ---------------------------------------------------------------- */
-struct e3_port_conf {
-	char name[32];           /* caller's name, e.g. "fab0", "cust1" */
-	char devargs[256];       /* DPDK devargs, e.g. "net_af_packet0,iface=veth1" */
-	enum e3_port_kind kind;
-	uint16_t mtu;            /* max L3 payload; default 1500 customer, 2000 fabric */
-	uint8_t mac[6];          /* fabric: our MAC on this link; zero = device's MAC */
-	uint16_t rx_queues;      /* default 1 */
-	int16_t worker[E3_MAX_QUEUES]; /* worker index per rx queue, -1 = automatic */
-};
 struct e3_port_info {
 	struct e3_port_conf conf;
 	uint16_t dpdk_port_id;
@@ -103,59 +95,7 @@ struct e3_port_info {
 	uint64_t rxq_pkts[E3_MAX_QUEUES];
 };
 
-/* ---- nexthops: (fabric port, neighbour MAC) ------------------------------- */
-struct e3_nexthop_conf {
-	uint32_t id;             /* < E3_MAX_NEXTHOPS */
-	char port[32];           /* a fabric port's name */
-	uint8_t mac[6];          /* the neighbour's MAC on that link */
-};
-
-/* ---- nhlfes: (nexthop, label to write) -------------------------------------- */
-/* A plain nhlfe writes label and goes to nexthop. A protected one (protect)
- * has neither: it resolves to its primary nhlfe while BFD session `watch`
- * finds the primary's path usable, else to its backup (both plain). Every
- * protected nhlfe watching one session fails over with that session's one
- * state change (docs/ha.md). */
-struct e3_nhlfe_conf {
-	uint32_t id;             /* < E3_MAX_NHLFES */
-	uint32_t nexthop;
-	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
-	bool protect;
-	uint32_t primary, backup; /* protected: plain nhlfes */
-	uint32_t watch;          /* protected: a BFD session id (< E3_MAX_SESSIONS) */
-};
-
-/* ---- ECMP groups ------------------------------------------------------------ */
-/* An NHLFE id that stands for up to E3_MAX_ECMP_MEMBERS plain or protected
- * nhlfes: each customer flow (a hash of its addresses and ports) takes one
- * member, among those whose path is usable (docs/datapath.md). */
-struct e3_ecmp_conf {
-	uint32_t id;             /* < E3_MAX_NHLFES, in the nhlfe ids */
-	uint16_t n_members;
-	uint32_t members[E3_MAX_ECMP_MEMBERS];
-};
-
 /* ---- BFD sessions (in-band OAM, docs/ha.md) --------------------------------- */
-/* Asynchronous-mode sessions (RFC 5880) carried in the MPLS G-ACh (GAL 13 +
- * ACH channel 0x0007). Workers send and check them; a session's state drives
- * the protection byte that protected nhlfes watch (usable again only after
- * wtr_s up).
- *  - A link session (label 0) checks one fabric adjacency: the GAL alone,
- *    to nexthop. One per fabric port; received by port.
- *  - A path session (label set) checks a whole LSP to a remote leaf, as
- *    MPLS-TP's CC (RFC 6428): label above the GAL, to nexthop, switched by
- *    the path's transit nodes; received through an OAM label entry. */
-struct e3_bfd_conf {
-	uint32_t id;             /* < E3_MAX_SESSIONS */
-	uint32_t nexthop;        /* the neighbour (first hop): port and MAC */
-	uint32_t label;          /* path session: the LSP's first label; 0 = link session */
-	uint32_t tx_ms;          /* desired min TX interval once Up, default 10 */
-	uint32_t rx_ms;          /* required min RX interval, default 10 */
-	uint8_t multiplier;      /* detect multiplier, default 3 */
-	uint32_t wtr_s;          /* wait-to-restore after a failure, default 5 */
-	uint8_t auth_key_id;     /* Keyed SHA1: the key's id */
-	char auth_key[41];       /* Keyed SHA1: the key, 1..20 bytes in hex; "" = none */
-};
 struct e3_bfd_info {
 	struct e3_bfd_conf conf;
 	char port[32];
@@ -169,24 +109,6 @@ struct e3_bfd_info {
 };
 
 /* ---- services ------------------------------------------------------------- */
-struct e3_remote {               /* E-LAN remote endpoint: where MACs learned from it go */
-	uint16_t source;         /* the id used in ELAN/REPLICATE label entries, < E3_MAX_REMOTES */
-	uint32_t nhlfe;          /* unicast toward that remote leaf */
-};
-struct e3_service_conf {
-	uint32_t id;             /* < E3_MAX_SERVICES */
-	enum e3_service_type type;
-	char name[64];           /* free text for humans */
-	/* E-Line: the nhlfe toward the remote leaf, or E3_NONE when both
-	 * circuits are on this node (hairpin). */
-	uint32_t nhlfe;
-	/* E-LAN */
-	uint32_t mac_limit;      /* 0 = the global default */
-	uint16_t n_remotes;
-	struct e3_remote remotes[E3_MAX_REMOTES];
-	uint16_t n_branches;
-	uint32_t branches[E3_MAX_BRANCHES]; /* nhlfes of this leaf's flood branches */
-};
 /* A service's counters, as every reader names them. Refused learning has
  * one per reason: the service's MAC limit, a full table, a frozen
  * (flapping) MAC, a full learn queue. */
@@ -205,28 +127,6 @@ struct e3_service_info {
 };
 
 /* ---- circuits: (customer port, VLAN or untagged) -> service ---------------- */
-/* A circuit on a multi-homed site (docs/multihoming.md); all zero for any
- * other circuit.
- *  - Frames from the site go to the fabric with the segment's label below
- *    the service's (label), so that other leaves learn the site's MACs
- *    against the segment's source id (source), shared by its leaves.
- *  - Of the BUM from the fabric, the circuit takes nothing that another
- *    leaf's copy delivers: no flood-tree copy if another leaf is the
- *    segment's designated forwarder (non_df), nothing from the segment's
- *    other leaves (peers, by source id: they deliver what entered through
- *    them to the site themselves, local bias), and nothing from the site.
- *  - A site that sends its BUM up every link (floods: a switch without a
- *    LAG) has it taken by the DF only. */
-struct e3_site {
-	bool non_df;
-	bool floods;
-	uint16_t source;         /* 0 = none */
-	uint32_t label;          /* 0 = none */
-	uint32_t redirect;       /* nhlfe for the site's frames while the port is down; 0 = none */
-	uint16_t n_peers;
-	uint16_t peers[E3_MAX_PEERS];
-};
-
 static inline bool e3_site_peer(const struct e3_site *f, uint16_t source)
 {
 	for (unsigned i = 0; i < f->n_peers; i++)
@@ -249,29 +149,6 @@ static inline bool e3_site_any(const struct e3_site *f)
 	return f->non_df || f->floods || f->source || f->label || f->redirect || f->n_peers;
 }
 
-/* Storm control: limits in frames per second on what an E-LAN floods from
- * a circuit, by class; 0 = no limit. The classes' order is their drop
- * reasons' (E3_DROP_STORM_BROADCAST + class). */
-enum e3_storm_class { E3_STORM_BROADCAST, E3_STORM_MULTICAST, E3_STORM_UNKNOWN, E3_STORM_MAX };
-struct e3_storm {
-	union {
-		struct { uint32_t broadcast, multicast, unknown; };
-		uint32_t pps[E3_STORM_MAX];
-	};
-};
-
-struct e3_circuit_conf {
-	uint32_t id;             /* < E3_MAX_CIRCUITS */
-	char port[32];           /* a customer port's name */
-	uint16_t vlan;           /* 1..4094, or E3_VLAN_UNTAGGED */
-	uint32_t service;
-	uint32_t mac_limit;      /* E-LAN: most MACs learned on it; 0 = only the service's limit */
-	struct e3_storm storm;
-	struct e3_site site;
-	/* A multi-homed site's circuit: each new value makes the datapath
-	 * announce the service's other MACs into it (docs/multihoming.md). */
-	uint32_t announce;
-};
 struct e3_circuit_info {
 	struct e3_circuit_conf conf;
 	uint32_t macs;           /* learned on it now */
@@ -281,22 +158,6 @@ struct e3_circuit_info {
 };
 
 /* ---- label entries ---------------------------------------------------------- */
-struct e3_label_conf {
-	uint32_t label;          /* E3_LABEL_MIN .. E3_LABEL_SPACE-1 */
-	enum e3_label_type type;
-	uint32_t nhlfe;          /* SWAP */
-	uint32_t service;        /* ELINE, ELAN, REPLICATE with local delivery (else E3_NONE) */
-	uint32_t session;        /* OAM: the path session (BFD id) its frames belong to */
-	uint32_t circuit;        /* CIRCUIT: the local circuit it delivers to */
-	uint16_t source;         /* ELAN, REPLICATE local delivery: remote endpoint it came from */
-	char rpf_port[32];       /* REPLICATE: the fabric port toward the tree's source */
-	uint16_t n_branches;     /* REPLICATE */
-	uint32_t branches[E3_MAX_BRANCHES];
-	/* The fabric ports the entry takes frames from (its upstreams); none =
-	 * any. Anything else arriving with the label is label_wrong_port. */
-	uint16_t n_in_ports;
-	char in_ports[E3_MAX_IN_PORTS][32];
-};
 struct e3_label_info {
 	const struct e3_label_conf *conf;
 	uint64_t pkts;

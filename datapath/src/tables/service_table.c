@@ -113,7 +113,7 @@ void e3_service_conf_of(const struct e3_service *s, struct e3_service_conf *c)
 	c->n_remotes = 0;
 	for (unsigned i = 0; i < s->n_sources; i++)
 		if (s->remote_nhlfe[i] != E3_NONE)
-			c->remotes[c->n_remotes++] = (struct e3_remote){ (uint16_t)i, s->remote_nhlfe[i] };
+			c->remotes[c->n_remotes++] = (struct e3_remote){ .source = (uint16_t)i, .nhlfe = s->remote_nhlfe[i] };
 	c->n_branches = s->n_branches;
 	memcpy(c->branches, s->branches, sizeof(uint32_t) * s->n_branches);
 }
