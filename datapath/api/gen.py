@@ -26,6 +26,7 @@ C_RPC = ROOT / "datapath" / "src" / "rpc" / "rpc_gen.h"
 GO_CODES = ROOT / "control" / "internal" / "dprpc" / "codes_gen.go"
 GO = ROOT / "control" / "internal" / "dpconfig" / "schema_gen.go"
 GO_OBJECTS = ROOT / "control" / "internal" / "dpconfig" / "objects_gen.go"
+GO_CHECKS = ROOT / "control" / "internal" / "dpconfig" / "checks_gen.go"
 GO_KINDS = ROOT / "control" / "internal" / "dpconfig" / "kinds_gen.go"
 GO_AGENT_KINDS = ROOT / "control" / "internal" / "agent" / "kinds_gen.go"
 PY = ROOT / "datapath" / "client" / "e3schema.py"
@@ -337,16 +338,7 @@ def go(s: Schema) -> str:
             for (suffix, v), (k, name) in zip(defaults(f), names.items()):
                 what = f"{obj} {f['name']}" + (f" ({k})" if k else "")
                 out.append(f"\t{name} = {str(v).lower() if isinstance(v, bool) else v} // {what}")
-    out += [")", "", "// paramRanges are the integer params' ranges, by object and param.",
-            "var paramRanges = map[string]map[string][2]int64{"]
-    for obj, o in s.objects.items():
-        rs = [(f["name"], s.eval(f["range"][0]), s.eval(f["range"][1])) for f in o["fields"] if f["type"] in INTS]
-        if rs:
-            out.append(f"\t\"{obj}\": {{")
-            for n, lo, hi in rs:
-                out.append(f"\t\t\"{n}\": {{{lo}, {hi}}},")
-            out.append("\t},")
-    out += ["}", ""]
+    out += [")", ""]
     return gofmt("\n".join(out))
 
 
@@ -501,6 +493,123 @@ def go_encoder(s, name, o, fields, out, variant=None):
     out.append("\tx.encode(&e)")
     out.append("\treturn e.b, e.err")
     out += ["}", ""]
+
+
+# ---- Go checks ------------------------------------------------------------------
+# Each object's checkParams refuses, before anything reaches a datapath, what
+# the object's _add would refuse by its params table alone: an integer out of
+# its range, a string out of its length, a value not of an enum, an array too
+# long, a malformed MAC or VLAN. It checks what the encoder writes (an
+# absent param is the datapath's default). References between objects and
+# the rules of each form are Validate's.
+GO_TYPE_RANGE = {"uint8": (0, 255), "uint16": (0, 65535), "uint32": (0, 2**32 - 1), "int16": (-32768, 32767)}
+
+
+def go_check_value(s, f, x, label, args, out, ind):
+    """Statements checking value x (a Go expression) of field f; label is
+    the param's name as messages give it (a format; args its operands)."""
+    t = f["type"]
+    a = "".join(f", {v}" for v in args)
+
+    def check(cond, msg, *vals):
+        out.append(f"{ind}if {cond} {{")
+        out.append(f'{ind}\tbad("{label}{msg}"{a}{"".join(", " + v for v in vals)})')
+        out.append(f"{ind}}}")
+
+    if t in INTS:
+        lo, hi = (s.eval(r) for r in f["range"])
+        tlo, thi = GO_TYPE_RANGE.get(go_scalar(f), (None, None))
+        conds = ([f"{x} < {lo}"] if tlo is None or lo > tlo else []) + \
+                ([f"{x} > {hi}"] if thi is None or hi < thi else [])
+        if conds:
+            check(" || ".join(conds), f" %d out of range {lo}..{hi}", x)
+    elif t == "str":
+        lo, hi = f["range"][0], f["size"] - 1
+        if lo == 0:
+            check(f"len({x}) > {hi}", f" %q: want at most {hi} bytes", x)
+        else:
+            check(f"n := len({x}); n < {lo} || n > {hi}", f" %q: want {lo}..{hi} bytes", x)
+    elif t == "mac":
+        check(f"!isMAC({x})", " %q is not a MAC address", x)
+    elif t == "enum":
+        vals = [v for v in f["values"] if v]
+        want = ", ".join(vals[:-1]) + " or " + vals[-1]
+        check(" && ".join(f'{x} != "{v}"' for v in vals), f" %q: want {want}", x)
+    elif t == "vlan":
+        check(f"!{x}.Valid()", " %d: want 1..4094 or untagged", f"uint16({x})")
+    elif t == "array":
+        mx, e = s.eval(f["max"]), f["of"]
+        if f.get("required"):
+            check(f"n := len({x}); n < 1 || n > {mx}", f": %d of them, want 1..{mx}", f"len({x})")
+        else:
+            check(f"len({x}) > {mx}", f": %d of them, want at most {mx}", f"len({x})")
+        inner = []
+        if e["type"] == "object":
+            inner += [f"{ind}\t{x}[i].checkParams(func(format string, a ...any) {{",
+                      f'{ind}\t\tbad("{label}[%d]: "+format, append([]any{{{", ".join(args + ["i"])}}}, a...)...)',
+                      f"{ind}\t}})"]
+        else:
+            go_check_value(s, e, f"{x}[i]", label + "[%d]", args + ["i"], inner, ind + "\t")
+        if inner:
+            out.append(f"{ind}for i := range {x} {{")
+            out.extend(inner)
+            out.append(f"{ind}}}")
+
+
+def go_check_field(s, o, f, recv, out, ind="\t"):
+    name = f"{recv}.{go_name(f['name'])}"
+    mode = go_mode(s, o, f)
+    if mode == "always":
+        go_check_value(s, f, name, f["name"], [], out, ind)
+        return
+    inner = []
+    if mode == "ptr":
+        go_check_value(s, f, "*" + name, f["name"], [], inner, ind + "\t")
+        cond = f"{name} != nil"
+    else:
+        zero = {"str": '""', "mac": '""', "enum": '""'}.get(f["type"], "0")
+        cond = f"len({name}) > 0" if f["type"] == "array" else f"{name} != {zero}"
+        go_check_value(s, f, name, f["name"], [], inner, ind + "\t")
+    if f["type"] != "bool" and inner:
+        out.append(f"{ind}if {cond} {{")
+        out.extend(inner)
+        out.append(f"{ind}}}")
+
+
+def go_checker(s, name, o, fields, out, variant=None):
+    out.append(f"func (x *{name}) checkParams(bad func(format string, a ...any)) {{")
+    body = []
+    if variant:
+        vf = [f for f in fields if f["name"] in variant["fields"]]
+        plain = [f for f in fields if f["name"] not in variant["fields"]]
+        for f in (f for f in plain if f.get("required")):
+            go_check_field(s, o, f, "x", body)
+        vbody, pbody = [], []
+        for f in vf:
+            go_check_field(s, {"whole": True}, f, "p", vbody, "\t\t")
+        for f in (f for f in plain if not f.get("required")):
+            go_check_field(s, o, f, "x", pbody, "\t\t")
+        body.append(f"\tif p := x.{variant['field']}; p != nil {{")
+        body += vbody + ["\t} else {"] + pbody + ["\t}"]
+    else:
+        for f in fields:
+            go_check_field(s, o, f, "x", body)
+    out += (body or ["\t_ = bad"]) + ["}", ""]
+
+
+def go_checks(s: Schema) -> str:
+    out = ["// Code generated by datapath/api/gen.py from datapath/api/schema.yaml. DO NOT EDIT.", "",
+           "package dpconfig", "",
+           "// checkParams of each object reports, through bad, each of its params",
+           "// that the datapath's _add would refuse: out of its range or length, not",
+           "// one of its values, malformed. An absent param is not checked.", ""]
+    for obj, o in s.objects.items():
+        go_checker(s, o["go_type"], o, o["fields"], out, o.get("go_variant"))
+        for f in o["fields"]:
+            if f["type"] == "array" and f["of"]["type"] == "object":
+                e = f["of"]
+                go_checker(s, e["go_type"], e, e["fields"], out)
+    return gofmt("\n".join(out))
 
 
 def go_variant_decoder(s, name, o, out):
@@ -927,6 +1036,7 @@ def main(argv=None):
     s = Schema(yaml.safe_load(SCHEMA.read_text()))
     ls = gen_stages.Lists()
     want = {C_LIMITS: c_limits(s), C_CONF: c_conf(s), C_OBJECTS: c_objects(s), C_RPC: c_rpc(s), GO: go(s), GO_OBJECTS: go_objects(s),
+            GO_CHECKS: go_checks(s),
             GO_CODES: go_codes(s), GO_KINDS: go_kinds(s), GO_AGENT_KINDS: go_agent_kinds(s), PY: py(s),
             DOCS: docs(s, ls, DOCS.read_text()),
             gen_stages.C_DROPS: gen_stages.c_drops(ls), gen_stages.C_EVENTS: gen_stages.c_events(ls),

@@ -10,34 +10,26 @@ import (
 // and types, unique keys, in-range values and every reference resolving
 // inside c. It reports every problem it finds, joined, so a bad desired
 // config is refused whole before anything is sent to the datapath.
+//
+// Each object's params are checked against the schema by its generated
+// checkParams (checks_gen.go); what follows here is what the schema does
+// not say: keys listed twice, references, and each form's rules.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	check := func(what string, x interface{ checkParams(func(string, ...any)) }) {
+		x.checkParams(func(format string, a ...any) { bad(what+": "+format, a...) })
+	}
 
 	if c.Version != 0 && c.Version != Version {
 		bad("version %d: this agent understands %d", c.Version, Version)
 	}
 	s := c.Settings.Normalize()
-	for _, p := range []param{{"ttl", int64(s.TTL)}, {"mac_aging_s", int64(s.MACAgingS)},
-		{"mac_limit", int64(s.MACLimit)}, {"mac_move_limit", int64(s.MACMoveLimit)},
-		{"mac_move_window_s", int64(s.MACMoveWindowS)}} {
-		if err := p.check("settings"); err != nil {
-			bad("settings: %v", err)
-		}
-	}
+	check("settings", &s)
 
 	ports := map[string]Port{}
 	for _, p := range c.Ports {
-		switch {
-		case p.Name == "":
-			bad("port with empty name")
-		case p.Devargs == "":
-			bad("port %s: empty devargs", p.Name)
-		case p.Kind != KindCustomer && p.Kind != KindFabric:
-			bad("port %s: kind %q: want %q or %q", p.Name, p.Kind, KindCustomer, KindFabric)
-		case p.MAC != "" && !isMAC(p.MAC):
-			bad("port %s: mac %q is not a MAC address", p.Name, p.MAC)
-		}
+		check("port "+p.Name, &p)
 		if _, dup := ports[p.Name]; dup {
 			bad("port %s: listed twice", p.Name)
 		}
@@ -58,10 +50,8 @@ func (c Config) Validate() error {
 			bad("%s: listed twice", what)
 		}
 		nexthops[n.ID] = true
+		check(what, &n)
 		fabricPort(what, n.Port)
-		if !isMAC(n.MAC) {
-			bad("%s: mac %q is not a MAC address", what, n.MAC)
-		}
 	}
 
 	sessions := map[uint32]bool{}
@@ -72,21 +62,9 @@ func (c Config) Validate() error {
 			bad("%s: listed twice", what)
 		}
 		sessions[b.ID] = true
-		if b.ID >= MaxSessions {
-			bad("%s: id must be < %d", what, MaxSessions)
-		}
+		check(what, &b)
 		if !nexthops[b.Nexthop] {
 			bad("%s: nexthop %d does not exist", what, b.Nexthop)
-		}
-		if b.Label != 0 && (b.Label < LabelMin || b.Label >= LabelSpace) {
-			bad("%s: label %d out of range %d..%d", what, b.Label, LabelMin, LabelSpace-1)
-		}
-		n := b.Normalize()
-		for _, p := range []param{{"tx_ms", int64(n.TxMS)}, {"rx_ms", int64(n.RxMS)},
-			{"multiplier", int64(n.Multiplier)}, {"wtr_s", int64(*n.WTRS)}} {
-			if err := p.check("bfd"); err != nil {
-				bad("%s: %v", what, err)
-			}
 		}
 		for _, nh := range c.Nexthops {
 			if b.Label != 0 || nh.ID != b.Nexthop { // path sessions share ports
@@ -107,6 +85,7 @@ func (c Config) Validate() error {
 			bad("%s: listed twice", what)
 		}
 		nhlfes[n.ID] = true
+		check(what, &n)
 		if n.Protect == nil {
 			plain[n.ID] = true
 		}
@@ -122,16 +101,10 @@ func (c Config) Validate() error {
 					bad("%s: %s %d is not a plain nhlfe of this config", what, x.role, x.id)
 				}
 			}
-			if p.Watch >= MaxSessions {
-				bad("%s: watch %d must be < %d", what, p.Watch, MaxSessions)
-			}
 			continue
 		}
 		if !nexthops[n.Nexthop] {
 			bad("%s: nexthop %d does not exist", what, n.Nexthop)
-		}
-		if n.Label < LabelMin || n.Label >= LabelSpace {
-			bad("%s: label %d out of range %d..%d", what, n.Label, LabelMin, LabelSpace-1)
 		}
 	}
 	groups := map[uint32]bool{}
@@ -141,9 +114,7 @@ func (c Config) Validate() error {
 			bad("%s: its id is listed twice", what)
 		}
 		groups[e.ID] = true
-		if len(e.Members) == 0 || len(e.Members) > MaxECMPMembers {
-			bad("%s: %d members, want 1..%d", what, len(e.Members), MaxECMPMembers)
-		}
+		check(what, &e)
 		for _, m := range e.Members {
 			if !nhlfes[m] {
 				bad("%s: member %d is not a plain or protected nhlfe of this config", what, m)
@@ -166,6 +137,7 @@ func (c Config) Validate() error {
 			bad("%s: listed twice", what)
 		}
 		services[s.ID] = true
+		check(what, &s)
 		switch s.Type {
 		case ServiceELine:
 			if s.NHLFE != nil {
@@ -181,8 +153,6 @@ func (c Config) Validate() error {
 			for _, b := range s.Branches {
 				nhlfeRef(what+" branch", b)
 			}
-		default:
-			bad("%s: type %q: want %q or %q", what, s.Type, ServiceELine, ServiceELAN)
 		}
 	}
 	serviceRef := func(what string, id *uint32) {
@@ -205,27 +175,17 @@ func (c Config) Validate() error {
 			bad("%s: listed twice", what)
 		}
 		circuits[ci.ID] = true
+		check(what, &ci)
 		if p, ok := ports[ci.Port]; !ok {
 			bad("%s: port %q does not exist", what, ci.Port)
 		} else if p.Kind != KindCustomer {
 			bad("%s: port %q is not a customer port", what, ci.Port)
-		}
-		if !ci.VLAN.Valid() {
-			bad("%s: vlan %d: want 1..4094 or untagged", what, uint16(ci.VLAN))
 		}
 		if other, dup := attached[attach{ci.Port, ci.VLAN}]; dup {
 			bad("%s: port %s vlan %s already used by circuit %d", what, ci.Port, ci.VLAN, other)
 		}
 		attached[attach{ci.Port, ci.VLAN}] = ci.ID
 		serviceRef(what, &ci.Service)
-		if len(ci.Peers) > MaxPeers {
-			bad("%s: %d peers, at most %d", what, len(ci.Peers), MaxPeers)
-		}
-		for _, p := range ci.Peers {
-			if p >= MaxRemotes {
-				bad("%s: peer %d: want 0..%d", what, p, MaxRemotes-1)
-			}
-		}
 		if ci.Redirect != 0 {
 			nhlfeRef(what+" redirect", ci.Redirect)
 		}
@@ -238,9 +198,7 @@ func (c Config) Validate() error {
 			bad("%s: listed twice", what)
 		}
 		labels[l.Label] = true
-		if l.Label < LabelMin || l.Label >= LabelSpace {
-			bad("%s: out of range %d..%d", what, LabelMin, LabelSpace-1)
-		}
+		check(what, &l)
 		for _, p := range l.InPorts {
 			fabricPort(what+" in_ports", p)
 		}
@@ -271,33 +229,14 @@ func (c Config) Validate() error {
 		case LabelOAM:
 			if l.Session == nil {
 				bad("%s: oam without session", what)
-			} else if *l.Session >= MaxSessions {
-				bad("%s: session %d must be < %d", what, *l.Session, MaxSessions)
 			}
 		case LabelCircuit:
 			if l.Circuit == nil || !circuits[*l.Circuit] {
 				bad("%s: circuit entry without a circuit of this config", what)
 			}
-		default:
-			bad("%s: type %q: want swap, eline, elan, replicate, oam or circuit", what, l.Type)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// param is an integer param's name and value, checked against the
-// datapath's range for it (paramRanges, from datapath/api/schema.yaml).
-type param struct {
-	name string
-	v    int64
-}
-
-func (p param) check(object string) error {
-	r, ok := paramRanges[object][p.name]
-	if ok && (p.v < r[0] || p.v > r[1]) {
-		return fmt.Errorf("%s %d out of range %d..%d", p.name, p.v, r[0], r[1])
-	}
-	return nil
 }
 
 func isMAC(s string) bool {

@@ -42,6 +42,15 @@ func TestValidate(t *testing.T) {
 		{"swap without nhlfe", func(c *Config) { c.Labels[0] = Label{Label: 16, Type: LabelSwap} }, "swap without nhlfe"},
 		{"replicate half local", func(c *Config) { c.Labels[1].Source = nil }, "both service and source"},
 		{"version", func(c *Config) { c.Version = 2 }, "version 2"},
+		// The params' own limits (checks_gen.go, from the schema).
+		{"port name too long", func(c *Config) { c.Ports[1].Name = strings.Repeat("c", 32) }, "want 1..31 bytes"},
+		{"worker out of range", func(c *Config) { c.Ports[0].Workers = []int16{0, 16} }, "port fab0: workers[1] 16 out of range -1..15"},
+		{"settings mac_limit", func(c *Config) { c.Settings.MACLimit = -1 }, "settings: mac_limit -1 out of range"},
+		{"bfd id", func(c *Config) { c.BFD = []BFD{{ID: 4096, Nexthop: 1}} }, "bfd 4096: id 4096 out of range 0..4095"},
+		{"ecmp without members", func(c *Config) { c.ECMPs = []ECMP{{ID: 9}} }, "ecmp 9: members: 0 of them, want 1..8"},
+		{"remote source", func(c *Config) { c.Services[1].Remotes = []Remote{{Source: 1024, NHLFE: 1}} }, "service 2: remotes[0]: source 1024 out of range"},
+		{"label type", func(c *Config) { c.Labels[0].Type = "pop" }, `label 16: type "pop": want swap, eline`},
+		{"in_ports name", func(c *Config) { c.Labels[1].InPorts = []string{""} }, `in_ports[0] "": want 1..31 bytes`},
 	} {
 		c := validConfig()
 		tc.mut(&c)
