@@ -27,6 +27,7 @@ GO_CODES = ROOT / "control" / "internal" / "dprpc" / "codes_gen.go"
 GO = ROOT / "control" / "internal" / "dpconfig" / "schema_gen.go"
 GO_OBJECTS = ROOT / "control" / "internal" / "dpconfig" / "objects_gen.go"
 GO_CHECKS = ROOT / "control" / "internal" / "dpconfig" / "checks_gen.go"
+GO_NORMALIZE = ROOT / "control" / "internal" / "dpconfig" / "normalize_gen.go"
 GO_KINDS = ROOT / "control" / "internal" / "dpconfig" / "kinds_gen.go"
 GO_AGENT_KINDS = ROOT / "control" / "internal" / "agent" / "kinds_gen.go"
 PY = ROOT / "datapath" / "client" / "e3schema.py"
@@ -168,6 +169,8 @@ def c_objects(s: Schema) -> str:
             bits = " | ".join(f"1ull << {ident(obj, f['name'])}" for f in o["fields"] if f.get("dump") == what)
             masks.append(f".{what} = {bits or '0'}")
         out.append(f"static const struct e3_dump e3_{obj}_dump = {{ {', '.join(masks)} }};")
+        if "forms" in o:
+            c_forms(obj, o, out)
         out.append("")
     out += ["#endif", ""]
     return "\n".join(out)
@@ -280,6 +283,33 @@ def c_conf(s: Schema) -> str:
     out += ["/* Each enum param's C constants are its values' indexes. */"] + asserts
     out += ["", "#endif", ""]
     return "\n".join(out)
+
+
+def c_forms(obj, o, out):
+    """The object's forms (struct e3_forms), indexed by their `by` value."""
+    forms, fields = o["forms"], o["fields"]
+    by = next(f for f in fields if f["name"] == forms["by"])
+    rules = {k: r for k, r in forms.items() if k != "by"}
+
+    def bits(names, ind):
+        return f" |\n{ind}".join(f"1ull << {ident(obj, n)}" for n in names) or "0"
+
+    def index(value):
+        i = by["values"].index(value)
+        return by["c_enum"][1 + i] if "c_enum" in by else str(i)
+
+    named = [f["name"] for f in fields if any(f["name"] in r.get("need", []) + r.get("allow", [])
+                                               for r in rules.values())]
+    out.append(f"static const struct e3_form e3_{obj}_form[] = {{")
+    for k, r in rules.items():
+        need = r.get("need", [])
+        out.append(f"\t[{index(k)}] = {{ .need = {bits(need, chr(9) * 3)},")
+        out.append(f"\t\t.allow = {bits(need + r.get('allow', []), chr(9) * 3)} }},")
+    out.append("};")
+    out.append(f"static const struct e3_forms e3_{obj}_forms = {{")
+    out.append(f"\t.by = {ident(obj, by['name'])}, .n = E3_NPARAMS(e3_{obj}_form), .form = e3_{obj}_form,")
+    out.append(f"\t.formed = {bits(named, chr(9) * 2)},")
+    out.append("};")
 
 
 def c_key_space(s: Schema, o) -> str:
@@ -609,6 +639,126 @@ def go_checks(s: Schema) -> str:
             if f["type"] == "array" and f["of"]["type"] == "object":
                 e = f["of"]
                 go_checker(s, e["go_type"], e, e["fields"], out)
+    return gofmt("\n".join(out))
+
+
+# ---- Go canonical forms --------------------------------------------------------
+# Normalize makes a desired object compare equal to the datapath's dump of
+# it (schema.yaml says the rules: forms, defaults, MACs, sets); the result
+# shares no memory with its input.
+def go_zero(s, o, f):
+    if go_mode(s, o, f) == "ptr" or f["type"] == "array":
+        return "nil"
+    return {"bool": "false", "str": '""', "mac": '""', "enum": '""'}.get(f["type"], "0")
+
+
+def go_const(f, value):
+    """The Go constant of enum field f's value."""
+    return dict(zip(f["values"], f["go_consts"]))[value]
+
+
+def go_compare(f):
+    """The compare function of a set's elements."""
+    e = f["of"]
+    if e["type"] == "object":
+        return f"compare{e['go_type']}"
+    return "strings.Compare" if e["type"] == "str" else f"cmp.Compare[{go_scalar(e)}]"
+
+
+def go_normalizer(s, name, o, fields, out, variant=None):
+    recv = "x"
+    out.append(f"func (x {name}) Normalize() {name} {{")
+    if o.get("whole"):
+        out.append(f"\tif x == ({name}{{}}) {{")
+        out.append(f"\t\treturn Default{name}()")
+        out.append("\t}")
+    forms = o.get("forms")
+    if forms:
+        by = next(f for f in fields if f["name"] == forms["by"])
+        shaped = {n for k, v in forms.items() if k != "by" for n in v.get("need", []) + v.get("allow", [])}
+        out.append(f"\tswitch x.{go_name(by['name'])} {{")
+        for form, rule in forms.items():
+            if form == "by":
+                continue
+            own = set(rule.get("need", []) + rule.get("allow", []))
+            drop = [f for f in fields if f["name"] in shaped and f["name"] not in own]
+            out.append(f"\tcase {go_const(by, form)}:")
+            if drop:
+                lhs = ", ".join(f"x.{go_name(f['name'])}" for f in drop)
+                rhs = ", ".join(go_zero(s, o, f) for f in drop)
+                out.append(f"\t\t{lhs} = {rhs}")
+        out.append("\t}")
+    if variant:
+        drop = [f for f in fields if f["name"] not in variant["fields"] and not f.get("required")]
+        out.append(f"\tif x.{variant['field']} != nil {{")
+        lhs = ", ".join(f"x.{go_name(f['name'])}" for f in drop)
+        rhs = ", ".join(go_zero(s, o, f) for f in drop)
+        out.append(f"\t\t{lhs} = {rhs}")
+        out.append(f"\t\tx.{variant['field']} = clonePtr(x.{variant['field']})")
+        out.append("\t}")
+    for f in fields:
+        if variant and f["name"] in variant["fields"]:
+            continue
+        x, mode = f"x.{go_name(f['name'])}", go_mode(s, o, f)
+        d = f.get("default")
+        if d is not None and mode == "ptr":
+            out.append(f"\t{x} = orDefault({x}, {f['go']})")
+            continue
+        if mode == "ptr":
+            out.append(f"\t{x} = clonePtr({x})")
+        elif d is not None and f["type"] in INTS and s.eval(f["range"][0]) > 0:
+            out.append(f"\tif {x} == 0 {{")
+            if isinstance(d, dict):
+                kind = next(g for g in fields if g["type"] == "enum" and set(d) <= set(g["values"]))
+                out.append(f"\t\tswitch x.{go_name(kind['name'])} {{")
+                for k, gname in f["go"].items():
+                    out.append(f"\t\tcase {go_const(kind, k)}:")
+                    out.append(f"\t\t\t{x} = {gname}")
+                out.append("\t\t}")
+            else:
+                out.append(f"\t\t{x} = {f['go']}")
+            out.append("\t}")
+        elif f["type"] == "mac":
+            out.append(f"\t{x} = normMAC({x})")
+        elif f["type"] == "array":
+            if f.get("set"):
+                out.append(f"\t{x} = sortedClone({x}, {go_compare(f)})")
+            else:
+                out.append(f"\t{x} = cloneOrNil({x})")
+    out.append("\treturn x")
+    out += ["}", ""]
+    comparable = not variant and all(f["type"] != "array" and go_mode(s, o, f) != "ptr" for f in fields)
+    out.append(f"// Equal reports whether x and o are the same {name} once normalised.")
+    if comparable:
+        out.append(f"func (x {name}) Equal(o {name}) bool {{ return x.Normalize() == o.Normalize() }}")
+    else:
+        out.append(f"func (x {name}) Equal(o {name}) bool {{ return reflect.DeepEqual(x.Normalize(), o.Normalize()) }}")
+    out.append("")
+
+
+def go_normalize(s: Schema) -> str:
+    out = ["// Code generated by datapath/api/gen.py from datapath/api/schema.yaml. DO NOT EDIT.", "",
+           "package dpconfig", "", "import (", '\t"cmp"', '\t"reflect"', '\t"strings"', ")", "",
+           "// Each object's Normalize returns its canonical form: what the datapath's",
+           "// dump of it would say (normalize.go).", ""]
+    for obj, o in s.objects.items():
+        name = o["go_type"]
+        if o.get("whole"):
+            out.append(f"// Default{name} are the {obj} of a freshly started datapath.")
+            out.append(f"func Default{name}() {name} {{")
+            out.append(f"\treturn {name}{{")
+            out += [f"\t\t{go_name(f['name'])}: {f['go']}," for f in o["fields"] if "go" in f]
+            out += ["\t}", "}", ""]
+        out.append(f"// Normalize returns x's canonical form.")
+        go_normalizer(s, name, o, o["fields"], out, o.get("go_variant"))
+        for f in o["fields"]:
+            if f["type"] == "array" and f["of"]["type"] == "object":
+                e = f["of"]
+                if f.get("set"):
+                    fs = e["fields"]
+                    terms = ", ".join(f"cmp.Compare(a.{go_name(g['name'])}, b.{go_name(g['name'])})" for g in fs)
+                    out.append(f"func compare{e['go_type']}(a, b {e['go_type']}) int {{ return cmp.Or({terms}) }}")
+                    out.append("")
     return gofmt("\n".join(out))
 
 
@@ -1036,7 +1186,7 @@ def main(argv=None):
     s = Schema(yaml.safe_load(SCHEMA.read_text()))
     ls = gen_stages.Lists()
     want = {C_LIMITS: c_limits(s), C_CONF: c_conf(s), C_OBJECTS: c_objects(s), C_RPC: c_rpc(s), GO: go(s), GO_OBJECTS: go_objects(s),
-            GO_CHECKS: go_checks(s),
+            GO_CHECKS: go_checks(s), GO_NORMALIZE: go_normalize(s),
             GO_CODES: go_codes(s), GO_KINDS: go_kinds(s), GO_AGENT_KINDS: go_agent_kinds(s), PY: py(s),
             DOCS: docs(s, ls, DOCS.read_text()),
             gen_stages.C_DROPS: gen_stages.c_drops(ls), gen_stages.C_EVENTS: gen_stages.c_events(ls),

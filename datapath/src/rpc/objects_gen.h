@@ -108,6 +108,22 @@ static const struct e3_param e3_service_params[] = {
 };
 enum { E3_SERVICE_P_ID = 0, E3_SERVICE_P_TYPE, E3_SERVICE_P_NAME, E3_SERVICE_P_NHLFE, E3_SERVICE_P_MAC_LIMIT, E3_SERVICE_P_REMOTES, E3_SERVICE_P_BRANCHES };
 static const struct e3_dump e3_service_dump = { .if_set = 1ull << E3_SERVICE_P_NAME | 1ull << E3_SERVICE_P_MAC_LIMIT | 1ull << E3_SERVICE_P_REMOTES | 1ull << E3_SERVICE_P_BRANCHES, .unless_none = 1ull << E3_SERVICE_P_NHLFE, .never = 0 };
+static const struct e3_form e3_service_form[] = {
+	[E3_SVC_ELINE] = { .need = 0,
+		.allow = 1ull << E3_SERVICE_P_NHLFE |
+			1ull << E3_SERVICE_P_BRANCHES },
+	[E3_SVC_ELAN] = { .need = 0,
+		.allow = 1ull << E3_SERVICE_P_MAC_LIMIT |
+			1ull << E3_SERVICE_P_REMOTES |
+			1ull << E3_SERVICE_P_BRANCHES },
+};
+static const struct e3_forms e3_service_forms = {
+	.by = E3_SERVICE_P_TYPE, .n = E3_NPARAMS(e3_service_form), .form = e3_service_form,
+	.formed = 1ull << E3_SERVICE_P_NHLFE |
+		1ull << E3_SERVICE_P_MAC_LIMIT |
+		1ull << E3_SERVICE_P_REMOTES |
+		1ull << E3_SERVICE_P_BRANCHES,
+};
 
 /* ---- circuit: a customer port and VLAN (or untagged) attached to a service (circuit_add) */
 static const struct e3_param e3_circuit_peers_elem = {
@@ -155,5 +171,34 @@ static const struct e3_param e3_label_params[] = {
 };
 enum { E3_LABEL_P_LABEL = 0, E3_LABEL_P_TYPE, E3_LABEL_P_NHLFE, E3_LABEL_P_SERVICE, E3_LABEL_P_SOURCE, E3_LABEL_P_RPF_PORT, E3_LABEL_P_BRANCHES, E3_LABEL_P_SESSION, E3_LABEL_P_CIRCUIT, E3_LABEL_P_IN_PORTS };
 static const struct e3_dump e3_label_dump = { .if_set = 1ull << E3_LABEL_P_BRANCHES | 1ull << E3_LABEL_P_IN_PORTS, .unless_none = 1ull << E3_LABEL_P_SERVICE, .never = 0 };
+static const struct e3_form e3_label_form[] = {
+	[E3_LBL_SWAP] = { .need = 1ull << E3_LABEL_P_NHLFE,
+		.allow = 1ull << E3_LABEL_P_NHLFE },
+	[E3_LBL_ELINE] = { .need = 1ull << E3_LABEL_P_SERVICE,
+		.allow = 1ull << E3_LABEL_P_SERVICE },
+	[E3_LBL_ELAN] = { .need = 1ull << E3_LABEL_P_SERVICE |
+			1ull << E3_LABEL_P_SOURCE,
+		.allow = 1ull << E3_LABEL_P_SERVICE |
+			1ull << E3_LABEL_P_SOURCE },
+	[E3_LBL_REPLICATE] = { .need = 1ull << E3_LABEL_P_RPF_PORT,
+		.allow = 1ull << E3_LABEL_P_RPF_PORT |
+			1ull << E3_LABEL_P_BRANCHES |
+			1ull << E3_LABEL_P_SERVICE |
+			1ull << E3_LABEL_P_SOURCE },
+	[E3_LBL_OAM] = { .need = 1ull << E3_LABEL_P_SESSION,
+		.allow = 1ull << E3_LABEL_P_SESSION },
+	[E3_LBL_CIRCUIT] = { .need = 1ull << E3_LABEL_P_CIRCUIT,
+		.allow = 1ull << E3_LABEL_P_CIRCUIT },
+};
+static const struct e3_forms e3_label_forms = {
+	.by = E3_LABEL_P_TYPE, .n = E3_NPARAMS(e3_label_form), .form = e3_label_form,
+	.formed = 1ull << E3_LABEL_P_NHLFE |
+		1ull << E3_LABEL_P_SERVICE |
+		1ull << E3_LABEL_P_SOURCE |
+		1ull << E3_LABEL_P_RPF_PORT |
+		1ull << E3_LABEL_P_BRANCHES |
+		1ull << E3_LABEL_P_SESSION |
+		1ull << E3_LABEL_P_CIRCUIT,
+};
 
 #endif

@@ -173,6 +173,19 @@ struct e3_port_req {             /* port_add params: the conf and how many worke
 struct e3_dump {
 	uint64_t if_set, unless_none, never;
 };
+/* An object's forms (schema.yaml `forms`, generated into objects_gen.h),
+ * told apart by the enum param `by` and indexed by its value: the params
+ * each form needs and allows. The params outside `formed` (those no form
+ * names) are every form's. */
+struct e3_form {
+	uint64_t need, allow;
+};
+struct e3_forms {
+	int by;                        /* the enum param's index */
+	uint64_t formed;
+	int n;
+	const struct e3_form *form;
+};
 struct e3_obj_type {
 	const char *what;              /* "port", ... for messages */
 	const struct e3_param *params;
@@ -182,9 +195,23 @@ struct e3_obj_type {
 	/* defaults that depend on other params, and checks across params */
 	int (*finish)(void *conf, uint64_t seen, char *msg, size_t len);
 	const struct e3_dump *dump;
-	/* The params of conf's form (e.g. a label's type), NULL: all. */
+	/* Decoding refuses a param the object's form does not have and one it
+	 * needs that is missing; a dump writes the form's params. NULL: one
+	 * form. */
+	const struct e3_forms *forms;
+	/* The params of conf's form when forms do not say it all; NULL: those
+	 * of forms (e3_form_params). */
 	uint64_t (*applies)(const void *conf);
 };
+/* The index of conf's form: the value of its forms' `by` param (an enum,
+ * decoded as an int). */
+static inline int e3_form_of(const struct e3_obj_type *t, const void *conf)
+{
+	return *(const int *)((const char *)conf + t->params[t->forms->by].off);
+}
+/* The params of conf's form: every param outside the forms' and those its
+ * form allows (all, for an object of one form). */
+uint64_t e3_form_params(const struct e3_obj_type *t, const void *conf);
 extern const struct e3_obj_type e3_port_type, e3_nexthop_type, e3_nhlfe_type, e3_ecmp_type, e3_bfd_type,
 	e3_service_type, e3_circuit_type, e3_label_type, e3_settings_type;
 

@@ -499,9 +499,18 @@ static json_t *enc_table(const struct e3_param *t, size_t n, const void *in, uin
 	return o;
 }
 
+uint64_t e3_form_params(const struct e3_obj_type *t, const void *conf)
+{
+	const struct e3_forms *f = t->forms;
+	if (f == NULL)
+		return ~0ull;
+	int v = e3_form_of(t, conf);
+	return ~f->formed | (v >= 0 && v < f->n ? f->form[v].allow : 0);
+}
+
 json_t *e3_obj_json(const struct e3_obj_type *t, const void *conf)
 {
-	uint64_t applies = t->applies != NULL ? t->applies(conf) : ~0ull;
+	uint64_t applies = t->applies != NULL ? t->applies(conf) : e3_form_params(t, conf);
 	const struct e3_dump none = { 0, 0, 0 }, *d = t->dump != NULL ? t->dump : &none;
 	return enc_table(t->params, t->n_params, conf, ~applies | d->never, d->if_set,
 			 d->unless_none);

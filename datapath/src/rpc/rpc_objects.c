@@ -4,8 +4,10 @@
  * port, nexthop, nhlfe, bfd session, service, circuit and label, its type
  * for the decoder (its params table is generated from datapath/api/
  * schema.yaml into objects_gen.h; used by <object>_add and config_load),
- * the defaults and checks across its params, and which params apply to
- * each form (e3_obj_json writes those as config_dump does).
+ * the defaults and checks across its params. Each form's params (a
+ * label's type, a service's) are the schema's `forms` (objects_gen.h):
+ * decoding refuses what a form does not have (form_check), and
+ * e3_obj_json writes what it has, as config_dump does.
  */
 #include <stdio.h>
 #include <string.h>
@@ -142,19 +144,7 @@ static void service_init(void *p)
 static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_service_conf *s = p;
-	if (s->type == E3_SVC_ELINE) {
-		const char *bad = (seen & (1u << E3_SERVICE_P_MAC_LIMIT)) ? "mac_limit" :
-				  (seen & (1u << E3_SERVICE_P_REMOTES))   ? "remotes" : NULL;
-		if (bad != NULL) {
-			snprintf(msg, len, "param '%s': applies to type \"elan\" only", bad);
-			return -1;
-		}
-		return 0;
-	}
-	if (seen & (1u << E3_SERVICE_P_NHLFE)) {
-		snprintf(msg, len, "param 'nhlfe': applies to type \"eline\" only");
-		return -1;
-	}
+	(void)seen;
 	for (int i = 0; i < s->n_remotes; i++) {
 		for (int j = 0; j < i; j++) {
 			if (s->remotes[i].source == s->remotes[j].source) {
@@ -167,19 +157,10 @@ static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 	return 0;
 }
 
-static uint64_t service_applies(const void *p)
-{
-	const struct e3_service_conf *s = p;
-	const uint64_t eline_only = 1u << E3_SERVICE_P_NHLFE;
-	const uint64_t elan_only = 1u << E3_SERVICE_P_MAC_LIMIT | 1u << E3_SERVICE_P_REMOTES |
-				   1u << E3_SERVICE_P_BRANCHES;
-	return ~(s->type == E3_SVC_ELINE ? elan_only : eline_only);
-}
-
 const struct e3_obj_type e3_service_type = {
 	.what = "service", .params = e3_service_params, .n_params = E3_NPARAMS(e3_service_params),
 	.size = sizeof(struct e3_service_conf), .init = service_init, .finish = service_finish,
-	.dump = &e3_service_dump, .applies = service_applies,
+	.dump = &e3_service_dump, .forms = &e3_service_forms,
 };
 
 /* ---- circuits ------------------------------------------ */
@@ -197,37 +178,9 @@ static void label_init(void *p)
 	l->service = E3_NONE;
 }
 
-/* Which of the params nhlfe..circuit each type needs (required) and allows. */
-static const struct {
-	uint32_t need, allow;
-} label_rule[] = {
-	[E3_LBL_SWAP] = { 1u << E3_LABEL_P_NHLFE, 1u << E3_LABEL_P_NHLFE },
-	[E3_LBL_ELINE] = { 1u << E3_LABEL_P_SERVICE, 1u << E3_LABEL_P_SERVICE },
-	[E3_LBL_ELAN] = { 1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE,
-			  1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE },
-	[E3_LBL_REPLICATE] = { 1u << E3_LABEL_P_RPF_PORT,
-			       1u << E3_LABEL_P_RPF_PORT | 1u << E3_LABEL_P_BRANCHES |
-				       1u << E3_LABEL_P_SERVICE | 1u << E3_LABEL_P_SOURCE },
-	[E3_LBL_OAM] = { 1u << E3_LABEL_P_SESSION, 1u << E3_LABEL_P_SESSION },
-	[E3_LBL_CIRCUIT] = { 1u << E3_LABEL_P_CIRCUIT, 1u << E3_LABEL_P_CIRCUIT },
-};
-
 static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_label_conf *l = p;
-	for (int i = E3_LABEL_P_NHLFE; i <= E3_LABEL_P_CIRCUIT; i++) {
-		uint32_t bit = 1u << i;
-		if ((label_rule[l->type].need & bit) && !(seen & bit)) {
-			snprintf(msg, len, "missing param '%s' (needed by type \"%s\")",
-				 e3_label_params[i].name, e3_label_type_names[l->type]);
-			return -1;
-		}
-		if (!(label_rule[l->type].allow & bit) && (seen & bit)) {
-			snprintf(msg, len, "param '%s': does not apply to type \"%s\"",
-				 e3_label_params[i].name, e3_label_type_names[l->type]);
-			return -1;
-		}
-	}
 	if (l->type == E3_LBL_REPLICATE &&
 	    !!(seen & (1u << E3_LABEL_P_SERVICE)) != !!(seen & (1u << E3_LABEL_P_SOURCE))) {
 		snprintf(msg, len, "params 'service' and 'source': local delivery needs both");
@@ -239,19 +192,46 @@ static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 static uint64_t label_applies(const void *p)
 {
 	const struct e3_label_conf *l = p;
-	uint64_t own = 1u << E3_LABEL_P_LABEL | 1u << E3_LABEL_P_TYPE | 1u << E3_LABEL_P_IN_PORTS;
-	uint64_t allow = l->type <= E3_LBL_CIRCUIT ? label_rule[l->type].allow : 0;
+	uint64_t params = e3_form_params(&e3_label_type, p);
 	/* a replicate entry's source goes with its service: local delivery */
 	if (l->type == E3_LBL_REPLICATE && l->service == E3_NONE)
-		allow &= ~(1u << E3_LABEL_P_SOURCE);
-	return own | allow;
+		params &= ~(1ull << E3_LABEL_P_SOURCE);
+	return params;
 }
 
 const struct e3_obj_type e3_label_type = {
 	.what = "label", .params = e3_label_params, .n_params = E3_NPARAMS(e3_label_params),
 	.size = sizeof(struct e3_label_conf), .init = label_init, .finish = label_finish,
-	.dump = &e3_label_dump, .applies = label_applies,
+	.dump = &e3_label_dump, .forms = &e3_label_forms, .applies = label_applies,
 };
+
+/* ---- forms ------------------------------------------ */
+/* Every param the object's form needs is there, and none it does not have. */
+static int form_check(const struct e3_obj_type *t, const void *conf, uint64_t seen, char *msg,
+		      size_t len)
+{
+	const struct e3_forms *f = t->forms;
+	const struct e3_param *by = &t->params[f->by];
+	int v = e3_form_of(t, conf);
+	const struct e3_form none = { 0, 0 }, *form = v >= 0 && v < f->n ? &f->form[v] : &none;
+
+	for (size_t i = 0; i < t->n_params; i++) {
+		uint64_t bit = 1ull << i;
+		if (!(f->formed & bit))
+			continue;
+		if ((form->need & bit) && !(seen & bit)) {
+			snprintf(msg, len, "missing param '%s' (needed by %s \"%s\")", t->params[i].name,
+				 by->name, by->names[v]);
+			return -1;
+		}
+		if (!(form->allow & bit) && (seen & bit)) {
+			snprintf(msg, len, "param '%s': does not apply to %s \"%s\"", t->params[i].name,
+				 by->name, by->names[v]);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 /* ---- decoding ------------------------------------------ */
 int e3_obj_decode(const struct e3_obj_type *t, const json_t *v, void *out,
@@ -265,6 +245,8 @@ int e3_obj_decode(const struct e3_obj_type *t, const json_t *v, void *out,
 		return -1;
 	if (seenp != NULL)
 		*seenp = seen;
+	if (t->forms != NULL && form_check(t, out, seen, msg, len) < 0)
+		return -1;
 	if (t->finish != NULL && t->finish(out, seen, msg, len) < 0)
 		return -1;
 	return 0;
