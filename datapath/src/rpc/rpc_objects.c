@@ -225,8 +225,15 @@ static int form_check(const struct e3_obj_type *t, const void *conf, uint64_t se
 			return -1;
 		}
 		if (!(form->allow & bit) && (seen & bit)) {
-			snprintf(msg, len, "param '%s': does not apply to %s \"%s\"", t->params[i].name,
-				 by->name, by->names[v]);
+			/* and the forms it does apply to */
+			char only[128] = "";
+			size_t o = 0;
+			for (int k = 0; k < f->n && o < sizeof(only); k++)
+				if (f->form[k].allow & bit)
+					o += (size_t)snprintf(only + o, sizeof(only) - o, "%s\"%s\"",
+							      o ? ", " : "", by->names[k]);
+			snprintf(msg, len, "param '%s': does not apply to %s \"%s\" (only to %s)",
+				 t->params[i].name, by->name, by->names[v], only);
 			return -1;
 		}
 	}

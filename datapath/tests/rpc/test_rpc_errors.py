@@ -78,7 +78,7 @@ BAD_CALLS = [
     ("service_add", {"id": 30, "type": "eline", "branches": [7]}, PARAMS, ["branches"]),
     ("service_add", {"id": 30, "type": "elan", "nhlfe": 5}, PARAMS, ["nhlfe"]),
     ("service_add", {"id": 30, "type": "eline", "mac_limit": 5}, PARAMS,
-     ["'mac_limit'", 'does not apply to type "eline"']),
+     ["'mac_limit'", 'does not apply to type "eline" (only to "elan")']),
     ("label_add", {"label": 500, "type": "circuit", "circuit": 1, "session": 2}, PARAMS,
      ["'session'", 'does not apply to type "circuit"']),
     ("label_add", {"label": 500, "type": "circuit"}, PARAMS, ["missing param 'circuit'"]),
