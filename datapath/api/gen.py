@@ -171,6 +171,8 @@ def c_objects(s: Schema) -> str:
         out.append(f"static const struct e3_dump e3_{obj}_dump = {{ {', '.join(masks)} }};")
         if "forms" in o:
             c_forms(obj, o, out)
+        if not o.get("whole"):
+            c_init(s, obj, o, out)
         out.append("")
     out += ["#endif", ""]
     return "\n".join(out)
@@ -283,6 +285,29 @@ def c_conf(s: Schema) -> str:
     out += ["/* Each enum param's C constants are its values' indexes. */"] + asserts
     out += ["", "#endif", ""]
     return "\n".join(out)
+
+
+def c_init(s: Schema, obj, o, out):
+    """e3_<obj>_init: what the params left out hold before the object's
+    checks (schema.yaml says the rules); nothing for an object without."""
+    prefix, c_type = o.get("c_prefix", ""), o["c_type"]
+    body = []
+    for f in o["fields"]:
+        path = f.get("c", prefix + f["name"])
+        d = f.get("default")
+        if d is not None and not isinstance(d, dict) and f["type"] in INTS:
+            body.append(f"\tc->{path} = E3_DEFAULT_{obj.upper()}_{f['name'].upper()};")
+        elif f.get("none") or f.get("dump") == "unless_none":
+            body.append(f"\tc->{path} = E3_NONE;")
+        elif f["type"] == "array" and "c_default" in f["of"]:
+            body.append(f"\tfor (unsigned k = 0; k < {s.c_expr(f['max'])}; k++)")
+            body.append(f"\t\tc->{path}[k] = {f['of']['c_default']};")
+    if not body:
+        return
+    out.append(f"static inline void e3_{obj}_init(void *p)")
+    out.append("{")
+    out.append(f"\t{c_type} *c = p;")
+    out += body + ["}"]
 
 
 def c_forms(obj, o, out):

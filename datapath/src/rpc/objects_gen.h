@@ -37,6 +37,13 @@ static const struct e3_param e3_port_params[] = {
 };
 enum { E3_PORT_P_NAME = 0, E3_PORT_P_DEVARGS, E3_PORT_P_KIND, E3_PORT_P_MTU, E3_PORT_P_MAC, E3_PORT_P_RX_QUEUES, E3_PORT_P_WORKERS };
 static const struct e3_dump e3_port_dump = { .if_set = 1ull << E3_PORT_P_MTU | 1ull << E3_PORT_P_MAC | 1ull << E3_PORT_P_RX_QUEUES, .unless_none = 0, .never = 1ull << E3_PORT_P_WORKERS };
+static inline void e3_port_init(void *p)
+{
+	struct e3_port_req *c = p;
+	c->conf.rx_queues = E3_DEFAULT_PORT_RX_QUEUES;
+	for (unsigned k = 0; k < E3_MAX_QUEUES; k++)
+		c->conf.worker[k] = -1;
+}
 
 /* ---- nexthop: a fabric port and the neighbour's MAC (nexthop_add) */
 static const struct e3_param e3_nexthop_params[] = {
@@ -61,6 +68,14 @@ static const struct e3_param e3_bfd_params[] = {
 };
 enum { E3_BFD_P_ID = 0, E3_BFD_P_NEXTHOP, E3_BFD_P_LABEL, E3_BFD_P_TX_MS, E3_BFD_P_RX_MS, E3_BFD_P_MULTIPLIER, E3_BFD_P_WTR_S, E3_BFD_P_AUTH_KEY_ID, E3_BFD_P_AUTH_KEY };
 static const struct e3_dump e3_bfd_dump = { .if_set = 1ull << E3_BFD_P_LABEL | 1ull << E3_BFD_P_AUTH_KEY_ID | 1ull << E3_BFD_P_AUTH_KEY, .unless_none = 0, .never = 0 };
+static inline void e3_bfd_init(void *p)
+{
+	struct e3_bfd_conf *c = p;
+	c->tx_ms = E3_DEFAULT_BFD_TX_MS;
+	c->rx_ms = E3_DEFAULT_BFD_RX_MS;
+	c->multiplier = E3_DEFAULT_BFD_MULTIPLIER;
+	c->wtr_s = E3_DEFAULT_BFD_WTR_S;
+}
 
 /* ---- nhlfe: a next hop and the label to write (plain: nexthop and label), or a protected NHLFE (primary, backup, watch) (nhlfe_add) */
 static const struct e3_param e3_nhlfe_params[] = {
@@ -124,6 +139,11 @@ static const struct e3_forms e3_service_forms = {
 		1ull << E3_SERVICE_P_REMOTES |
 		1ull << E3_SERVICE_P_BRANCHES,
 };
+static inline void e3_service_init(void *p)
+{
+	struct e3_service_conf *c = p;
+	c->nhlfe = E3_NONE;
+}
 
 /* ---- circuit: a customer port and VLAN (or untagged) attached to a service (circuit_add) */
 static const struct e3_param e3_circuit_peers_elem = {
@@ -200,5 +220,11 @@ static const struct e3_forms e3_label_forms = {
 		1ull << E3_LABEL_P_SESSION |
 		1ull << E3_LABEL_P_CIRCUIT,
 };
+static inline void e3_label_init(void *p)
+{
+	struct e3_label_conf *c = p;
+	c->nhlfe = E3_NONE;
+	c->service = E3_NONE;
+}
 
 #endif

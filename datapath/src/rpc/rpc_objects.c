@@ -4,10 +4,11 @@
  * port, nexthop, nhlfe, bfd session, service, circuit and label, its type
  * for the decoder (its params table is generated from datapath/api/
  * schema.yaml into objects_gen.h; used by <object>_add and config_load),
- * the defaults and checks across its params. Each form's params (a
- * label's type, a service's) are the schema's `forms` (objects_gen.h):
- * decoding refuses what a form does not have (form_check), and
- * e3_obj_json writes what it has, as config_dump does.
+ * the defaults that depend on other params and the checks across them
+ * (what a left-out param holds otherwise is the generated e3_<object>_init's).
+ * Each form's params (a label's type, a service's) are the schema's `forms`
+ * (objects_gen.h): decoding refuses what a form does not have (form_check),
+ * and e3_obj_json writes what it has, as config_dump does.
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,13 +39,6 @@ void e3_settings_merge(struct e3_settings *s, const struct e3_settings *in, uint
 }
 
 /* ---- ports ------------------------------------------ */
-static void port_init(void *p)
-{
-	struct e3_port_req *r = p;
-	for (int i = 0; i < E3_MAX_QUEUES; i++)
-		r->conf.worker[i] = -1;
-}
-
 static int port_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
 	struct e3_port_req *r = p;
@@ -62,7 +56,7 @@ static int port_finish(void *p, uint64_t seen, char *msg, size_t len)
 
 const struct e3_obj_type e3_port_type = {
 	.what = "port", .params = e3_port_params, .n_params = E3_NPARAMS(e3_port_params),
-	.size = sizeof(struct e3_port_req), .init = port_init, .finish = port_finish,
+	.size = sizeof(struct e3_port_req), .init = e3_port_init, .finish = port_finish,
 	.dump = &e3_port_dump,
 };
 /* A dump writes the port's conf; it is the request's first member, so the
@@ -118,28 +112,12 @@ const struct e3_obj_type e3_nhlfe_type = {
 
 /* ---- BFD sessions ------------------------------------------ */
 
-static void bfd_init(void *p)
-{
-	struct e3_bfd_conf *b = p;
-
-	b->tx_ms = E3_DEFAULT_BFD_TX_MS;
-	b->rx_ms = E3_DEFAULT_BFD_RX_MS;
-	b->multiplier = E3_DEFAULT_BFD_MULTIPLIER;
-	b->wtr_s = E3_DEFAULT_BFD_WTR_S;
-}
-
 const struct e3_obj_type e3_bfd_type = {
 	.what = "bfd", .params = e3_bfd_params, .n_params = E3_NPARAMS(e3_bfd_params),
-	.size = sizeof(struct e3_bfd_conf), .init = bfd_init, .dump = &e3_bfd_dump,
+	.size = sizeof(struct e3_bfd_conf), .init = e3_bfd_init, .dump = &e3_bfd_dump,
 };
 
 /* ---- services ------------------------------------------ */
-
-static void service_init(void *p)
-{
-	struct e3_service_conf *s = p;
-	s->nhlfe = E3_NONE;
-}
 
 static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
@@ -159,7 +137,7 @@ static int service_finish(void *p, uint64_t seen, char *msg, size_t len)
 
 const struct e3_obj_type e3_service_type = {
 	.what = "service", .params = e3_service_params, .n_params = E3_NPARAMS(e3_service_params),
-	.size = sizeof(struct e3_service_conf), .init = service_init, .finish = service_finish,
+	.size = sizeof(struct e3_service_conf), .init = e3_service_init, .finish = service_finish,
 	.dump = &e3_service_dump, .forms = &e3_service_forms,
 };
 
@@ -170,13 +148,6 @@ const struct e3_obj_type e3_circuit_type = {
 };
 
 /* ---- labels ------------------------------------------ */
-
-static void label_init(void *p)
-{
-	struct e3_label_conf *l = p;
-	l->nhlfe = E3_NONE;
-	l->service = E3_NONE;
-}
 
 static int label_finish(void *p, uint64_t seen, char *msg, size_t len)
 {
@@ -201,7 +172,7 @@ static uint64_t label_applies(const void *p)
 
 const struct e3_obj_type e3_label_type = {
 	.what = "label", .params = e3_label_params, .n_params = E3_NPARAMS(e3_label_params),
-	.size = sizeof(struct e3_label_conf), .init = label_init, .finish = label_finish,
+	.size = sizeof(struct e3_label_conf), .init = e3_label_init, .finish = label_finish,
 	.dump = &e3_label_dump, .forms = &e3_label_forms, .applies = label_applies,
 };
 
