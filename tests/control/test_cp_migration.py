@@ -86,6 +86,22 @@ VM2_MAC, VM2_IP = "02:00:0a:4d:00:01", "10.77.0.1/24"
 PEER_MAC, PEER_IP = "02:00:0a:4d:00:02", "10.77.0.2/24"
 
 
+def fabric_counters(lab) -> dict:
+    """Every node's BFD session downs and port drops (by reason, nonzero):
+    what a stream's lost frames are read against when it stops (a host too
+    busy to run the datapaths shows as downs of sessions that timed out)."""
+    out = {}
+    for n in lab.topo.nodes:
+        c = lab.client(n.name)
+        drops = {}
+        for p in c.call("port_list"):
+            for why, k in p["stats"]["drops"].items():
+                if k:
+                    drops[f"{p['name']}:{why}"] = k
+        out[n.name] = {"bfd_downs": sum(b["downs"] for b in c.call("bfd_list")), "drops": drops}
+    return out
+
+
 def service_on(lab, node: str, name: str) -> bool:
     return any(s.get("name") == name for s in lab.client(node).call("service_list"))
 
@@ -108,6 +124,7 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
         peer.exec(["ip", "neigh", "replace", VM2_IP.split("/")[0], "lladdr", VM2_MAC, "dev", "eth0",
                    "nud", "permanent"], check=True)
         vm.prepare()
+        counters = fabric_counters(lab)
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "rx.json")
             seconds = 14.0
@@ -128,7 +145,8 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
             tx.wait(timeout=60)
             rx.wait(timeout=60)
             res = json.loads(Path(out).read_text())
-        assert res["last"] == RATE * seconds - 1 and res["missing"] == [], f"the stream stopped: {res}"
+        assert res["last"] == RATE * seconds - 1 and res["missing"] == [], \
+            f"the stream stopped: {res}; counters before and after: {counters}, {fabric_counters(lab)}"
         assert not service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
         circuits = [f"{c['node']}:{c['port']}" for c in cp.service("mig")["circuits"]]
         assert circuits == ["leaf2:cust1", "leaf3:cust1"], circuits

@@ -80,15 +80,9 @@ func (st *state) put(s *svcState) {
 	}
 	for _, e := range s.deps {
 		if st.deps[e] == nil {
-			st.deps[e] = map[string]bool{}
+			st.deps[e] = map[string]struct{}{}
 		}
-		st.deps[e][s.rec.Spec.Name] = true
-	}
-	for _, n := range s.nodes {
-		if st.byNode[n] == nil {
-			st.byNode[n] = map[string]bool{}
-		}
-		st.byNode[n][s.rec.Spec.Name] = true
+		st.deps[e][s.rec.Spec.Name] = struct{}{}
 	}
 	for _, ci := range s.rec.Spec.Circuits {
 		st.circuits[ci.Key()] = s.rec.Spec.Name
@@ -108,9 +102,6 @@ func (st *state) remove(name string) {
 	st.commitMACs(&s.rec.Spec, -1)
 	if p := s.rec.Spec.Paths; p != nil && p.DisjointFrom != "" {
 		delete(st.disjointBy[p.DisjointFrom], name)
-	}
-	for _, n := range s.nodes {
-		delete(st.byNode[n], name)
 	}
 	for _, e := range s.deps {
 		delete(st.deps[e], name)

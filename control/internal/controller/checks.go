@@ -18,16 +18,19 @@ import (
 // and its BFD session id at each end. It lives while some service's
 // protected entry watches it (state.checkRefs).
 type checkState struct {
-	key      string // desired.Check's Key
-	rec      *model.CheckRecord
+	key   string // desired.Check's Key
+	rec   *model.CheckRecord
+	nodes []string // where it has a fragment
+	// Its fragments until they are written (dropFrags): etcd holds them,
+	// and a change that needs them again rebuilds the check.
 	frags    map[string]*desired.Fragment
 	sessions map[string]uint32 // end -> session id
 	dirty    bool              // created on load: its record is to be written
 }
 
 func newCheckState(rec *model.CheckRecord, frags map[string]*desired.Fragment) *checkState {
-	cs := &checkState{key: desired.Check{A: rec.A, Z: rec.Z, Path: rec.Path}.Key(), rec: rec, frags: frags,
-		sessions: map[string]uint32{}}
+	cs := &checkState{key: desired.Check{A: rec.A, Z: rec.Z, Path: rec.Path}.Key(), rec: rec, nodes: keys(frags),
+		frags: frags, sessions: map[string]uint32{}}
 	for _, a := range rec.Allocs {
 		if a.Kind == model.KindSession {
 			cs.sessions[a.Node] = a.Value
@@ -75,7 +78,7 @@ func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) de
 			} else {
 				as.Commit()
 				cs.dirty = true
-				st.addCheck(cs.key, cs)
+				st.checks[cs.key] = cs
 			}
 		}
 		*used = append(*used, cs.key)
@@ -87,13 +90,11 @@ func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) de
 	}
 }
 
-func (st *state) addCheck(key string, cs *checkState) {
-	st.checks[key] = cs
-	for n := range cs.frags {
-		if st.checksAt[n] == nil {
-			st.checksAt[n] = map[string]bool{}
-		}
-		st.checksAt[n][key] = true
+// dropFrags lets go of cs's fragments once written, unless the first
+// change after a load is still to write them (dirty).
+func (cs *checkState) dropFrags() {
+	if !cs.dirty {
+		cs.frags = nil
 	}
 }
 
@@ -101,9 +102,6 @@ func (st *state) removeCheck(key string) {
 	cs := st.checks[key]
 	if cs == nil {
 		return
-	}
-	for n := range cs.frags {
-		delete(st.checksAt[n], key)
 	}
 	for _, a := range cs.rec.Allocs {
 		st.alloc.Free(a.Node, a.Kind, a.Value)
@@ -190,7 +188,7 @@ func (c *Controller) planChecks(st *state, ch *change, topo *topology.Topology) 
 // new ones, and those a topology change rebuilt.
 func (cp *checkPlan) writes(st *state, w *keyWrites) {
 	for k := range cp.del {
-		for n := range st.checks[k].frags {
+		for _, n := range st.checks[k].nodes {
 			w.set(n, nodestate.CheckKey(n, k), nil)
 		}
 	}
@@ -233,12 +231,14 @@ func (cp *checkPlan) apply(st *state) {
 		if st.checks[k] != nil {
 			st.checks[k] = cs
 		}
+		cs.dropFrags()
 	}
 	for k, cs := range cp.put {
 		cs.dirty = false
 		if st.checks[k] == nil {
-			st.addCheck(k, cs)
+			st.checks[k] = cs
 		}
+		cs.dropFrags()
 	}
 	for k, n := range cp.refs {
 		if n > 0 {
@@ -255,6 +255,6 @@ func loadCheck(st *state, key string, rec *model.CheckRecord) error {
 		return fmt.Errorf("check %s: %w", key, err)
 	}
 	as.Commit()
-	st.addCheck(key, cs)
+	st.checks[key] = cs
 	return nil
 }

@@ -104,7 +104,6 @@ type state struct {
 	fence      clientv3.Cmp
 	topo       *topology.Topology
 	services   map[string]*svcState
-	byNode     map[string]map[string]bool // node -> services with a fragment there
 	alloc      *labels.Allocator
 	gen        int64
 	nodeGen    map[string]int64
@@ -120,12 +119,11 @@ type state struct {
 	status       map[string]nodestate.NodeStatus
 	statusRev    int64
 	down         downView
-	circuits     map[model.CircuitKey]string // circuit -> service using it
-	rebuilt      map[string]bool             // services loaded with other roles than stored: to rewrite
-	checks       map[string]*checkState      // path checks by key (checks.go)
-	checkRefs    map[string]int              // check key -> how many watches of services use it
-	checksAt     map[string]map[string]bool
-	deps         map[string]map[string]bool // node or link element -> services whose route depends on it
+	circuits     map[model.CircuitKey]string    // circuit -> service using it
+	rebuilt      map[string]bool                // services loaded with other roles than stored: to rewrite
+	checks       map[string]*checkState         // path checks by key (checks.go)
+	checkRefs    map[string]int                 // check key -> how many watches of services use it
+	deps         map[string]map[string]struct{} // node or link element -> services whose route depends on it
 	graphs       graphCache
 	// fullPass: no reaction has run since taking over (reactLocked).
 	fullPass bool
@@ -258,8 +256,12 @@ func (c *Controller) lead(ctx context.Context) error {
 		}
 		c.log.Info("store upgraded", "from_schema", schema, "to_schema", store.SchemaVersion, "services", len(st.services))
 	}
+	// etcd holds the fragments (the upgrade above was their last reader).
 	for _, s := range st.services {
-		s.frags = nil // etcd holds them (the upgrade above was their last reader)
+		s.frags = nil
+	}
+	for _, cs := range st.checks {
+		cs.dropFrags()
 	}
 	c.mu.Lock()
 	c.leader = st
@@ -550,7 +552,6 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		fence:        fence,
 		topo:         &topology.Topology{},
 		services:     map[string]*svcState{},
-		byNode:       map[string]map[string]bool{},
 		alloc:        labels.New(o.Spaces),
 		nodeGen:      map[string]int64{},
 		written:      map[string][sha256.Size]byte{},
@@ -558,8 +559,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		rebuilt:      map[string]bool{},
 		checks:       map[string]*checkState{},
 		checkRefs:    map[string]int{},
-		checksAt:     map[string]map[string]bool{},
-		deps:         map[string]map[string]bool{},
+		deps:         map[string]map[string]struct{}{},
 		fullPass:     true,
 		loadedChecks: true,
 		reserved:     map[int]int64{},

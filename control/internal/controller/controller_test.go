@@ -428,6 +428,31 @@ func TestPathChecks(t *testing.T) {
 	if got := keys(records()); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("checks %v, want primary and backup %v", got, want)
 	}
+	// The nodes' desired keys of the checks, which etcd holds once written
+	// (the controller keeps only where they are).
+	checkKeys := func() []string {
+		var out []string
+		for _, n := range []string{"leaf1", "leaf3", "spine1", "spine2"} {
+			r, err := cli.Get(ctx, nodestate.CheckKey(n, ""), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range r.Kvs {
+				out = append(out, string(kv.Key))
+			}
+		}
+		return out
+	}
+	if n := len(checkKeys()); n == 0 {
+		t.Fatal("no node has a check's desired key")
+	}
+	c.mu.Lock()
+	for k, cs := range c.leader.checks {
+		if cs.frags != nil || len(cs.nodes) == 0 {
+			t.Errorf("check %s: fragments kept after they were written, or no nodes (%v)", k, cs.nodes)
+		}
+	}
+	c.mu.Unlock()
 	// Both E-Lines take the same two paths: deleting one keeps the checks.
 	if err := c.DeleteService(ctx, "red2"); err != nil {
 		t.Fatal(err)
@@ -449,6 +474,9 @@ func TestPathChecks(t *testing.T) {
 	}
 	if n := len(records()); n != 0 {
 		t.Fatalf("%d checks without users", n)
+	}
+	if got := checkKeys(); len(got) != 0 {
+		t.Fatalf("desired keys of deleted checks remain: %v", got)
 	}
 	c2.mu.Lock()
 	defer c2.mu.Unlock()
