@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -555,9 +553,14 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 type keyWrites struct {
 	st      *state
 	pending map[string]pendingKey // set, not yet encoded
-	vals    map[string][]byte     // key -> new value; nil deletes
+	vals    map[string]keyValue   // key -> new value
 	nodes   map[string]bool
 	pre     map[*desired.Fragment]encoded // encodings made already
+}
+
+type keyValue struct {
+	node string
+	b    []byte // nil deletes
 }
 
 type pendingKey struct {
@@ -566,7 +569,7 @@ type pendingKey struct {
 }
 
 func newKeyWrites(st *state) *keyWrites {
-	return &keyWrites{st: st, pending: map[string]pendingKey{}, vals: map[string][]byte{}, nodes: map[string]bool{}}
+	return &keyWrites{st: st, pending: map[string]pendingKey{}, vals: map[string]keyValue{}, nodes: map[string]bool{}}
 }
 
 // set makes key (of node) hold f, or not exist when f is nil; the last set
@@ -601,16 +604,16 @@ func (w *keyWrites) encode() error {
 	})
 	var errs []error
 	for _, j := range jobs {
-		old, stored := w.st.written[j.key]
+		stored, same := w.st.written.same(j.p.node, j.key, j.b)
 		switch {
 		case j.err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", j.key, j.err))
 		case j.p.f == nil:
 			if stored {
-				w.vals[j.key], w.nodes[j.p.node] = nil, true
+				w.vals[j.key], w.nodes[j.p.node] = keyValue{j.p.node, nil}, true
 			}
-		case !stored || old != sha256.Sum256(j.b):
-			w.vals[j.key], w.nodes[j.p.node] = j.b, true
+		case !same:
+			w.vals[j.key], w.nodes[j.p.node] = keyValue{j.p.node, j.b}, true
 		}
 	}
 	w.pending = map[string]pendingKey{}
@@ -634,10 +637,10 @@ func (w *keyWrites) service(name string, old []string, cur map[string]*desired.F
 func (w *keyWrites) ops(gen int64, gone []string) []clientv3.Op {
 	ops := make([]clientv3.Op, 0, len(w.vals)+len(w.nodes)+len(gone))
 	for k, v := range w.vals {
-		if v == nil {
+		if v.b == nil {
 			ops = append(ops, clientv3.OpDelete(k))
 		} else {
-			ops = append(ops, clientv3.OpPut(k, string(v)))
+			ops = append(ops, clientv3.OpPut(k, string(v.b)))
 		}
 	}
 	for n := range w.nodes {
@@ -655,21 +658,13 @@ func (w *keyWrites) ops(gen int64, gone []string) []clientv3.Op {
 func (w *keyWrites) apply(gen int64, gone []string) {
 	st := w.st
 	for k, v := range w.vals {
-		if v == nil {
-			delete(st.written, k)
-		} else {
-			st.written[k] = sha256.Sum256(v)
-		}
+		st.written.put(v.node, k, v.b)
 	}
 	for n := range w.nodes {
 		st.nodeGen[n] = gen
 	}
 	for _, n := range gone {
 		delete(st.nodeGen, n)
-		for k := range st.written {
-			if strings.HasPrefix(k, nodestate.DesiredNode(n)) {
-				delete(st.written, k)
-			}
-		}
+		st.written.dropNode(n)
 	}
 }

@@ -8,7 +8,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,10 +106,10 @@ type state struct {
 	alloc      *labels.Allocator
 	gen        int64
 	nodeGen    map[string]int64
-	written    map[string][sha256.Size]byte // desired key -> digest of its stored value
-	macs       map[string]int64             // node -> MACs its E-LANs may learn (macadmit.go)
-	disjointBy map[string]map[string]bool   // service -> those whose paths keep disjoint from it
-	elems      map[string]string            // element keys (deps), one copy each
+	written    digests                    // of every desired key's stored value (digests.go)
+	macs       map[string]int64           // node -> MACs its E-LANs may learn (macadmit.go)
+	disjointBy map[string]map[string]bool // service -> those whose paths keep disjoint from it
+	elems      map[string]string          // element keys (deps), one copy each
 	// loadedChecks: no change committed since the load, whose leftover
 	// checks (unused, or made by the load) the next change settles.
 	loadedChecks bool
@@ -554,7 +553,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		services:     map[string]*svcState{},
 		alloc:        labels.New(o.Spaces),
 		nodeGen:      map[string]int64{},
-		written:      map[string][sha256.Size]byte{},
+		written:      newDigests(),
 		circuits:     map[model.CircuitKey]string{},
 		rebuilt:      map[string]bool{},
 		checks:       map[string]*checkState{},
@@ -769,7 +768,7 @@ func loadDesired(ctx context.Context, c *clientv3.Client, st *state) error {
 				st.nodeGen[n.Name] = g
 				return nil
 			}
-			st.written[prefix+obj] = sha256.Sum256(v)
+			st.written.put(n.Name, prefix+obj, v)
 			return nil
 		}); err != nil {
 			return err

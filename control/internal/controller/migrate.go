@@ -2,10 +2,8 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -46,7 +44,8 @@ func (c *Controller) migrate(ctx context.Context, st *state) error {
 		return err
 	}
 	links := model.LinksOf(st.topo)
-	put := func(key string, v any) error {
+	// put writes v at key; a desired key (of node, not "") is recorded.
+	put := func(node, key string, v any) error {
 		var b []byte
 		var err error
 		switch v := v.(type) {
@@ -66,33 +65,33 @@ func (c *Controller) migrate(ctx context.Context, st *state) error {
 			}
 		}
 		ops, size = append(ops, clientv3.OpPut(key, string(b))), size+len(b)
-		if strings.HasPrefix(key, nodestate.DesiredPrefix) {
-			st.written[key] = sha256.Sum256(b)
+		if node != "" {
+			st.written.put(node, key, b)
 		}
 		return nil
 	}
 	for _, n := range st.topo.Nodes {
-		if err := put(nodestate.BaseKey(n.Name), desired.Base(st.topo, n.Name)); err != nil {
+		if err := put(n.Name, nodestate.BaseKey(n.Name), desired.Base(st.topo, n.Name)); err != nil {
 			return err
 		}
 	}
 	for name, s := range st.services {
 		for n, f := range s.frags {
-			if err := put(nodestate.ServiceKey(n, name), f); err != nil {
+			if err := put(n, nodestate.ServiceKey(n, name), f); err != nil {
 				return err
 			}
 		}
-		if err := put(store.ServiceKey(name), s); err != nil {
+		if err := put("", store.ServiceKey(name), s); err != nil {
 			return err
 		}
 	}
 	for key, cs := range st.checks {
 		for n, f := range cs.frags {
-			if err := put(nodestate.CheckKey(n, key), f); err != nil {
+			if err := put(n, nodestate.CheckKey(n, key), f); err != nil {
 				return err
 			}
 		}
-		if err := put(store.CheckKey(key), cs.rec); err != nil {
+		if err := put("", store.CheckKey(key), cs.rec); err != nil {
 			return err
 		}
 	}
