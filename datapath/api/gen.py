@@ -1156,12 +1156,44 @@ def doc_objects(s: Schema) -> str:
     return "\n".join(out).rstrip()
 
 
+def refs(o, prefix=""):
+    """[(param, [kinds], later)] of the params of o that name objects (an
+    object element's by their path)."""
+    out = []
+    for f in o["fields"]:
+        if "ref" in f:
+            r = f["ref"]
+            out.append((prefix + f["name"], [r] if isinstance(r, str) else r, bool(f.get("ref_later"))))
+        if f["type"] == "array" and f["of"]["type"] == "object":
+            out += refs(f["of"], prefix + f["name"] + "[].")
+    return out
+
+
+def check_refs(s: Schema):
+    """The objects' order is their dependency order: each refers only to
+    earlier kinds, or (a variant's params) to its own plain form."""
+    order = list(s.objects)
+    for i, (obj, o) in enumerate(s.objects.items()):
+        variant = o.get("go_variant", {}).get("fields", [])
+        for param, to, _ in refs(o):
+            for k in to:
+                if k not in s.objects:
+                    sys.exit(f"schema.yaml: {obj}.{param} refers to {k}, which is no object")
+                j = order.index(k)
+                if j > i or (j == i and param not in variant):
+                    sys.exit(f"schema.yaml: {obj}.{param} refers to {k}, which does not come before {obj}")
+
+
 def doc_kinds(s: Schema) -> str:
-    out = ["| kind | `config_dump` list | key |", "| --- | --- | --- |"]
+    out = ["| kind | `config_dump` list | key | refers to (param: kinds) |", "| --- | --- | --- | --- |"]
     for g, name, obj, o, v in kinds(s):
         if "list" not in o:
             continue
-        out.append(f"| {name} | `{o['list']['json']}` | `{o.get('key', 'id')}` |")
+        vf = o.get("go_variant", {}).get("fields", [])
+        own = [r for r in refs(o) if (r[0] in vf) == (v is not None)]   # a variant's params are its own
+        names = "; ".join(f"`{p}`: {', '.join(k)}" + (" (may come later)" if later else "")
+                          for p, k, later in own)
+        out.append(f"| {name} | `{o['list']['json']}` | `{o.get('key', 'id')}` | {names} |")
     return "\n".join(out)
 
 
@@ -1209,6 +1241,7 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true", help="fail if a generated file is not current")
     a = ap.parse_args(argv)
     s = Schema(yaml.safe_load(SCHEMA.read_text()))
+    check_refs(s)
     ls = gen_stages.Lists()
     want = {C_LIMITS: c_limits(s), C_CONF: c_conf(s), C_OBJECTS: c_objects(s), C_RPC: c_rpc(s), GO: go(s), GO_OBJECTS: go_objects(s),
             GO_CHECKS: go_checks(s), GO_NORMALIZE: go_normalize(s),
