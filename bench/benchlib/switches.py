@@ -329,7 +329,7 @@ class E3(Switch):
         wait_for(lambda: "polling, boot_id" in self._log_since_spawn(), 60,
                  "e3-vswitchd to start", p, self.log)
         # One request may not exceed 1 MiB (docs/control-api.md): the big
-        # tables go in chunks, added to what is there (replace=false). Small
+        # tables go in chunks, added to what is there. Small
         # requests also keep the parser's transient memory out of the
         # switch's footprint.
         # The first request carries everything small plus the first chunk
@@ -339,8 +339,7 @@ class E3(Switch):
             c.call("config_load", dict(doc, **{k: v[:self.CHUNK] for k, v in big.items()}))
             for key, items in big.items():
                 for i in range(self.CHUNK, len(items), self.CHUNK):
-                    c.call("config_load", {"version": 1, key: items[i:i + self.CHUNK],
-                                           "replace": False})
+                    c.call("config_load", {"version": 1, key: items[i:i + self.CHUNK]})
         self.program_s = time.monotonic() - t0
         if scenario.vm:
             self.start_vm()

@@ -360,13 +360,12 @@ def c_rpc(s: Schema) -> str:
     for i, e in enumerate(mapped):
         out.append(f"\tX({e['node']}, E3_RPC_{e['name']})" + (" \\" if i < len(mapped) - 1 else ""))
     kinds = [(obj, o) for obj, o in s.objects.items() if "list" in o]
-    for name, order, doc in (("E3_CONFIG_KINDS", kinds, "in dependency order: a kind refers only to kinds\n * before it"),
-                             ("E3_CONFIG_KINDS_REVERSE", kinds[::-1], "in reverse dependency order")):
-        out += ["", f"/* The kinds of a node's configuration (config_dump, config_load), {doc}:",
-                " * X(object, list, space): space is how many keys the kind has (its keys",
-                " * are 0..space-1), 0 for a kind keyed by name. */", f"#define {name}(X) \\"]
-        for i, (obj, o) in enumerate(order):
-            out.append(f"\tX({obj}, {o['list']['json']}, {c_key_space(s, o)})" + (" \\" if i < len(order) - 1 else ""))
+    out += ["", "/* The kinds of a node's configuration (config_dump, config_load), in",
+            " * dependency order: a kind refers only to kinds before it.",
+            " * X(object, list, space): space is how many keys the kind has (its keys",
+            " * are 0..space-1), 0 for a kind keyed by name. */", "#define E3_CONFIG_KINDS(X) \\"]
+    for i, (obj, o) in enumerate(kinds):
+        out.append(f"\tX({obj}, {o['list']['json']}, {c_key_space(s, o)})" + (" \\" if i < len(kinds) - 1 else ""))
     out += ["", "/* The methods: X(name, handler, params type) for rpc_methods.c's table. */",
             "#define E3_RPC_METHODS(X) \\"]
     for i, m in enumerate(s.methods):

@@ -11,6 +11,7 @@ demo-down`) can find and stop it too.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -28,6 +29,20 @@ class LabError(RuntimeError):
 
 def binary() -> Path:
     return Path(os.environ.get("E3_VSWITCHD", REPO / "build" / "bin" / "e3-vswitchd"))
+
+
+def agent_binary() -> Path:
+    return Path(os.environ.get("E3_AGENT", REPO / "build" / "bin" / "e3-agent"))
+
+
+def sync(sock: str, doc: dict) -> dict:
+    """Make the node on sock equal to doc, deletions included, with the
+    agent's planner (`e3-agent sync`): {"added", "replaced", "removed"}."""
+    p = subprocess.run([str(agent_binary()), "sync", "--dp-socket", str(sock), "-"], input=json.dumps(doc),
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise LabError(f"e3-agent sync: {p.stderr.strip()}")
+    return json.loads(p.stdout)
 
 
 def rpc_module():
@@ -195,6 +210,10 @@ class Vswitchd:
     def client(self, timeout: float = 60):
         """A JSON-RPC client (datapath/client/e3rpc.py) on its socket."""
         return rpc_module().Client(self.sock, timeout=timeout)
+
+    def sync(self, doc: dict) -> dict:
+        """Make the node equal to doc (a config_dump document): module sync()."""
+        return sync(self.sock, doc)
 
     def log_tail(self, lines: int = 30) -> str:
         try:

@@ -17,7 +17,6 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import e3rpc  # noqa: E402
-import e3schema  # noqa: E402
 from lab.vswitchd import LabError, Vswitchd, binary  # noqa: E402
 
 CUSTOMER = ["c1", "c2", "c3"]
@@ -136,15 +135,7 @@ class Switch:
 
     def reset(self):
         """Back to ports only, default settings, zero counters."""
-        # Every kind but the settings (no key) and the ports, last kinds first.
-        for kind, spec in reversed(e3schema.OBJECTS.items()):
-            if "key" not in spec or kind == "port":
-                continue
-            key = spec["key"]
-            # Protected nhlfes before the plain ones they refer to.
-            for obj in sorted(self.rpc(f"{kind}_list"), key=lambda o: "primary" not in o):
-                self.rpc(f"{kind}_del", **{key: obj[key]})
-        self.rpc("settings_set", **DEFAULT_SETTINGS)
+        self.dp.sync({"version": 1, "settings": DEFAULT_SETTINGS, "ports": self.rpc("config_dump")["ports"]})
         self.rpc("sflow_set", rate=0)
         self.rpc("sflow_read", max=4096)
         self.rpc("mac_flush")

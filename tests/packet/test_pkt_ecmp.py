@@ -93,13 +93,13 @@ def test_group_dump_and_reload(sw):
     doc = sw.rpc("config_dump")
     assert doc["ecmps"] == [{"id": 30, "members": [21, 22]}]
     assert 30 not in [n["id"] for n in doc["nhlfes"]]
-    assert sw.rpc("config_load", **doc) == {"added": 0, "replaced": 0, "removed": 0}
+    assert sw.rpc("config_load", **doc) == {"added": 0, "replaced": 0}
     assert sw.rpc("ecmp_add", id=30, members=[22]) == {"changed": True}
     assert sw.rpc("config_load", **doc)["replaced"] == 1
     assert sw.rpc("ecmp_list") == [{"id": 30, "members": [21, 22]}]
-    # Without the group and the service, a load removes both.
+    # Without the group and the service, a sync removes both.
     doc2 = dict(doc, ecmps=[], services=[], circuits=[])
-    assert sw.rpc("config_load", **doc2)["removed"] == 3
+    assert sw.dp.sync(doc2)["removed"] == 3
     assert sw.rpc("ecmp_list") == []
 
 

@@ -33,6 +33,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sync" {
+		os.Exit(runSync(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e3-agent:", err)
 		os.Exit(1)

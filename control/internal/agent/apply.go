@@ -32,10 +32,9 @@ type ApplyResult struct {
 // references itself (it refuses to delete what is still in use and to add
 // what points at something missing) so carrying on is safe, and it lets
 // independent services converge while one is broken. Calls that failed are
-// tried once more at the end, because a deletion may have cleared the way:
-// a circuit whose (port, VLAN) moves to another circuit id conflicts until
-// the old circuit is gone. What still fails is returned, joined; the caller
-// retries the whole reconcile later.
+// tried once more at the end, because a deletion may have cleared the way
+// (a table full until the old entries go). What still fails is returned,
+// joined; the caller retries the whole reconcile later.
 func Apply(ctx context.Context, dp Datapath, plan []Op) (ApplyResult, error) {
 	var res ApplyResult
 	run := func(ops []Op) (failed []Op, errs []error) {

@@ -16,13 +16,14 @@ import (
 // tableDP is an in-memory datapath with the reference checks that matter
 // to Apply's ordering: an object may only refer to existing objects, may
 // only be deleted when nothing refers to it, and a circuit's (port, VLAN)
-// belongs to one circuit. It records every call. It stands in for
-// e3-vswitchd only in these unit tests; the integration test uses the real
-// one.
+// belongs to one circuit; with maxLabels, the label table is full at that
+// many. It records every call. It stands in for e3-vswitchd only in these
+// unit tests; the integration test uses the real one.
 type tableDP struct {
-	cfg   dpconfig.Config
-	calls []string
-	fail  map[string]error // call string -> error to return once
+	cfg       dpconfig.Config
+	calls     []string
+	fail      map[string]error // call string -> error to return once
+	maxLabels int
 }
 
 func (d *tableDP) do(call string, check func() error, apply func()) error {
@@ -161,7 +162,13 @@ func (d *tableDP) CircuitDel(_ context.Context, id uint32) error {
 		func() { remove(&d.cfg.Circuits, func(x dpconfig.Circuit) bool { return x.ID == id }) })
 }
 func (d *tableDP) LabelAdd(_ context.Context, l dpconfig.Label) (bool, error) {
-	return true, d.do(fmt.Sprint("add label ", l.Label), func() error { return nil },
+	return true, d.do(fmt.Sprint("add label ", l.Label), func() error {
+		if d.maxLabels > 0 && len(d.cfg.Labels) >= d.maxLabels &&
+			!slices.ContainsFunc(d.cfg.Labels, func(x dpconfig.Label) bool { return x.Label == l.Label }) {
+			return rpcErr(dprpc.CodeNoSpace, "label table full")
+		}
+		return nil
+	},
 		func() { upsert(&d.cfg.Labels, l, func(x dpconfig.Label) bool { return x.Label == l.Label }) })
 }
 func (d *tableDP) LabelDel(_ context.Context, label uint32) error {
@@ -287,23 +294,56 @@ func TestApplyConverges(t *testing.T) {
 	}
 }
 
-// A (port, VLAN) moving from one circuit id to another conflicts until the
-// old circuit is deleted; Apply retries the add after the deletions.
+// A full table takes a new entry once the old ones are deleted; Apply
+// retries the add after the deletions.
 func TestApplyRetriesAfterDeletes(t *testing.T) {
-	dp := &tableDP{}
+	dp := &tableDP{maxLabels: 2}
 	if _, err := reconcileOnce(t, dp, base()); err != nil {
 		t.Fatal(err)
 	}
-	next := edit(func(c *dpconfig.Config) { c.Circuits[0].ID = 7 })
+	next := edit(func(c *dpconfig.Config) { c.Labels[0].Label = 502 })
 	if _, err := reconcileOnce(t, dp, next); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
-	want := []string{"add circuit 7", "del circuit 1", "add circuit 7"}
+	want := []string{"add label 502", "del label 500", "add label 502"}
 	if !slices.Equal(dp.calls, want) {
 		t.Errorf("calls %q, want %q", dp.calls, want)
 	}
 	if !dp.cfg.Equal(next) {
 		t.Errorf("not converged")
+	}
+}
+
+// A (port, VLAN) moving from one circuit id to another, and two circuits
+// exchanging their VLANs: the old circuits go first (breakTaken), so no
+// call fails.
+func TestApplyMovesPortVLANs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(c *dpconfig.Config)
+		want []string
+	}{
+		{"new circuit id", func(c *dpconfig.Config) { c.Circuits[0].ID = 7 }, []string{"del circuit 1", "add circuit 7"}},
+		{"VLANs exchanged", func(c *dpconfig.Config) {
+			c.Circuits[0].VLAN, c.Circuits[1].VLAN = c.Circuits[1].VLAN, c.Circuits[0].VLAN
+		}, []string{"del circuit 1", "del circuit 2", "add circuit 1", "add circuit 2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dp := &tableDP{}
+			if _, err := reconcileOnce(t, dp, base()); err != nil {
+				t.Fatal(err)
+			}
+			next := edit(tc.edit)
+			if _, err := reconcileOnce(t, dp, next); err != nil {
+				t.Fatalf("apply: %v", err)
+			}
+			if !slices.Equal(dp.calls, tc.want) {
+				t.Errorf("calls %q, want %q", dp.calls, tc.want)
+			}
+			if !dp.cfg.Equal(next) {
+				t.Errorf("not converged")
+			}
+		})
 	}
 }
 

@@ -43,6 +43,9 @@ func (o Op) String() string {
 // Diff returns the calls that turn the datapath state actual into desired,
 // in make-before-break order:
 //
+//  0. the breaks, where the old object must go before the new one can be
+//     made: a service that changes type (breakRetyped), a port and VLAN
+//     that changes circuit (breakTaken);
 //  1. settings, if they differ;
 //  2. kind by kind in dependency order (dpconfig.Kind, the schema's order
 //     of the objects): first the new objects of that kind, then the
@@ -59,7 +62,7 @@ func (o Op) String() string {
 // empty takes the device's, so its current MAC is not a difference.
 func Diff(desired, actual dpconfig.Config) []Op {
 	d, a := desired.Normalize(), actual.Normalize()
-	plan := breakRetyped(d, &a)
+	plan := append(breakRetyped(d, &a), breakTaken(d, &a)...)
 	var dels []Op
 	if d.Settings != a.Settings {
 		plan = append(plan, Op{Action: Replace, Kind: dpconfig.KindSettings, Obj: d.Settings})
@@ -121,6 +124,32 @@ func breakRetyped(d dpconfig.Config, a *dpconfig.Config) []Op {
 			ops = append(ops, Op{Action: Delete, Kind: dpconfig.KindService, Key: s.Key(), Obj: s})
 		}
 		return retyped[s.ID]
+	})
+	return ops
+}
+
+// breakTaken returns the deletions of the circuits whose port and VLAN
+// desired gives to another circuit id: the datapath keeps one circuit per
+// port and VLAN, so the old one goes before the new one is added (two
+// circuits exchanging their VLANs both go first). They are taken out of
+// actual, so that the rest of the plan adds back those desired still has.
+func breakTaken(d dpconfig.Config, a *dpconfig.Config) []Op {
+	type portVLAN struct {
+		port string
+		vlan dpconfig.VLAN
+	}
+	owner := make(map[portVLAN]uint32, len(d.Circuits))
+	for _, c := range d.Circuits {
+		owner[portVLAN{c.Port, c.VLAN}] = c.ID
+	}
+	var ops []Op
+	a.Circuits = slices.DeleteFunc(slices.Clone(a.Circuits), func(c dpconfig.Circuit) bool {
+		id, ok := owner[portVLAN{c.Port, c.VLAN}]
+		gone := ok && id != c.ID
+		if gone {
+			ops = append(ops, Op{Action: Delete, Kind: dpconfig.KindCircuit, Key: c.Key(), Obj: c})
+		}
+		return gone
 	})
 	return ops
 }

@@ -5,22 +5,23 @@
  *
  * config_load replays the document through the same handlers as the
  * methods (SPDK's json_config model), with no checks of its own:
- *   1. index it: every object must decode with its _add's params table (a
- *      document that does not decode changes nothing); note its ids;
+ *   1. every object must decode with its _add's params table (a document
+ *      that does not decode changes nothing);
  *   2. add/replace the settings, then kind by kind in dependency order
  *      (E3_CONFIG_KINDS, generated from the schema's order), each object
  *      through its e3_node_*_add, which checks it as it would for the
  *      method (each _add is idempotent, so objects that did not change are
  *      not touched and their traffic never stops); the first refusal stops
- *      the load and names the object;
- *   3. with replace=true, delete what the document does not have, in the
- *      reverse order, so nothing is deleted while still referenced.
+ *      the load and names the object.
+ * It deletes nothing: it is the boot-time load (--config, a warm
+ * restart's checkpoint, a handover) and a bulk add. Making a node equal to
+ * a document, deletions included, is the agent's planner's job
+ * (`e3-agent sync`), the one planner that orders changes.
  * Counts: an object of the document is "added" if the node did not have
- * it, "replaced" if it had it and the _add changed it (e3_node_changed());
- * every delete is "removed".
+ * it, "replaced" if it had it and the _add changed it (e3_node_changed()).
  *
- * Each kind's part (dump, snapshot, index, apply, remove) sits in its own
- * section below; the passes loop over the kinds.
+ * Each kind's part (dump, snapshot, apply) sits in its own section below;
+ * the passes loop over the kinds.
  *
  * Big tables (a million labels) are handled one object at a time: each
  * object is decoded into one scratch struct in step 1 and again in step 2,
@@ -54,7 +55,6 @@ struct load_params {
 #define KIND_LIST(obj, list, space) const json_t *list;
 	E3_CONFIG_KINDS(KIND_LIST)
 #undef KIND_LIST
-	bool replace;
 };
 static const struct e3_param load_table[] = {
 	E3_P_INT(struct load_params, version, "version", E3_PT_I64, true, 1, 1),
@@ -62,33 +62,17 @@ static const struct e3_param load_table[] = {
 #define KIND_PARAM(obj, list, space) E3_P(struct load_params, list, #list, E3_PT_JARRAY, false),
 	E3_CONFIG_KINDS(KIND_PARAM)
 #undef KIND_PARAM
-	E3_P(struct load_params, replace, "replace", E3_PT_BOOL, false),
 };
-static void load_init(void *p)
-{
-	((struct load_params *)p)->replace = true;
-}
 const struct e3_obj_type e3_config_load_params = {
 	.what = "params", .params = load_table, .n_params = E3_NPARAMS(load_table),
-	.size = sizeof(struct load_params), .init = load_init,
+	.size = sizeof(struct load_params),
 };
 
-struct port_ref {
-	char name[32];
-	enum e3_port_kind kind;
-};
-struct pv {
-	char port[32];
-	uint16_t vlan;
-};
-enum { GONE_EARLY = 0x80 }; /* flag: a circuit deleted early to free its (port, VLAN) */
-enum { NHLFE_PLAIN = 1, NHLFE_PROTECTED = 2 };   /* nhlfe keys: which form */
-
-/* What the node had before the load, or what the document lists: by kind
- * and key, nonzero if present (ports by name). */
+/* What the node had before the load: by kind and key, nonzero if present
+ * (ports by name). */
 struct keys {
 	uint8_t *of[N_KINDS];          /* NULL for kinds keyed by name */
-	struct port_ref ports[E3_MAX_PORTS];
+	char ports[E3_MAX_PORTS][32];
 	int n_ports;
 };
 
@@ -109,54 +93,27 @@ static int keys_alloc(struct keys *k)
 	return 0;
 }
 
-static void keys_mark(struct keys *k, enum kind kind, uint32_t key, uint8_t v)
+static void keys_mark(struct keys *k, enum kind kind, uint32_t key)
 {
 	if (key < key_space[kind])
-		k->of[kind][key] = v;
+		k->of[kind][key] = 1;
 }
 
 struct load {
 	struct e3_rpc_call *c;
 	const struct load_params *p;
-	struct keys before, doc;
-	struct pv *circ_pv;    /* by circuit id: the (port, VLAN) it had before */
-	uint32_t *pv_owner;    /* (port slot, VLAN) -> the document's circuit id + 1 */
+	struct keys before;
 	void *scratch;         /* one decoded object of any type */
-	json_int_t added, replaced, removed;
+	json_int_t added, replaced;
 };
-/* (port slot, VLAN) keys: document ports, then node ports (replace=false) */
-#define PV_SLOTS (2 * E3_MAX_PORTS * (E3_VLAN_UNTAGGED + 1))
 #define SCRATCH(t) ((const t *)l->scratch)
 
-static int find_port(const struct port_ref *r, int n, const char *name)
+static bool had_port(const struct keys *k, const char *name)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(r[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
-static void note_port(struct keys *k, const struct e3_port_conf *c)
-{
-	if (find_port(k->ports, k->n_ports, c->name) >= 0 || k->n_ports >= E3_MAX_PORTS)
-		return;
-	struct port_ref *r = &k->ports[k->n_ports++];
-	snprintf(r->name, sizeof(r->name), "%s", c->name);
-	r->kind = c->kind;
-}
-
-/* The (port, VLAN) key space: document ports first, then the node's. */
-static uint32_t *pv_owner(struct load *l, const char *port, uint16_t vlan)
-{
-	int slot = find_port(l->doc.ports, l->doc.n_ports, port);
-	if (slot < 0 && !l->p->replace) {
-		slot = find_port(l->before.ports, l->before.n_ports, port);
-		if (slot >= 0)
-			slot += E3_MAX_PORTS;
-	}
-	if (slot < 0)
-		return NULL;
-	return &l->pv_owner[(size_t)slot * (E3_VLAN_UNTAGGED + 1) + vlan];
+	for (int i = 0; i < k->n_ports; i++)
+		if (strcmp(k->ports[i], name) == 0)
+			return true;
+	return false;
 }
 
 /* Decode element i of a section into scratch; where = "ports[3]". */
@@ -211,27 +168,6 @@ static int apply_list(struct load *l, const struct e3_obj_type *t, const json_t 
 	return 0;
 }
 
-/* Delete the keys of a kind the node had and the document does not list
- * (with `only`, those the node had with that value). */
-static int remove_keys(struct load *l, enum kind kind, const uint8_t *also_listed, uint8_t only,
-		       int (*del)(uint32_t, char *), const char *what, char *err)
-{
-	const uint8_t *had = l->before.of[kind], *listed = l->doc.of[kind];
-	for (uint32_t key = 0; key < key_space[kind]; key++) {
-		if (!had[key] || (had[key] & GONE_EARLY) || (only && had[key] != only) || listed[key] ||
-		    (also_listed && also_listed[key]))
-			continue;
-		int rc = del(key, err);
-		if (rc < 0) {
-			char where[64];
-			snprintf(where, sizeof(where), "removing %s %u", what, key);
-			return applied_err(l, where, rc, err);
-		}
-		l->removed++;
-	}
-	return 0;
-}
-
 /* ---- port ------------------------------------------ */
 static void dump_port(const struct e3_port_info *p, void *w)
 {
@@ -239,37 +175,19 @@ static void dump_port(const struct e3_port_info *p, void *w)
 }
 static void snap_port(const struct e3_port_info *p, void *arg)
 {
-	note_port(&((struct load *)arg)->before, &p->conf);
-}
-static void index_port(struct load *l)
-{
-	note_port(&l->doc, &SCRATCH(struct e3_port_req)->conf);
+	struct keys *k = &((struct load *)arg)->before;
+	if (k->n_ports < E3_MAX_PORTS)
+		snprintf(k->ports[k->n_ports++], sizeof(k->ports[0]), "%s", p->conf.name);
 }
 static int add_port(struct load *l, bool *had, char *err)
 {
 	const struct e3_port_conf *c = &SCRATCH(struct e3_port_req)->conf;
-	*had = find_port(l->before.ports, l->before.n_ports, c->name) >= 0;
+	*had = had_port(&l->before, c->name);
 	return e3_node_port_add(c, err);
 }
 static int apply_port(struct load *l, char *err)
 {
 	return apply_list(l, &e3_port_type, l->p->ports, "ports", add_port, err);
-}
-static int remove_port(struct load *l, char *err)
-{
-	for (int i = 0; i < l->before.n_ports; i++) {
-		const char *name = l->before.ports[i].name;
-		if (find_port(l->doc.ports, l->doc.n_ports, name) >= 0)
-			continue;
-		int rc = e3_node_port_del(name, err);
-		if (rc < 0) {
-			char where[64];
-			snprintf(where, sizeof(where), "removing port '%s'", name);
-			return applied_err(l, where, rc, err);
-		}
-		l->removed++;
-	}
-	return 0;
 }
 
 /* ---- nexthop ------------------------------------------ */
@@ -279,11 +197,7 @@ static void dump_nexthop(const struct e3_nexthop_conf *n, void *w)
 }
 static void snap_nexthop(const struct e3_nexthop_conf *n, void *arg)
 {
-	keys_mark(&((struct load *)arg)->before, K_nexthop, n->id, 1);
-}
-static void index_nexthop(struct load *l)
-{
-	keys_mark(&l->doc, K_nexthop, SCRATCH(struct e3_nexthop_conf)->id, 1);
+	keys_mark(&((struct load *)arg)->before, K_nexthop, n->id);
 }
 static int add_nexthop(struct load *l, bool *had, char *err)
 {
@@ -294,10 +208,6 @@ static int apply_nexthop(struct load *l, char *err)
 {
 	return apply_list(l, &e3_nexthop_type, l->p->nexthops, "nexthops", add_nexthop, err);
 }
-static int remove_nexthop(struct load *l, char *err)
-{
-	return remove_keys(l, K_nexthop, NULL, 0, e3_node_nexthop_del, "nexthop", err);
-}
 
 /* ---- bfd ------------------------------------------ */
 static void dump_bfd(const struct e3_bfd_info *b, void *w)
@@ -306,11 +216,7 @@ static void dump_bfd(const struct e3_bfd_info *b, void *w)
 }
 static void snap_bfd(const struct e3_bfd_info *b, void *arg)
 {
-	keys_mark(&((struct load *)arg)->before, K_bfd, b->conf.id, 1);
-}
-static void index_bfd(struct load *l)
-{
-	keys_mark(&l->doc, K_bfd, SCRATCH(struct e3_bfd_conf)->id, 1);
+	keys_mark(&((struct load *)arg)->before, K_bfd, b->conf.id);
 }
 static int add_bfd(struct load *l, bool *had, char *err)
 {
@@ -321,10 +227,6 @@ static int apply_bfd(struct load *l, char *err)
 {
 	return apply_list(l, &e3_bfd_type, l->p->bfd, "bfd", add_bfd, err);
 }
-static int remove_bfd(struct load *l, char *err)
-{
-	return remove_keys(l, K_bfd, NULL, 0, e3_node_bfd_del, "bfd session", err);
-}
 
 /* ---- nhlfe: plain ones, then the protected ones that refer to them. NHLFEs
  * and ECMP groups share one id space: an id either lists counts for both. */
@@ -334,11 +236,7 @@ static void dump_nhlfe(const struct e3_nhlfe_conf *n, void *w)
 }
 static void snap_nhlfe(const struct e3_nhlfe_conf *n, void *arg)
 {
-	keys_mark(&((struct load *)arg)->before, K_nhlfe, n->id, n->protect ? NHLFE_PROTECTED : NHLFE_PLAIN);
-}
-static void index_nhlfe(struct load *l)
-{
-	keys_mark(&l->doc, K_nhlfe, SCRATCH(struct e3_nhlfe_conf)->id, 1);
+	keys_mark(&((struct load *)arg)->before, K_nhlfe, n->id);
 }
 static bool nhlfe_had(struct load *l, uint32_t id)
 {
@@ -366,13 +264,6 @@ static int apply_nhlfe(struct load *l, char *err)
 		return -1;
 	return apply_list(l, &e3_nhlfe_type, l->p->nhlfes, "nhlfes", add_protected_nhlfe, err);
 }
-static int remove_nhlfe(struct load *l, char *err)
-{
-	const uint8_t *groups = l->doc.of[K_ecmp];
-	if (remove_keys(l, K_nhlfe, groups, NHLFE_PROTECTED, e3_node_nhlfe_del, "nhlfe", err) < 0)
-		return -1;
-	return remove_keys(l, K_nhlfe, groups, NHLFE_PLAIN, e3_node_nhlfe_del, "nhlfe", err);
-}
 
 /* ---- ecmp ------------------------------------------ */
 static void dump_ecmp(const struct e3_ecmp_conf *n, void *w)
@@ -381,11 +272,7 @@ static void dump_ecmp(const struct e3_ecmp_conf *n, void *w)
 }
 static void snap_ecmp(const struct e3_ecmp_conf *n, void *arg)
 {
-	keys_mark(&((struct load *)arg)->before, K_ecmp, n->id, 1);
-}
-static void index_ecmp(struct load *l)
-{
-	keys_mark(&l->doc, K_ecmp, SCRATCH(struct e3_ecmp_conf)->id, 1);
+	keys_mark(&((struct load *)arg)->before, K_ecmp, n->id);
 }
 static int add_ecmp(struct load *l, bool *had, char *err)
 {
@@ -396,10 +283,6 @@ static int apply_ecmp(struct load *l, char *err)
 {
 	return apply_list(l, &e3_ecmp_type, l->p->ecmps, "ecmps", add_ecmp, err);
 }
-static int remove_ecmp(struct load *l, char *err)
-{
-	return remove_keys(l, K_ecmp, l->doc.of[K_nhlfe], 0, e3_node_ecmp_del, "nhlfe", err);
-}
 
 /* ---- service ------------------------------------------ */
 static void dump_service(const struct e3_service_info *s, void *w)
@@ -408,11 +291,7 @@ static void dump_service(const struct e3_service_info *s, void *w)
 }
 static void snap_service(const struct e3_service_info *si, void *arg)
 {
-	keys_mark(&((struct load *)arg)->before, K_service, si->conf->id, 1);
-}
-static void index_service(struct load *l)
-{
-	keys_mark(&l->doc, K_service, SCRATCH(struct e3_service_conf)->id, 1);
+	keys_mark(&((struct load *)arg)->before, K_service, si->conf->id);
 }
 static int add_service(struct load *l, bool *had, char *err)
 {
@@ -423,33 +302,15 @@ static int apply_service(struct load *l, char *err)
 {
 	return apply_list(l, &e3_service_type, l->p->services, "services", add_service, err);
 }
-static int remove_service(struct load *l, char *err)
-{
-	return remove_keys(l, K_service, NULL, 0, e3_node_service_del, "service", err);
-}
 
-/* ---- circuit: a (port, VLAN) the document gives another circuit id is
- * freed before the circuits are added ------------------------------------------ */
+/* ---- circuit ------------------------------------------ */
 static void dump_circuit(const struct e3_circuit_info *c, void *w)
 {
 	e3_jw_json(w, NULL, e3_obj_json(&e3_circuit_type, &c->conf));
 }
 static void snap_circuit(const struct e3_circuit_info *ci, void *arg)
 {
-	struct load *l = arg;
-	if (ci->conf.id >= E3_MAX_CIRCUITS)
-		return;
-	keys_mark(&l->before, K_circuit, ci->conf.id, 1);
-	snprintf(l->circ_pv[ci->conf.id].port, 32, "%s", ci->conf.port);
-	l->circ_pv[ci->conf.id].vlan = ci->conf.vlan;
-}
-static void index_circuit(struct load *l)
-{
-	const struct e3_circuit_conf *c = l->scratch;
-	keys_mark(&l->doc, K_circuit, c->id, 1);
-	uint32_t *owner = pv_owner(l, c->port, c->vlan);
-	if (owner != NULL && *owner == 0)
-		*owner = c->id + 1;
+	keys_mark(&((struct load *)arg)->before, K_circuit, ci->conf.id);
 }
 static int add_circuit(struct load *l, bool *had, char *err)
 {
@@ -458,28 +319,7 @@ static int add_circuit(struct load *l, bool *had, char *err)
 }
 static int apply_circuit(struct load *l, char *err)
 {
-	/* Its old circuit is either moving elsewhere in the document or going. */
-	uint8_t *had = l->before.of[K_circuit];
-	for (uint32_t id = 0; id < E3_MAX_CIRCUITS; id++) {
-		if (!had[id])
-			continue;
-		const struct pv *pv = &l->circ_pv[id];
-		uint32_t *o = pv_owner(l, pv->port, pv->vlan);
-		uint32_t owner = o != NULL ? *o : 0;
-		if (owner && owner - 1 != id) {
-			int rc = e3_node_circuit_del(id, err);
-			if (rc < 0)
-				return applied_err(l, "freeing a circuit's port and VLAN", rc, err);
-			had[id] = GONE_EARLY;
-			if (!l->doc.of[K_circuit][id])
-				l->removed++;
-		}
-	}
 	return apply_list(l, &e3_circuit_type, l->p->circuits, "circuits", add_circuit, err);
-}
-static int remove_circuit(struct load *l, char *err)
-{
-	return remove_keys(l, K_circuit, NULL, 0, e3_node_circuit_del, "circuit", err);
 }
 
 /* ---- label ------------------------------------------ */
@@ -489,11 +329,7 @@ static void dump_label(const struct e3_label_info *li, void *w)
 }
 static void snap_label(const struct e3_label_info *li, void *arg)
 {
-	keys_mark(&((struct load *)arg)->before, K_label, li->conf->label, 1);
-}
-static void index_label(struct load *l)
-{
-	keys_mark(&l->doc, K_label, SCRATCH(struct e3_label_conf)->label, 1);
+	keys_mark(&((struct load *)arg)->before, K_label, li->conf->label);
 }
 static int add_label(struct load *l, bool *had, char *err)
 {
@@ -503,10 +339,6 @@ static int add_label(struct load *l, bool *had, char *err)
 static int apply_label(struct load *l, char *err)
 {
 	return apply_list(l, &e3_label_type, l->p->labels, "labels", add_label, err);
-}
-static int remove_label(struct load *l, char *err)
-{
-	return remove_keys(l, K_label, NULL, 0, e3_node_label_del, "label", err);
 }
 
 /* ---- config_dump ------------------------------------------ */
@@ -544,12 +376,10 @@ static int snap_take(struct load *l)
 	return 0;
 }
 
-/* Index the document: decode every object with its _add's table, note
- * which keys it has (what replace=true keeps) and which circuit takes each
- * (port, VLAN) (what must be freed first). Only decoding can fail here;
- * everything else is the _add handlers' to check as the objects are
- * replayed. */
-static int index_doc(struct load *l)
+/* Decode every object of the document with its _add's table, so that one
+ * that does not decode changes nothing; everything else is the _add
+ * handlers' to check as the objects are replayed. */
+static int decode_doc(struct load *l)
 {
 	const struct load_params *p = l->p;
 	char where[64];
@@ -564,7 +394,6 @@ static int index_doc(struct load *l)
 	for (size_t i = 0; i < json_array_size(p->list); i++) {                              \
 		if (decode_elem(l, &e3_##obj##_type, p->list, #list, i, where, sizeof(where)) < 0) \
 			return -1;                                                           \
-		index_##obj(l);                                                              \
 	}
 	E3_CONFIG_KINDS(INDEX_KIND)
 #undef INDEX_KIND
@@ -593,15 +422,6 @@ static int apply(struct load *l)
 		return -1;
 	E3_CONFIG_KINDS(APPLY_KIND)
 #undef APPLY_KIND
-	if (!p->replace)
-		return 0;
-	/* What the document does not have, last kinds first: nothing is
-	 * deleted while an object of a later kind may still refer to it. */
-#define REMOVE_KIND(obj, list, space) \
-	if (remove_##obj(l, err) < 0) \
-		return -1;
-	E3_CONFIG_KINDS_REVERSE(REMOVE_KIND)
-#undef REMOVE_KIND
 	return 0;
 }
 
@@ -616,31 +436,17 @@ int e3_rpc_config_load(struct e3_rpc_call *c, void *params)
 	if (scratch < sizeof(struct e3_port_req))
 		scratch = sizeof(struct e3_port_req);
 	l.scratch = malloc(scratch);
-	l.circ_pv = calloc(E3_MAX_CIRCUITS, sizeof(struct pv));
-	l.pv_owner = calloc(PV_SLOTS, sizeof(uint32_t));
-	if (l.scratch == NULL || l.circ_pv == NULL || l.pv_owner == NULL || keys_alloc(&l.doc) < 0)
-		goto oom;
-	if (snap_take(&l) < 0) {
-		keys_free(&l.doc);
-		goto oom;
+	if (l.scratch == NULL || snap_take(&l) < 0) {
+		free(l.scratch);
+		return e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
 	}
-	if (index_doc(&l) == 0 && apply(&l) == 0) {
-		e3_jw_json(&c->w, NULL,
-			   json_pack("{s:I, s:I, s:I}", "added", l.added, "replaced", l.replaced,
-				     "removed", l.removed));
+	if (decode_doc(&l) == 0 && apply(&l) == 0) {
+		e3_jw_json(&c->w, NULL, json_pack("{s:I, s:I}", "added", l.added, "replaced", l.replaced));
 		rc = 0;
 	}
-	keys_free(&l.doc);
 	keys_free(&l.before);
-	free(l.pv_owner);
-	free(l.circ_pv);
 	free(l.scratch);
 	return rc;
-oom:
-	free(l.pv_owner);
-	free(l.circ_pv);
-	free(l.scratch);
-	return e3_rpc_err(c, E3_RPC_INTERNAL_ERROR, "out of memory");
 }
 
 void e3_rpc_config_load_doc(const json_t *doc, struct e3_rpc_call *c)

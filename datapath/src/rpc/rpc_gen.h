@@ -28,8 +28,8 @@ enum {
 	X(E3_ENOSPC, E3_RPC_NO_SPACE) \
 	X(E3_EIO, E3_RPC_DEVICE_ERROR)
 
-/* The kinds of a node's configuration (config_dump, config_load), in dependency order: a kind refers only to kinds
- * before it:
+/* The kinds of a node's configuration (config_dump, config_load), in
+ * dependency order: a kind refers only to kinds before it.
  * X(object, list, space): space is how many keys the kind has (its keys
  * are 0..space-1), 0 for a kind keyed by name. */
 #define E3_CONFIG_KINDS(X) \
@@ -41,19 +41,6 @@ enum {
 	X(service, services, E3_MAX_SERVICES) \
 	X(circuit, circuits, E3_MAX_CIRCUITS) \
 	X(label, labels, E3_LABEL_SPACE)
-
-/* The kinds of a node's configuration (config_dump, config_load), in reverse dependency order:
- * X(object, list, space): space is how many keys the kind has (its keys
- * are 0..space-1), 0 for a kind keyed by name. */
-#define E3_CONFIG_KINDS_REVERSE(X) \
-	X(label, labels, E3_LABEL_SPACE) \
-	X(circuit, circuits, E3_MAX_CIRCUITS) \
-	X(service, services, E3_MAX_SERVICES) \
-	X(ecmp, ecmps, E3_MAX_NHLFES) \
-	X(nhlfe, nhlfes, E3_MAX_NHLFES) \
-	X(bfd, bfd, E3_MAX_SESSIONS) \
-	X(nexthop, nexthops, E3_MAX_NEXTHOPS) \
-	X(port, ports, 0)
 
 /* The methods: X(name, handler, params type) for rpc_methods.c's table. */
 #define E3_RPC_METHODS(X) \

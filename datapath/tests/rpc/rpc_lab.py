@@ -109,8 +109,8 @@ def vswitchd_factory():
 @pytest.fixture
 def rpc(dp):
     """A client of the module's e3-vswitchd, on an empty node."""
+    dp.sync({"version": 1, "settings": DEFAULT_SETTINGS})
     with dp.client() as c:
-        c.call("config_load", version=1, settings=DEFAULT_SETTINGS)
         yield c
     assert dp.alive(), "e3-vswitchd died during the test:\n" + dp.log()
 

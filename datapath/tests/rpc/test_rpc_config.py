@@ -1,4 +1,6 @@
-"""config_dump / config_load: snapshot and restore of a whole node."""
+"""config_dump / config_load: snapshot and restore of a whole node.
+config_load adds and replaces, and deletes nothing; `e3-agent sync` makes a
+node equal to a document, deletions included, with the agent's planner."""
 import copy
 import json
 import socket
@@ -11,11 +13,11 @@ from rpc_lab import BASE, DEFAULT_SETTINGS, call_error, null_port, strip_stats, 
 
 def test_round_trip_changes_nothing(base):
     d = base.call("config_dump")
-    assert base.call("config_load", d) == {"added": 0, "replaced": 0, "removed": 0}
+    assert base.call("config_load", d) == {"added": 0, "replaced": 0}
     assert base.call("config_dump") == d
     # through JSON text, as a file would carry it
     d2 = json.loads(json.dumps(d))
-    assert base.call("config_load", d2) == {"added": 0, "replaced": 0, "removed": 0}
+    assert base.call("config_load", d2) == {"added": 0, "replaced": 0}
     assert base.call("config_dump") == d
 
 
@@ -30,54 +32,59 @@ def test_round_trip_of_path_checks(base):
             "wtr_s": 5} in d["bfd"]
     assert "label" not in [b for b in d["bfd"] if b["id"] == 1][0]
     assert {"label": 3001, "type": "oam", "session": 9} in d["labels"]
-    assert base.call("config_load", d) == {"added": 0, "replaced": 0, "removed": 0}
+    assert base.call("config_load", d) == {"added": 0, "replaced": 0}
     assert base.call("config_dump") == d
     # The path's label changes: a new session, reported as replaced.
     d["bfd"] = [dict(b, label=3002) if b["id"] == 9 else b for b in d["bfd"]]
-    assert base.call("config_load", d) == {"added": 0, "replaced": 1, "removed": 0}
+    assert base.call("config_load", d) == {"added": 0, "replaced": 1}
     (b,) = [b for b in base.call("bfd_list") if b["id"] == 9]
     assert b["label"] == 3002 and b["state"] == "down"
 
 
-def test_load_into_empty_node_and_counts(rpc):
+def test_load_into_empty_node_and_counts(dp, rpc):
     n = sum(len(BASE[k]) for k in ("ports", "nexthops", "nhlfes", "services", "circuits",
                                    "labels"))
-    assert rpc.call("config_load", BASE) == {"added": n, "replaced": 0, "removed": 0}
+    assert rpc.call("config_load", BASE) == {"added": n, "replaced": 0}
     d = rpc.call("config_dump")
     for key in ("nexthops", "nhlfes", "services", "circuits", "labels"):
         assert d[key] == BASE[key]
-    # empty document: everything goes, in reverse dependency order
-    assert rpc.call("config_load", version=1) == {"added": 0, "replaced": 0, "removed": n}
+    # an empty document deletes nothing; synced to it, everything goes
+    with unchanged(rpc):
+        assert rpc.call("config_load", version=1) == {"added": 0, "replaced": 0}
+    assert dp.sync({"version": 1}) == {"added": 0, "replaced": 0, "removed": n}
     d = rpc.call("config_dump")
     assert all(d[k] == [] for k in ("ports", "nexthops", "nhlfes", "services", "circuits",
                                     "labels"))
 
 
-def test_load_replaces_and_removes(base):
+def test_load_replaces_and_sync_removes(dp, base):
     doc = copy.deepcopy(BASE)
     doc["labels"] = [lb for lb in doc["labels"] if lb["label"] != 103]      # removed
     doc["labels"][0] = {"label": 100, "type": "swap", "nhlfe": 7}           # replaced
     doc["circuits"].append({"id": 202, "port": "c2", "vlan": 5, "service": 20})  # added
     doc["settings"] = dict(DEFAULT_SETTINGS, ttl=200)                       # replaced
-    r = base.call("config_load", doc)
-    assert r == {"added": 1, "replaced": 2, "removed": 1}
+    assert base.call("config_load", doc) == {"added": 1, "replaced": 2}
+    assert [lb["label"] for lb in base.call("config_dump")["labels"]] == [100, 101, 102, 103]
+    dp.sync(BASE)
+    assert dp.sync(doc) == {"added": 1, "replaced": 2, "removed": 1}
     d = base.call("config_dump")
     assert d["labels"] == doc["labels"]
     assert d["circuits"] == doc["circuits"]
     assert d["settings"]["ttl"] == 200
+    assert dp.sync(doc) == {"added": 0, "replaced": 0, "removed": 0}
 
 
-def test_load_without_replace_keeps_the_rest(base):
-    extra = {"version": 1, "replace": False,
+def test_load_keeps_the_rest(base):
+    extra = {"version": 1,
              "nhlfes": [{"id": 8, "nexthop": 1, "label": 2000}],    # refers to the node's nexthop
              "labels": [{"label": 200, "type": "swap", "nhlfe": 8}]}
-    assert base.call("config_load", extra) == {"added": 2, "replaced": 0, "removed": 0}
+    assert base.call("config_load", extra) == {"added": 2, "replaced": 0}
     d = base.call("config_dump")
     assert len(d["labels"]) == len(BASE["labels"]) + 1
     assert len(d["circuits"]) == len(BASE["circuits"])
 
 
-def test_load_stops_at_the_first_refused_object(base):
+def test_load_stops_at_the_first_refused_object(dp, base):
     """config_load replays the document through the _add handlers: the
     first object they refuse stops the load, named, with the objects
     before it applied; loading a good document then converges."""
@@ -89,7 +96,7 @@ def test_load_stops_at_the_first_refused_object(base):
     assert "partly updated" in e.message, e.message
     assert [p["name"] for p in base.call("port_list") if p["name"] == "c9"] == ["c9"]  # applied before it
     assert not [n for n in base.call("nhlfe_list") if n["id"] == 8]
-    assert base.call("config_load", BASE)["removed"] == 1                  # c9 goes again
+    assert dp.sync(BASE)["removed"] == 1                                   # c9 goes again
     with unchanged(base):
         base.call("config_load", BASE)
 
@@ -101,7 +108,7 @@ def test_duplicates_and_conflicts_in_a_document(base):
     doc = copy.deepcopy(BASE)
     doc["labels"].append(dict(doc["labels"][0]))
     with unchanged(base):
-        assert base.call("config_load", doc) == {"added": 0, "replaced": 0, "removed": 0}
+        assert base.call("config_load", doc) == {"added": 0, "replaced": 0}
     doc = copy.deepcopy(BASE)
     doc["circuits"].append({"id": 300, "port": "c1", "vlan": 100, "service": 20})
     with unchanged(base):
@@ -122,14 +129,28 @@ def test_bad_document_shape_refused(base):
         assert e.code == -32602 and "labels[4]" in e.message
 
 
-def test_circuits_swap_vlans(base):
-    """Two circuits exchange their VLANs in one load: each (port, VLAN) is
-    freed before it is taken again."""
+def test_circuits_swap_vlans(dp, base):
+    """Two circuits exchange their VLANs: config_load, which deletes
+    nothing, is refused at the first (its port and VLAN is the other's);
+    a sync frees each (port, VLAN) before it is taken again."""
     doc = copy.deepcopy(BASE)
     doc["circuits"][0]["vlan"], doc["circuits"][1]["vlan"] = 200, 100
-    r = base.call("config_load", doc)
-    assert r == {"added": 0, "replaced": 2, "removed": 0}
+    with unchanged(base):
+        e = call_error(base, "config_load", doc)
+    assert e.code == -32001 and "circuits[0]" in e.message, e.message
+    assert dp.sync(doc) == {"added": 0, "replaced": 2, "removed": 0}
     assert base.call("config_dump")["circuits"] == doc["circuits"]
+
+
+def test_sync_refuses_a_document_that_does_not_validate(dp, base):
+    """A document whose objects do not hold together changes nothing, and
+    the refusal says why."""
+    doc = copy.deepcopy(BASE)
+    doc["labels"] = doc["labels"][:1] + [{"label": 300, "type": "swap", "nhlfe": 99}]
+    with unchanged(base):
+        with pytest.raises(RuntimeError) as ei:
+            dp.sync(doc)
+    assert "nhlfe 99" in str(ei.value), ei.value
 
 
 def test_config_file_at_start(vswitchd_factory, tmp_path):
@@ -163,7 +184,7 @@ def test_large_label_list_streams_to_a_slow_reader(dp, base):
     for start in range(0, n, 10000):
         labels = [{"label": 10000 + i, "type": "swap", "nhlfe": 5}
                   for i in range(start, start + 10000)]
-        r = base.call("config_load", version=1, replace=False, labels=labels)
+        r = base.call("config_load", version=1, labels=labels)
         assert r["added"] == 10000
     slow = dp.raw(timeout=60)
     try:
@@ -186,7 +207,7 @@ def test_large_label_list_streams_to_a_slow_reader(dp, base):
     d = base.call("config_dump")
     assert len(d["labels"]) == n + len(BASE["labels"])
     # and back: the dump loads with no change
-    assert base.call("config_load", d) == {"added": 0, "replaced": 0, "removed": 0}
+    assert base.call("config_load", d) == {"added": 0, "replaced": 0}
 
 
 def test_concurrent_clients(dp, base):

@@ -86,7 +86,7 @@ def test_dpctl_objects(dp, rpc, tmp_path):
     # config dump > file; wipe; config load file
     dump = dpctl(dp, "config", "dump").stdout
     (tmp_path / "x.json").write_text(dump)
-    rpc.call("config_load", version=1)
+    dp.sync({"version": 1})
     assert rpc.call("label_list") == []
     assert "added: 7" in dpctl(dp, "config", "load", str(tmp_path / "x.json")).stdout
     assert json.loads(dpctl(dp, "config", "dump").stdout) == json.loads(dump)

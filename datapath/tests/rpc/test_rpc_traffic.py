@@ -70,7 +70,7 @@ def test_mac_learning_visible(rpc, dp):
     wrpcap(str(pcap_in), frames)
     rpc.call("port_add", null_port("fab0", "fabric", 0))
     rpc.call("service_add", id=20, type="elan")
-    rpc.call("config_load", version=1, replace=False,
+    rpc.call("config_load", version=1,
              ports=[{"name": "cq", "kind": "customer",
                      "devargs": f"net_pcap1,rx_pcap={pcap_in},tx_pcap={dp.workdir / 'learn-out.pcap'},infinite_rx=1"}],
              circuits=[{"id": 1, "port": "cq", "vlan": 200, "service": 20}])
