@@ -58,14 +58,14 @@ func TestApply(t *testing.T) {
 		t.Fatal("a dry run changed the fabric")
 	}
 
-	// Applied: one generation; the unchanged and updated services keep
-	// their labels.
+	// Applied (blue's flood tree moves: in two steps, docs/control-plane.md);
+	// the unchanged and updated services keep their labels.
 	res, err = c.Apply(ctx, &model.ApplyRequest{Intent: file(eline("red", 100), blue2, eline("green", 300)),
 		Generation: before.Generation})
-	if err != nil || !res.Applied || res.Generation != before.Generation+1 {
+	after := snap()
+	if err != nil || !res.Applied || res.Generation <= before.Generation || res.Generation != after.Generation {
 		t.Fatalf("apply: %v %+v", err, res)
 	}
-	after := snap()
 	if fmt.Sprint(allocsT(t, after.Services["red"])) != fmt.Sprint(allocsT(t, before.Services["red"])) ||
 		after.Services["blue"].ID != before.Services["blue"].ID || after.Services["green"] == nil ||
 		after.Services["blue"].Spec.MACLimit != 500 {
@@ -79,11 +79,12 @@ func TestApply(t *testing.T) {
 			t.Fatalf("again: %v %s", err, plan(res))
 		}
 	}
-	// With prune it goes; a link's cost changes in the same generation.
+	// With prune it goes; a link's cost changes in the same change (the
+	// paths it moves: in two steps).
 	in := file(blue2, eline("green", 300))
 	in.Topology.Links[0].Cost = 50
 	res, err = c.Apply(ctx, &model.ApplyRequest{Intent: in, Prune: true})
-	if err != nil || !res.Applied || res.Generation != after.Generation+1 {
+	if err != nil || !res.Applied || res.Generation <= after.Generation || res.Generation != snap().Generation {
 		t.Fatalf("prune: %v %+v", err, res)
 	}
 	if got := plan(res); got != "update link leaf1:fab1-spine1:fab1 [{cost 1 50}]; delete service red []; " {

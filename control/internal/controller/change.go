@@ -427,7 +427,6 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	if ch.topo != nil {
 		topo = ch.topo
 	}
-	gen := st.gen + 1
 	cp, err := c.planChecks(st, ch, topo)
 	if err != nil {
 		ch.abort()
@@ -461,6 +460,21 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)
 	}
+	step, err := c.prepare(ctx, w)
+	if err != nil {
+		ch.abort()
+		return errorf(KindInternal, "%v", err)
+	}
+	if step != nil {
+		if err := c.writePrepared(ctx, st, step); err != nil {
+			ch.abort()
+			return err
+		}
+	}
+	for k, n := range st.prepared { // removed with the change they prepared
+		w.vals[k], w.nodes[n] = keyValue{n, nil}, true
+	}
+	gen := st.gen + 1
 	ops, err := cp.ops()
 	if err != nil {
 		ch.abort()
@@ -537,6 +551,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		}
 	}
 	w.apply(gen, gone)
+	clear(st.prepared)
 	if ch.topo != nil {
 		st.topo = ch.topo
 	}

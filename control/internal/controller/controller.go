@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,7 +70,11 @@ type Options struct {
 	// FullPass is how often the leader recomputes every service, besides
 	// the services each change affects (default 10 minutes).
 	FullPass time.Duration
-	Log      *slog.Logger
+	// PrepareWait is the longest a change written in two steps waits for
+	// the agents to apply its first (prepare.go; default
+	// DefaultPrepareWait).
+	PrepareWait time.Duration
+	Log         *slog.Logger
 }
 
 // Controller is one replica.
@@ -107,6 +112,7 @@ type state struct {
 	gen        int64
 	nodeGen    map[string]int64
 	written    digests                    // of every desired key's stored value (digests.go)
+	prepared   map[string]string          // prepare keys stored (prepare.go) -> their node
 	macs       map[string]int64           // node -> MACs its E-LANs may learn (macadmit.go)
 	disjointBy map[string]map[string]bool // service -> those whose paths keep disjoint from it
 	elems      map[string]string          // element keys (deps), one copy each
@@ -169,6 +175,9 @@ func New(o Options) *Controller {
 	}
 	if o.FullPass == 0 {
 		o.FullPass = 10 * time.Minute
+	}
+	if o.PrepareWait == 0 {
+		o.PrepareWait = DefaultPrepareWait
 	}
 	if o.LoadWindow == 0 {
 		o.LoadWindow = 30 * time.Second
@@ -261,6 +270,9 @@ func (c *Controller) lead(ctx context.Context) error {
 	}
 	for _, cs := range st.checks {
 		cs.dropFrags()
+	}
+	if err := c.dropPrepared(ctx, st); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.leader = st
@@ -554,6 +566,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		alloc:        labels.New(o.Spaces),
 		nodeGen:      map[string]int64{},
 		written:      newDigests(),
+		prepared:     map[string]string{},
 		circuits:     map[model.CircuitKey]string{},
 		rebuilt:      map[string]bool{},
 		checks:       map[string]*checkState{},
@@ -766,6 +779,10 @@ func loadDesired(ctx context.Context, c *clientv3.Client, st *state) error {
 					return fmt.Errorf("%s: %w", nodestate.GenerationKey(n.Name), err)
 				}
 				st.nodeGen[n.Name] = g
+				return nil
+			}
+			if strings.HasPrefix(obj, nodestate.PrepareInfix) {
+				st.prepared[prefix+obj] = n.Name // a change's first step whose second was not written
 				return nil
 			}
 			st.written.put(n.Name, prefix+obj, v)

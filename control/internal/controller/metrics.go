@@ -17,11 +17,12 @@ type metrics struct {
 	commit  prometheus.Histogram // a change's commit: encoding and the etcd transaction
 	repair  prometheus.Histogram // a failure's first report to the global repair's commit
 	events  *prometheus.CounterVec
+	steps   *prometheus.CounterVec // changes written in two steps (prepare.go), by outcome
 }
 
 func newMetrics() *metrics {
 	buckets := prometheus.ExponentialBuckets(0.0005, 2, 16) // 0.5 ms .. 16 s
-	return &metrics{
+	m := &metrics{
 		compute: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "e3_controller_compute_seconds",
 			Help: "Time to compute a change (routes, labels, fragments) before its commit.", Buckets: buckets}),
 		commit: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "e3_controller_commit_seconds",
@@ -30,13 +31,20 @@ func newMetrics() *metrics {
 			Help: "Global repair: from the first report of a failure to the commit of the recomputed routes.", Buckets: buckets}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e3_controller_events_total",
 			Help: "Events of the event log, by kind (node-down, link-down, local-repair, repair, restored, ...)."}, []string{"kind"}),
+		steps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e3_controller_two_step_changes_total",
+			Help: "Changes written in two steps, additions first (make-before-break across nodes), by whether every agent applied the first in time (applied) or not (late)."},
+			[]string{"outcome"}),
 	}
+	for _, o := range []string{"applied", "late"} {
+		m.steps.WithLabelValues(o) // exported from the start, at 0
+	}
+	return m
 }
 
 // Collectors returns the controller's metrics, for a registry.
 func (c *Controller) Collectors() []prometheus.Collector {
 	m := c.metrics
-	return []prometheus.Collector{m.compute, m.commit, m.repair, m.events, stateCollector{c}}
+	return []prometheus.Collector{m.compute, m.commit, m.repair, m.events, m.steps, stateCollector{c}}
 }
 
 func (m *metrics) observeEvent(e model.Event) {

@@ -27,6 +27,10 @@ const (
 //	                         nexthops, link BFD sessions)
 //	<prefix>service/<name>   one service's fragment on the node
 //	<prefix>check/<key>      one path check's fragment on the node
+//	<prefix>prepare/<name>   what a change of service <name> creates on the
+//	                         node, written a step before the change itself
+//	                         and removed with it (make-before-break across
+//	                         nodes)
 //	<prefix>oam/<handle>     a pseudowire ping or trace for the node to send
 //	                         (OAMRequest), under a short lease: no fragment
 //
@@ -37,6 +41,7 @@ const (
 	BaseSuffix       = "node"
 	ServiceInfix     = "service/"
 	CheckInfix       = "check/"
+	PrepareInfix     = "prepare/"
 	OAMInfix         = "oam/"
 )
 
@@ -48,6 +53,7 @@ func GenerationKey(node string) string    { return DesiredNode(node) + Generatio
 func BaseKey(node string) string          { return DesiredNode(node) + BaseSuffix }
 func ServiceKey(node, name string) string { return DesiredNode(node) + ServiceInfix + name }
 func CheckKey(node, check string) string  { return DesiredNode(node) + CheckInfix + check }
+func PrepareKey(node, name string) string { return DesiredNode(node) + PrepareInfix + name }
 func OAMKey(node string, handle uint32) string {
 	return DesiredNode(node) + OAMInfix + strconv.FormatUint(uint64(handle), 10)
 }

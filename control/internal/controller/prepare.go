@@ -1,0 +1,329 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
+	"github.com/e3fabric/e3fabric/control/internal/store"
+)
+
+// Make-before-break across nodes (docs/control-plane.md, "Two steps"). Each
+// agent applies its node's part of a change as it sees it, so a head end
+// could point at a new path before a transit node has its label. A change
+// that re-points or removes anything is therefore written in two
+// transactions. The first only adds, under keys of their own
+// (nodestate.PrepareKey), what the change creates on each node and nothing
+// forwards to yet: labels, plain NHLFEs and services new to the node. Once
+// the agents of those nodes report it applied (or PrepareWait has passed),
+// the second writes the change itself and removes those keys. The
+// objects a node's own re-point needs beside these (its protected NHLFEs,
+// its circuits) come with that re-point, which its agent orders.
+
+// DefaultPrepareWait bounds how long a change waits for the agents to
+// apply its first step: they take milliseconds, and one that has not
+// reported by then does not hold the fabric's changes back.
+const DefaultPrepareWait = time.Second
+
+// preparing is a change's first step: the prepare keys' values.
+type preparing struct {
+	vals  map[string]keyValue
+	nodes map[string]bool
+}
+
+// prepare returns the first step of the change whose writes are w (made
+// before st takes the change in), or nil when it needs none: it re-points
+// or removes nothing, or it creates nothing for a service that existed
+// before it.
+func (c *Controller) prepare(ctx context.Context, w *keyWrites) (*preparing, error) {
+	var breaks bool
+	var stored []string // changed service keys with a stored value
+	for k, v := range w.vals {
+		if !isServiceKey(k) {
+			continue
+		}
+		if v.b == nil {
+			breaks = true // a service leaves a node
+			continue
+		}
+		if ok, _ := w.st.written.same(v.node, k, nil); ok {
+			stored = append(stored, k)
+		}
+	}
+	if len(stored) == 0 {
+		return nil, nil // only new keys and removals: nothing is re-pointed
+	}
+	old, err := getValues(ctx, c.opt.Etcd, stored)
+	if err != nil {
+		return nil, err
+	}
+	p := &preparing{vals: map[string]keyValue{}, nodes: map[string]bool{}}
+	for k, v := range w.vals {
+		if !isServiceKey(k) || v.b == nil {
+			continue
+		}
+		name := k[len(nodestate.DesiredNode(v.node)+nodestate.ServiceInfix):]
+		if w.st.services[name] == nil {
+			continue // a service new in this change carries no traffic yet
+		}
+		cur, err := dpconfig.DecodeFragment(v.b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		was := &dpconfig.Fragment{}
+		if b, ok := old[k]; ok {
+			if was, err = dpconfig.DecodeFragment(b); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		add, broke := additions(was, cur)
+		breaks = breaks || broke
+		if add == nil {
+			continue
+		}
+		b, err := dpconfig.EncodeFragment(add)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		p.vals[nodestate.PrepareKey(v.node, name)] = keyValue{v.node, b}
+		p.nodes[v.node] = true
+	}
+	if !breaks || len(p.vals) == 0 {
+		return nil, nil
+	}
+	return p, nil
+}
+
+func isServiceKey(k string) bool {
+	return strings.Contains(k, "/"+nodestate.ServiceInfix)
+}
+
+// getValues reads keys, in transactions of at most 128 reads (etcd's
+// default limit of operations per transaction).
+func getValues(ctx context.Context, cli *clientv3.Client, keys []string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(keys))
+	for len(keys) > 0 {
+		n := min(len(keys), 128)
+		ops := make([]clientv3.Op, n)
+		for i, k := range keys[:n] {
+			ops[i] = clientv3.OpGet(k)
+		}
+		r, err := cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return nil, fmt.Errorf("etcd read: %w", err)
+		}
+		for _, rr := range r.Responses {
+			for _, kv := range rr.GetResponseRange().Kvs {
+				out[string(kv.Key)] = kv.Value
+			}
+		}
+		keys = keys[n:]
+	}
+	return out, nil
+}
+
+// additions returns what cur creates that was does not have and nothing
+// forwards to yet: plain NHLFEs, services (without what is not in place)
+// and labels whose references are in place (in was or among them); nil if
+// none. broke says
+// whether cur changes or drops anything of was.
+func additions(was, cur *dpconfig.Fragment) (add *dpconfig.Fragment, broke bool) {
+	nhlfes := keyed(was.NHLFEs)
+	for _, x := range was.ECMPs {
+		nhlfes[x.Key()] = dpconfig.NHLFE{ID: x.ID}
+	}
+	services, labels := keyed(was.Services), keyed(was.Labels)
+	broke = changed(was.NHLFEs, cur.NHLFEs) || changed(was.ECMPs, cur.ECMPs) ||
+		changed(was.Services, cur.Services) || changed(was.Circuits, cur.Circuits) ||
+		changed(was.Labels, cur.Labels)
+
+	a := &dpconfig.Fragment{}
+	have := func(id uint32) bool { _, ok := nhlfes[fmt.Sprint(id)]; return ok }
+	for _, x := range cur.NHLFEs {
+		if _, ok := nhlfes[x.Key()]; !ok && x.Protect == nil {
+			a.NHLFEs = append(a.NHLFEs, x)
+		}
+	}
+	for _, x := range a.NHLFEs {
+		nhlfes[x.Key()] = x
+	}
+	for _, x := range cur.Services {
+		if _, ok := services[x.Key()]; ok {
+			continue
+		}
+		// New to the node: its labels need it. Without circuits it sends
+		// nothing, so it goes without what is not in place yet (its
+		// protected NHLFEs, which come with the second step).
+		x.Remotes = slices.DeleteFunc(slices.Clone(x.Remotes), func(r dpconfig.Remote) bool { return !have(r.NHLFE) })
+		x.Branches = slices.DeleteFunc(slices.Clone(x.Branches), func(id uint32) bool { return !have(id) })
+		if x.NHLFE != nil && !have(*x.NHLFE) {
+			x.NHLFE = nil
+		}
+		a.Services = append(a.Services, x)
+		services[x.Key()] = x
+	}
+	for _, x := range cur.Labels {
+		if _, ok := labels[x.Key()]; ok || x.Circuit != nil || x.Session != nil ||
+			!refsIn(have, x.NHLFE, x.Branches, nil) {
+			continue
+		}
+		if x.Service != nil {
+			if _, ok := services[fmt.Sprint(*x.Service)]; !ok {
+				continue
+			}
+		}
+		a.Labels = append(a.Labels, x)
+	}
+	if len(a.NHLFEs)+len(a.Services)+len(a.Labels) == 0 {
+		return nil, broke
+	}
+	return a, broke
+}
+
+// refsIn says whether every NHLFE named (one, and the lists) is had.
+func refsIn(had func(uint32) bool, one *uint32, lists ...[]uint32) bool {
+	if one != nil && !had(*one) {
+		return false
+	}
+	for _, l := range lists {
+		for _, id := range l {
+			if !had(id) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func keyed[T interface{ Key() string }](xs []T) map[string]T {
+	m := make(map[string]T, len(xs))
+	for _, x := range xs {
+		m[x.Key()] = x
+	}
+	return m
+}
+
+// changed says whether cur changes or drops an object of was.
+func changed[T interface {
+	Key() string
+	Equal(T) bool
+}](was, cur []T) bool {
+	now := keyed(cur)
+	for _, x := range was {
+		if y, ok := now[x.Key()]; !ok || !x.Equal(y) {
+			return true
+		}
+	}
+	return false
+}
+
+// writePrepared commits the first step as the next generation and waits
+// until the agents of its nodes that are keeping up have applied it, at
+// most PrepareWait. Its keys stay in st.prepared until a commit removes
+// them: the change's own, or the next one.
+func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing) error {
+	gen := st.gen + 1
+	ops := make([]clientv3.Op, 0, len(p.vals)+len(p.nodes)+1)
+	for k, v := range p.vals {
+		ops = append(ops, clientv3.OpPut(k, string(v.b)))
+	}
+	var wait []string
+	for n := range p.nodes {
+		ops = append(ops, clientv3.OpPut(nodestate.GenerationKey(n), fmt.Sprint(gen)))
+		if s, ok := st.status[n]; ok && s.Error == "" && s.AppliedGeneration >= st.nodeGen[n] {
+			wait = append(wait, n)
+		}
+	}
+	ops = append(ops, clientv3.OpPut(store.GenerationKey, fmt.Sprint(gen)))
+	r, err := c.opt.Etcd.Txn(ctx).If(st.fence).Then(ops...).Commit()
+	if err != nil {
+		return errorf(KindInternal, "etcd transaction: %v", err)
+	}
+	if !r.Succeeded {
+		return errorf(KindNotLeader, "lost leadership before writing")
+	}
+	for n := range p.nodes {
+		st.nodeGen[n] = gen
+	}
+	for k, v := range p.vals {
+		st.prepared[k] = v.node
+	}
+	st.gen = gen
+	late := c.awaitApplied(ctx, wait, gen, r.Header.Revision)
+	if len(late) > 0 {
+		c.metrics.steps.WithLabelValues("late").Inc()
+		c.log.Warn("a change's first step not applied in time: writing the change", "generation", gen, "nodes", late)
+		return nil
+	}
+	c.metrics.steps.WithLabelValues("applied").Inc()
+	return nil
+}
+
+// awaitApplied waits until every node of nodes reports an applied
+// generation of at least gen (statuses written after revision rev), at
+// most PrepareWait; it returns the nodes that did not.
+func (c *Controller) awaitApplied(ctx context.Context, nodes []string, gen, rev int64) []string {
+	left := map[string]bool{}
+	for _, n := range nodes {
+		left[n] = true
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.opt.PrepareWait)
+	defer cancel()
+	for wr := range c.opt.Etcd.Watch(wctx, nodestate.StatusPrefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+		for _, ev := range wr.Events {
+			node := string(ev.Kv.Key[len(nodestate.StatusPrefix):])
+			var s nodestate.NodeStatus
+			if left[node] && ev.Type == clientv3.EventTypePut && json.Unmarshal(ev.Kv.Value, &s) == nil &&
+				s.AppliedGeneration >= gen {
+				delete(left, node)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+	}
+	return keys(left)
+}
+
+// dropPrepared removes the prepare keys a former leader left (it stopped
+// between a change's two steps): their values are reserved by no record,
+// so the allocator may hand them out again.
+func (c *Controller) dropPrepared(ctx context.Context, st *state) error {
+	if len(st.prepared) == 0 {
+		return nil
+	}
+	gen := st.gen + 1
+	ops := []clientv3.Op{clientv3.OpPut(store.GenerationKey, fmt.Sprint(gen))}
+	nodes := map[string]bool{}
+	for k, n := range st.prepared {
+		ops = append(ops, clientv3.OpDelete(k))
+		if !nodes[n] {
+			nodes[n] = true
+			ops = append(ops, clientv3.OpPut(nodestate.GenerationKey(n), fmt.Sprint(gen)))
+		}
+	}
+	r, err := c.opt.Etcd.Txn(ctx).If(st.fence).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("etcd transaction: %w", err)
+	}
+	if !r.Succeeded {
+		return errors.New("lost leadership before removing a former leader's prepare keys")
+	}
+	for n := range nodes {
+		st.nodeGen[n] = gen
+	}
+	st.gen = gen
+	clear(st.prepared)
+	return nil
+}

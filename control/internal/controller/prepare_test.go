@@ -1,0 +1,273 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
+	"github.com/e3fabric/e3fabric/control/internal/model"
+	"github.com/e3fabric/e3fabric/control/internal/nodestate"
+	"github.com/e3fabric/e3fabric/control/internal/store/storetest"
+)
+
+var fabricNodes = []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"}
+
+// reports are the fake agents' reports: the etcd revision of each
+// (node, applied generation).
+type reports struct {
+	mu  sync.Mutex
+	rev map[string]int64 // "node generation" -> revision
+}
+
+func (r *reports) at(node string, gen int64) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.rev[fmt.Sprint(node, " ", gen)]
+	return v, ok
+}
+
+// fakeAgents report, for each node but those silent, the generation of its
+// desired keys as applied as soon as it is written.
+func fakeAgents(t *testing.T, cli *clientv3.Client, silent ...string) *reports {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	out := &reports{rev: map[string]int64{}}
+	report := func(node string, gen int64) {
+		b, _ := json.Marshal(nodestate.NodeStatus{Node: node, AppliedGeneration: gen})
+		r, err := cli.Put(ctx, nodestate.StatusKey(node), string(b))
+		if err != nil {
+			if ctx.Err() == nil {
+				t.Errorf("status of %s: %v", node, err)
+			}
+			return
+		}
+		out.mu.Lock()
+		out.rev[fmt.Sprint(node, " ", gen)] = r.Header.Revision
+		out.mu.Unlock()
+	}
+	quiet := map[string]bool{}
+	for _, n := range silent {
+		quiet[n] = true
+	}
+	r, err := cli.Get(ctx, nodestate.DesiredPrefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range r.Kvs {
+		if node, ok := generationOf(string(kv.Key)); ok && !quiet[node] {
+			g, _ := strconv.ParseInt(string(kv.Value), 10, 64)
+			report(node, g)
+		}
+	}
+	wch := cli.Watch(ctx, nodestate.DesiredPrefix, clientv3.WithPrefix(), clientv3.WithRev(r.Header.Revision+1))
+	go func() {
+		for wr := range wch {
+			for _, ev := range wr.Events {
+				if node, ok := generationOf(string(ev.Kv.Key)); ok && !quiet[node] && ev.Type == clientv3.EventTypePut {
+					g, _ := strconv.ParseInt(string(ev.Kv.Value), 10, 64)
+					report(node, g)
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func generationOf(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, nodestate.DesiredPrefix)
+	node, suffix, _ := strings.Cut(rest, "/")
+	return node, ok && suffix == nodestate.GenerationSuffix
+}
+
+// step is one transaction's writes of desired keys, by key (nil: deleted).
+type step map[string][]byte
+
+// steps returns the transactions on desired keys after revision rev, up
+// to and including the first that deletes a prepare key, and their
+// revisions.
+func steps(t *testing.T, cli *clientv3.Client, rev int64) ([]step, []int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []step
+	var revs []int64
+	at := map[int64]int{}
+	for wr := range cli.Watch(ctx, nodestate.DesiredPrefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+		done := false
+		for _, ev := range wr.Events {
+			i, ok := at[ev.Kv.ModRevision]
+			if !ok {
+				out, revs = append(out, step{}), append(revs, ev.Kv.ModRevision)
+				i = len(out) - 1
+				at[ev.Kv.ModRevision] = i
+			}
+			k := string(ev.Kv.Key)
+			if ev.Type == clientv3.EventTypeDelete {
+				out[i][k] = nil
+				done = done || strings.Contains(k, "/"+nodestate.PrepareInfix)
+			} else {
+				out[i][k] = ev.Kv.Value
+			}
+		}
+		if done {
+			return out, revs
+		}
+	}
+	t.Fatalf("no transaction removed the prepare keys: %d transactions", len(out))
+	return nil, nil
+}
+
+// reported waits until the controller has every reporting agent's status
+// at its node's generation.
+func reported(t *testing.T, c *Controller, n int) {
+	t.Helper()
+	waitFor(t, "the agents' reports", func() bool {
+		snap, err := c.Snapshot(context.Background())
+		if err != nil || len(snap.Status) != n {
+			return false
+		}
+		for node, s := range snap.Status {
+			if s.AppliedGeneration < snap.NodeGen[node] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// twoMemberLAN imports the topology and creates E-LAN blue on leaf1 and
+// leaf2; it returns the circuit on leaf3 that the tests add.
+func twoMemberLAN(t *testing.T, c *Controller) model.Circuit {
+	t.Helper()
+	importTopo(t, c)
+	blue := elan("blue", 200)
+	third := blue.Circuits[2]
+	blue.Circuits = blue.Circuits[:2]
+	if err := c.CreateService(context.Background(), blue); err != nil {
+		t.Fatal(err)
+	}
+	return third
+}
+
+// An E-LAN gains a member on leaf3 in two steps. The first only adds,
+// under prepare keys: leaf3's service and labels (no circuit), the
+// spines' new labels, the others' new NHLFEs; no service key changes. The
+// second, written once every agent has reported the first applied,
+// points the other members at leaf3, gives leaf3 its circuit and removes
+// the prepare keys.
+func TestTwoSteps(t *testing.T) {
+	cli := storetest.Start(t, etcdPort)
+	ctx := context.Background()
+	c, _ := start(t, cli, Options{IgnoreStatus: true, PrepareWait: 10 * time.Second})
+	third := twoMemberLAN(t, c)
+	agents := fakeAgents(t, cli)
+	reported(t, c, len(fabricNodes))
+	r, err := cli.Get(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UpdateService(ctx, "blue", []model.Circuit{third}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, revs := steps(t, cli, r.Header.Revision)
+	if len(got) != 2 {
+		t.Fatalf("%d transactions, want 2: %v", len(got), keysOf(got))
+	}
+	first, second := got[0], got[1]
+	var gen int64
+	var prepared []string
+	for k, v := range first {
+		switch node, isGen := generationOf(k); {
+		case isGen:
+			gen, _ = strconv.ParseInt(string(v), 10, 64)
+			prepared = append(prepared, node)
+		case !strings.Contains(k, "/"+nodestate.PrepareInfix):
+			t.Errorf("the first step writes %s", k)
+		default:
+			f, err := dpconfig.DecodeFragment(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Circuits)+len(f.ECMPs)+len(f.BFD) > 0 || slices.ContainsFunc(f.NHLFEs, func(n dpconfig.NHLFE) bool { return n.Protect != nil }) {
+				t.Errorf("%s: %+v", k, f)
+			}
+		}
+	}
+	if f, err := dpconfig.DecodeFragment(first[nodestate.PrepareKey("leaf3", "blue")]); err != nil ||
+		len(f.Services) != 1 || len(f.Labels) == 0 {
+		t.Fatalf("leaf3's first step: %+v, %v: want its service and labels", f, err)
+	}
+	for _, n := range prepared {
+		if rev, ok := agents.at(n, gen); !ok || rev > revs[1] {
+			t.Errorf("%s reported generation %d at revision %d (%v), after the second step (%d)", n, gen, rev, ok, revs[1])
+		}
+	}
+	for k := range first {
+		if strings.Contains(k, "/"+nodestate.PrepareInfix) {
+			if v, ok := second[k]; !ok || v != nil {
+				t.Errorf("the second step does not remove %s", k)
+			}
+		}
+	}
+	for _, n := range []string{"leaf1", "leaf2", "leaf3"} {
+		if _, ok := second[nodestate.ServiceKey(n, "blue")]; !ok {
+			t.Errorf("the second step does not write %s's service", n)
+		}
+	}
+	if n := testutil.ToFloat64(c.metrics.steps.WithLabelValues("applied")); n != 1 {
+		t.Errorf("two-step changes applied in time: %v, want 1", n)
+	}
+}
+
+func keysOf(steps []step) [][]string {
+	out := make([][]string, len(steps))
+	for i, s := range steps {
+		out[i] = keys(s)
+	}
+	return out
+}
+
+// An agent that does not apply the first step holds the change back no
+// longer than PrepareWait; a prepare key left by a leader that stopped
+// between the steps is removed by the next one.
+func TestTwoStepsLateAndLeftOver(t *testing.T) {
+	cli := storetest.Start(t, etcdPort)
+	ctx := context.Background()
+	c, stop := start(t, cli, Options{IgnoreStatus: true, PrepareWait: 50 * time.Millisecond})
+	third := twoMemberLAN(t, c)
+	fakeAgents(t, cli, "leaf3")
+	reported(t, c, len(fabricNodes)-1)
+	if err := c.UpdateService(ctx, "blue", []model.Circuit{third}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(c.metrics.steps.WithLabelValues("late")); n != 1 {
+		t.Errorf("two-step changes late: %v, want 1", n)
+	}
+	stop()
+	left := nodestate.PrepareKey("leaf1", "blue")
+	if _, err := cli.Put(ctx, left, `{"labels":[{"label":999,"type":"elan","service":1,"source":9}]}`); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = start(t, cli, Options{IgnoreStatus: true})
+	waitFor(t, "leadership", c.IsLeader)
+	r, err := cli.Get(ctx, nodestate.DesiredPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range r.Kvs {
+		if strings.Contains(string(kv.Key), "/"+nodestate.PrepareInfix) {
+			t.Errorf("%s left by a former leader", kv.Key)
+		}
+	}
+}
