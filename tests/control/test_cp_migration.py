@@ -7,6 +7,7 @@ flooded count on leaf2 barely moves), leaf1 learns it behind leaf3, leaf3
 on its own circuit. The loss window is bench/migration.py's to measure."""
 import json
 import os
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -124,7 +125,7 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
         peer.exec(["ip", "neigh", "replace", VM2_IP.split("/")[0], "lladdr", VM2_MAC, "dev", "eth0",
                    "nud", "permanent"], check=True)
         vm.prepare()
-        counters = fabric_counters(lab)
+        counters, kernel = fabric_counters(lab), lab.link_drops()
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "rx.json")
             seconds = 14.0
@@ -132,7 +133,7 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
                            "--out", out, "--sent", str(int(RATE * seconds)), "--rate", str(RATE)])
             time.sleep(0.5)
             tx = peer.popen(["python3", str(STREAM), "send", "--dst", VM2_IP.split("/")[0], "--port", "5803",
-                             "--rate", str(RATE), "--seconds", str(seconds)])
+                             "--rate", str(RATE), "--seconds", str(seconds)], stdout=subprocess.PIPE)
             time.sleep(1)
             cp.e3ctl("service", "move", "mig", "--circuit", "leaf1:cust1:untagged", "--to", "leaf3:cust1:untagged",
                      "--window", "8")
@@ -142,11 +143,13 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
             vm.migrate()
             wait_for("the move's end", lambda: not cp.service("mig").get("move"), timeout=30)
             cp.wait_converged()
-            tx.wait(timeout=60)
+            sent = json.loads(tx.communicate(timeout=60)[0])
             rx.wait(timeout=60)
             res = json.loads(Path(out).read_text())
         assert res["last"] == RATE * seconds - 1 and res["missing"] == [], \
-            f"the stream stopped: {res}; counters before and after: {counters}, {fabric_counters(lab)}"
+            (f"the stream stopped: {res}; the sender's refused datagrams: {sent['refused']}; counters before and "
+             f"after: {counters}, {fabric_counters(lab)}; the kernel's drops before and after: {kernel}, "
+             f"{lab.link_drops()}")
         assert not service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
         circuits = [f"{c['node']}:{c['port']}" for c in cp.service("mig")["circuits"]]
         assert circuits == ["leaf2:cust1", "leaf3:cust1"], circuits

@@ -15,6 +15,7 @@ in a later process too (the demo is brought up and down by two commands).
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import signal
 import subprocess
@@ -382,3 +383,19 @@ class Lab:
 
     def log_tail(self, node: str, lines: int = 30) -> str:
         return self.dp(node).log_tail(lines)
+
+    def link_drops(self) -> dict:
+        """The kernel's drops on every interface of the lab's namespaces
+        (and of namespaces named after it, a test's VMs): {"ns/if":
+        [rx_dropped, tx_dropped]}, nonzero only. What a lost frame that no
+        datapath counted is read against."""
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+        out = {}
+        for ns in sorted(n.split(" ")[0] for n in names if n.startswith(self.prefix + "-")):
+            r = subprocess.run(["ip", "-n", ns, "-s", "-j", "link"], capture_output=True, text=True)
+            for link in json.loads(r.stdout or "[]"):
+                st = link.get("stats64", {})
+                d = [st.get("rx", {}).get("dropped", 0), st.get("tx", {}).get("dropped", 0)]
+                if any(d):
+                    out[f"{ns}/{link['ifname']}"] = d
+        return out

@@ -43,6 +43,7 @@ def send(dst, port, rate, seconds, size, broadcast=False, flows=1):
     interval = 1.0 / rate
     start = time.perf_counter()
     n = int(rate * seconds)
+    refused = []
     for seq in range(n):
         due = start + seq * interval
         while True:
@@ -52,9 +53,9 @@ def send(dst, port, rate, seconds, size, broadcast=False, flows=1):
             time.sleep(min(due - now, 0.0005))
         try:
             socks[seq % flows].sendto(HDR.pack(seq // flows, time.time()) + pad, (dst, port))
-        except OSError:
-            pass  # no route for a moment: counts as lost
-    print(json.dumps({"sent": n, "rate": rate}))
+        except OSError as e:
+            refused.append([seq, e.errno])  # no route for a moment: counts as lost
+    print(json.dumps({"sent": n, "rate": rate, "refused": refused}))
 
 
 def analyse(arrivals, sent, rate, late_ms=50.0):
