@@ -231,9 +231,16 @@ func changed[T interface {
 // them: the change's own, or the next one.
 func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing) error {
 	gen := st.gen + 1
-	ops := make([]clientv3.Op, 0, len(p.vals)+len(p.nodes)+1)
+	ops := make([]clientv3.Op, 0, len(p.vals)+len(st.prepared)+len(p.nodes)+1)
 	for k, v := range p.vals {
 		ops = append(ops, clientv3.OpPut(k, string(v.b)))
+	}
+	var stale []string // a failed change's first step: its values may be handed out again
+	for k, n := range st.prepared {
+		if _, ok := p.vals[k]; !ok {
+			ops = append(ops, clientv3.OpDelete(k))
+			stale, p.nodes[n] = append(stale, k), true
+		}
 	}
 	var wait []string
 	for n := range p.nodes {
@@ -252,6 +259,9 @@ func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing)
 	}
 	for n := range p.nodes {
 		st.nodeGen[n] = gen
+	}
+	for _, k := range stale {
+		delete(st.prepared, k)
 	}
 	for k, v := range p.vals {
 		st.prepared[k] = v.node
