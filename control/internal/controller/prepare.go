@@ -47,7 +47,7 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites) (*preparing, err
 	var breaks bool
 	var stored []string // changed service keys with a stored value
 	for k, v := range w.vals {
-		if !isServiceKey(k) {
+		if _, ok := serviceOf(k, v.node); !ok {
 			continue
 		}
 		if v.b == nil {
@@ -67,10 +67,10 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites) (*preparing, err
 	}
 	p := &preparing{vals: map[string]keyValue{}, nodes: map[string]bool{}}
 	for k, v := range w.vals {
-		if !isServiceKey(k) || v.b == nil {
+		name, ok := serviceOf(k, v.node)
+		if !ok || v.b == nil {
 			continue
 		}
-		name := k[len(nodestate.DesiredNode(v.node)+nodestate.ServiceInfix):]
 		if w.st.services[name] == nil {
 			continue // a service new in this change carries no traffic yet
 		}
@@ -102,8 +102,9 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites) (*preparing, err
 	return p, nil
 }
 
-func isServiceKey(k string) bool {
-	return strings.Contains(k, "/"+nodestate.ServiceInfix)
+// serviceOf names the service whose fragment on node key is, if it is one.
+func serviceOf(key, node string) (string, bool) {
+	return strings.CutPrefix(key, nodestate.DesiredNode(node)+nodestate.ServiceInfix)
 }
 
 // getValues reads keys, in transactions of at most 128 reads (etcd's

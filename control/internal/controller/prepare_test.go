@@ -272,3 +272,20 @@ func TestTwoStepsLateAndLeftOver(t *testing.T) {
 		}
 	}
 }
+
+// serviceOf takes only a service's fragment, whatever the node is named.
+func TestServiceOf(t *testing.T) {
+	for _, tc := range []struct {
+		key, node, name string
+		ok              bool
+	}{
+		{nodestate.ServiceKey("leaf1", "red"), "leaf1", "red", true},
+		{nodestate.BaseKey("service"), "service", "", false},
+		{nodestate.CheckKey("leaf1", "service"), "leaf1", "", false},
+		{nodestate.PrepareKey("leaf1", "red"), "leaf1", "", false},
+	} {
+		if name, ok := serviceOf(tc.key, tc.node); ok != tc.ok || ok && name != tc.name {
+			t.Errorf("serviceOf(%q, %q) = %q, %v; want %q, %v", tc.key, tc.node, name, ok, tc.name, tc.ok)
+		}
+	}
+}
