@@ -2,6 +2,7 @@
 import re
 from pathlib import Path
 
+from lab.control import wait_for
 from lab.traffic import ping_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,3 +97,23 @@ def finish_flood(proc) -> str:
             proc.kill()
             proc.wait()
     return out + err
+
+
+def settled(lab, cp):
+    """Every BFD session of every node up and usable (past its
+    wait-to-restore time), every link up in the controller's view, red
+    protected on its primary, every agent converged."""
+    def sessions_usable():
+        return all(b["state"] == "up" and b["usable"]
+                   for n in lab.topo.nodes for b in lab.client(n.name).call("bfd_list"))
+    wait_for("every BFD session usable", sessions_usable, timeout=60)
+    wait_for("every link up for the controller", lambda: (lambda s: s["links_up"] == s["links"]
+             and s["nodes_up"] == s["nodes"])(cp.status()), timeout=60)
+    wait_for("red protected on its primary", lambda: (lambda s: s if s["route"]["active"] == "primary"
+             and s.get("protection") == "protected" else None)(cp.service("red")), timeout=60)
+    # Its primary and backup paths are checked, both ends up.
+    checks = cp.service("red")["checks"]
+    assert len(checks) == 2 and all(c["state"] == {c["path"][0]: "up", c["path"][-1]: "up"}
+                                    for c in checks), checks
+    cp.wait_converged()
+    first_contact(lab, "h1", RED_H2)
