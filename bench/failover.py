@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import re
+import select
 import signal
 import statistics
 import subprocess
@@ -205,12 +206,22 @@ def start_streams(lab, flows: dict, rate: int, seconds: float, state: Path, tag:
         rxs.append(lab.host_popen(host, [
             "python3", str(STREAM), "recv", "--port", str(port), "--seconds", str(seconds + 4),
             "--out", str(outs[kind]), "--sent", str(int(rate * seconds)), "--rate", str(rate)]))
-    time.sleep(0.5)
+    for rx in rxs:
+        wait_listening(rx)
     txs = [lab.host_popen(src, ["python3", str(STREAM), "send", "--dst", ip, "--port", str(port),
                                 "--rate", str(rate), "--seconds", str(seconds)]
                           + (["--broadcast"] if ip.endswith(".255") else []))
            for src, _, ip, port in flows.values()]
     return txs, rxs, outs
+
+
+def wait_listening(rx, timeout: float = 30) -> None:
+    """Wait for a udpstream receiver to bind: a datagram sent before then
+    would count as lost. Its stderr says when."""
+    ready, _, _ = select.select([rx.stderr], [], [], timeout)
+    line = rx.stderr.readline() if ready else ""
+    if not line.startswith("listening"):
+        raise RuntimeError(f"udpstream recv did not start: {line!r}")
 
 
 def wait_all(procs, timeout: float) -> bool:

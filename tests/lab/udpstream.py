@@ -60,12 +60,16 @@ def send(dst, port, rate, seconds, size, broadcast=False, flows=1):
 
 def analyse(arrivals, sent, rate, late_ms=50.0):
     """arrivals: [(seq, t_sent, t_arrival)] in arrival order, wall clock."""
-    seqs, late = {}, 0
+    seqs, late, late_arrivals = {}, {}, 0
     for seq, t_sent, t in arrivals:
-        if (t - t_sent) * 1000 > late_ms:
-            late += 1
+        delay_ms = (t - t_sent) * 1000
+        if delay_ms > late_ms:
+            late[seq] = max(late.get(seq, 0.0), delay_ms)
+            late_arrivals += 1
             continue
         seqs.setdefault(seq, t)
+    for seq in seqs:
+        late.pop(seq, None)   # a late duplicate of one that came on time
     got = sorted(seqs)
     missing, windows = [], []
     prev = None
@@ -83,8 +87,10 @@ def analyse(arrivals, sent, rate, late_ms=50.0):
     reordered = sum(1 for a, b in zip(arrivals, arrivals[1:]) if b[0] < a[0])
     return {
         "received": len(got),
-        "late": late,
-        "duplicates": len(arrivals) - len(got) - late,
+        # Counted in lost: they came, but too late.
+        "late": len(late),
+        "late_max_ms": round(max(late.values()), 1) if late else 0.0,
+        "duplicates": len(arrivals) - len(got) - late_arrivals,
         "reordered": reordered,
         "missing": missing,
         "lost": sum(b - a + 1 for a, b in missing),
@@ -99,6 +105,8 @@ def recv(port, seconds, out, sent, rate, late_ms, by_flow=False):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind(("0.0.0.0", port))
     s.settimeout(0.2)
+    # For a caller that starts the sender only once the receiver listens.
+    print(f"listening on {port}", file=sys.stderr, flush=True)
     # The kernel's receive time, not this process's: a receiver that the
     # host deschedules for a while must not make datagrams look late.
     s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)

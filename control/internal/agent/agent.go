@@ -513,8 +513,9 @@ func (a *Agent) pollLoop(ctx context.Context) {
 }
 
 // statusLoop writes the status when it changed (a poke on statusNow) and
-// every StatusInterval, never twice within StatusMinInterval, under a lease; on stop it revokes the lease so the
-// status disappears at once.
+// every StatusInterval, under a lease; never twice within
+// StatusMinInterval but for a newly applied generation. On stop it revokes
+// the lease so the status disappears at once.
 func (a *Agent) statusLoop(ctx context.Context) {
 	w := &statusWriter{a: a}
 	defer w.revoke()
@@ -522,7 +523,8 @@ func (a *Agent) statusLoop(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		next := time.Now().Add(a.cfg.StatusMinInterval)
-		if err := w.put(ctx, a.status()); err != nil {
+		st := a.status()
+		if err := w.put(ctx, st); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -543,7 +545,13 @@ func (a *Agent) statusLoop(ctx context.Context) {
 			w.drop()
 		}
 		// At most one write per StatusMinInterval: a burst of changes
-		// (a flood of OAM events, flapping links) is one write.
+		// (a flood of OAM events, flapping links) is one write. A newly
+		// applied generation goes at once: the controller's two-step
+		// changes wait for it (and generations come no faster than the
+		// controller commits).
+		if a.appliedGeneration() != st.AppliedGeneration {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -613,6 +621,12 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 			Diag: b.Diag, Usable: b.Usable, Downs: b.Downs})
 	}
 	return restarted
+}
+
+func (a *Agent) appliedGeneration() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.applied
 }
 
 func (a *Agent) status() nodestate.NodeStatus {

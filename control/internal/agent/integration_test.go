@@ -617,6 +617,31 @@ func TestAgentIntegration(t *testing.T) {
 			t.Errorf("datapath changed after agent stop")
 		}
 	})
+
+	t.Run("a newly applied generation's status is written at once", func(t *testing.T) {
+		// Heartbeat and spacing an hour apart: only the rule that an
+		// applied generation goes at once can write these statuses.
+		a2, err := agent.New(agent.Config{Node: node, Etcd: agentCli, DP: agentDP, Log: log,
+			StatusInterval: time.Hour, StatusMinInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx2, stop2 := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a2.Run(ctx2) }()
+		defer func() { stop2(); <-done }()
+		for _, gen := range []int64{6, 7} {
+			if gen == 7 {
+				putDesired(t, cli, node, 7, gen1())
+			}
+			eventually(t, fmt.Sprintf("status at generation %d", gen), func() error {
+				if st, _ := readStatus(t, cli, node); st == nil || st.AppliedGeneration != gen {
+					return fmt.Errorf("status %+v", st)
+				}
+				return nil
+			})
+		}
+	})
 }
 
 // withoutDeviceMACs clears the MACs of the ports whose desired MAC is
