@@ -44,7 +44,7 @@ def test_eline_ingress_counts_customer_stages_only(sw, wire):
     got = wire.exchange(frames, expect=N, match=tok)
     assert_delivered(got, {"f1p": N})
     stages, ports = profile(sw)
-    assert_only(stages, {"customer_in", "eline_in"})
+    assert_only(stages, {"customer_in", "eline_in", "tx_pw"})
     assert ports["c1"]["rx"] == N and ports["f1"]["tx"] == N
     assert ports["f1"]["rx"] == 0 and ports["c1"]["tx"] == 0
 
@@ -58,7 +58,7 @@ def test_eline_egress_counts_fabric_stages_only(sw, wire):
     got = wire.exchange(frames, expect=N, match=tok)
     assert_delivered(got, {"c1p": N})
     stages, ports = profile(sw)
-    assert_only(stages, {"fabric_in", "label_lookup", "eline_term"})
+    assert_only(stages, {"fabric_in", "label_lookup", "eline_term", "tx_circuit"})
     assert ports["f1"]["rx"] == N and ports["c1"]["tx"] == N
 
 

@@ -79,14 +79,18 @@ uint64_t e3_process_burst(struct e3_worker *w, uint16_t rx_port, struct rte_mbuf
 		RUN(CUSTOMER_IN, customer_in, NX_IN);
 		RUN(ELINE_IN, eline_in, NX_ELINE);
 		RUN(ELAN_IN, elan_in, NX_ELAN);
+		RUN(ELAN_FLOOD, elan_flood, NX_ELAN_FLOOD);
+		RUN(TX_PW, tx_pw, NX_TX_PW);
+		RUN(TX_CIRCUIT, tx_circuit, NX_TX_CIRCUIT);
 	} else {
 		RUN(FABRIC_IN, fabric_in, NX_IN);
 		RUN(LABEL_LOOKUP, label_lookup, NX_LABEL);
 		RUN(SWAP, swap, NX_SWAP);
 		RUN(ELINE_TERM, eline_term, NX_ELINE_TERM);
-		RUN(CIRCUIT_TERM, circuit_term, NX_CIRCUIT_TERM);
 		RUN(REPLICATE, replicate, NX_REPLICATE);
 		RUN(ELAN_TERM, elan_term, NX_ELAN_TERM);
+		RUN(ELAN_FLOOD, elan_flood, NX_ELAN_FLOOD);
+		RUN(TX_CIRCUIT, tx_circuit, NX_TX_CIRCUIT);
 		RUN(OAM, oam, NX_OAM);
 		RUN(PW_OAM, pw_oam, NX_PW_OAM);
 	}

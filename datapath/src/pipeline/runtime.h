@@ -33,9 +33,11 @@
 	_(LABEL_LOOKUP, label_lookup) \
 	_(SWAP, swap) \
 	_(ELINE_TERM, eline_term) \
-	_(CIRCUIT_TERM, circuit_term) \
 	_(REPLICATE, replicate) \
 	_(ELAN_TERM, elan_term) \
+	_(ELAN_FLOOD, elan_flood) \
+	_(TX_PW, tx_pw) \
+	_(TX_CIRCUIT, tx_circuit) \
 	_(OAM, oam) \
 	_(PW_OAM, pw_oam)
 

@@ -201,7 +201,7 @@ static __rte_always_inline unsigned eline_in(struct e3_burst *b, const bool trac
 				if (m != NULL)
 					e3_out_nhlfe(b, i, m, s->branches[k], 0, tracing);
 			}
-			e3_out_nhlfe(b, i, b->pkts[i], s->nhlfe, 0, tracing);
+			e3_to_pw(b, i, s->nhlfe);
 			continue;
 		}
 		/* Hairpin: both circuits on this node. */
@@ -215,7 +215,7 @@ static __rte_always_inline unsigned eline_in(struct e3_burst *b, const bool trac
 			continue;
 		}
 		E3_TRACE(b, i, HAIRPIN, s->id, peer);
-		e3_out_circuit(b, i, b->pkts[i], peer, tracing);
+		e3_to_circuit(b, i, peer);
 	}
 	return n;
 }

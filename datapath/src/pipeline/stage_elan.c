@@ -3,8 +3,9 @@
  * stage_elan.c - E-LAN forwarding, from customers (elan_in) and from the
  * fabric (elan_term). Both look the burst's source and destination MACs up
  * (their buckets were prefetched a stage earlier), learn the sources (events
- * to the main lcore), and forward by destination; from the fabric only to
- * local circuits (split horizon).
+ * to the main lcore), and decide by destination: a local circuit
+ * (tx_circuit), a remote leaf's PW (tx_pw, from customers only: split
+ * horizon), or a flood (elan_flood, which sends its copies itself).
  */
 #include <string.h>
 
@@ -231,22 +232,21 @@ static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool traci
 		}
 		if (d == E3_NONE) {
 			if (storm_admit(b, i, in))
-				flood(b, i, in, true, tracing);
+				e3_next_set(b, i, NX_ELAN_FLOOD);
 		} else if (d & E3_MAC_REMOTE) {
 			uint32_t nhlfe = e3_service_remote(s, (uint16_t)d);
 
 			E3_TRACE(b, i, ELAN_IN_REMOTE, s->id, (uint16_t)d, nhlfe);
-			if (nhlfe == E3_NONE) {
-				if (storm_admit(b, i, in))     /* that remote is gone */
-					flood(b, i, in, true, tracing);
-			} else
-				e3_out_nhlfe(b, i, b->pkts[i], nhlfe, b->meta[i].below, tracing);
+			if (nhlfe != E3_NONE)
+				e3_to_pw(b, i, nhlfe);
+			else if (storm_admit(b, i, in))     /* that remote is gone */
+				e3_next_set(b, i, NX_ELAN_FLOOD);
 		} else if (d == in) {
 			E3_TRACE(b, i, ELAN_IN_INGRESS, s->id);
 			e3_drop(b, i, E3_DROP_SAME_CIRCUIT);
 		} else {
 			E3_TRACE(b, i, ELAN_IN_LOCAL, s->id, d);
-			e3_out_circuit(b, i, b->pkts[i], d, tracing);
+			e3_to_circuit(b, i, d);
 		}
 	}
 	return l.n;
@@ -279,7 +279,7 @@ static __rte_always_inline unsigned elan_term(struct e3_burst *b, const bool tra
 		uint32_t d = known_dest(&l, k, s);
 
 		if (d == E3_NONE) {
-			flood(b, i, E3_NONE, false, tracing);
+			e3_next_set(b, i, NX_ELAN_FLOOD);
 		} else if (d == site) {
 			E3_TRACE(b, i, ELAN_TERM_SITE, s->id, d);
 			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
@@ -288,12 +288,28 @@ static __rte_always_inline unsigned elan_term(struct e3_burst *b, const bool tra
 			e3_drop(b, i, E3_DROP_SPLIT_HORIZON);
 		} else {
 			E3_TRACE(b, i, ELAN_TERM_LOCAL, s->id, d);
-			e3_out_circuit(b, i, b->pkts[i], d, tracing);
+			e3_to_circuit(b, i, d);
 		}
 	}
 	return l.n;
 }
 
-E3_STAGE_ENTRY(elan_in)
+/* The frames elan_in and elan_term flood: from a customer to every other
+ * local circuit and every branch, from the fabric to the local circuits
+ * only (split horizon). */
+static __rte_always_inline unsigned elan_flood(struct e3_burst *b, const bool tracing)
+{
+	const bool from_customer = b->rx->kind == E3_PORT_CUSTOMER;
+	unsigned n = 0;
 
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->meta[i].next == NX_ELAN_FLOOD) {
+			flood(b, i, from_customer ? b->meta[i].circuit : E3_NONE, from_customer, tracing);
+			n++;
+		}
+	return n;
+}
+
+E3_STAGE_ENTRY(elan_in)
 E3_STAGE_ENTRY(elan_term)
+E3_STAGE_ENTRY(elan_flood)

@@ -221,7 +221,7 @@ static __rte_always_inline unsigned label_lookup(struct e3_burst *b, const bool 
 			E3_TRACE(b, i, LABEL_CIRCUIT, mt->label, e.index);
 			if (e3_pop_labels(b, i, false)) {
 				mt->redirected = 1;
-				e3_next_set(b, i, NX_CIRCUIT_TERM);
+				e3_to_circuit(b, i, e.index);
 			}
 			break;
 		case E3_LBL_OAM:

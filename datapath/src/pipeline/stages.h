@@ -4,14 +4,18 @@
  * function over the whole burst that handles the frames whose next is its
  * own, prefetching a few frames ahead and looking tables up in bulk.
  *
- *   customer port: customer_in -> eline_in | elan_in            -> tx
+ *   customer port: customer_in -> eline_in | elan_in [-> elan_flood]
+ *                  -> tx_pw | tx_circuit
  *   fabric port:   fabric_in -> label_lookup -> swap | eline_term |
- *                  replicate -> elan_term                        -> tx
+ *                  replicate -> elan_term [-> elan_flood] -> tx_circuit
  *                  fabric_in -> oam (BFD, consumed)
  *
- * A frame leaves the burst (pkts[i] = NULL, next = NX_DONE) when it is
- * handed to a TX buffer or dropped; every drop goes through e3_drop()
- * (stage_tx.h) and is counted by reason.
+ * The stages before the tx_ ones decide where a frame goes (meta.out and
+ * next); the tx_ stages (stage_out.c) write the headers and hand it to a
+ * TX buffer. Copies (floods, replication, a move's second PW) are sent by
+ * the stage that makes them. A frame leaves the burst (pkts[i] = NULL,
+ * next = NX_DONE) when it is handed to a TX buffer or dropped; every drop
+ * goes through e3_drop() (stage_tx.h) and is counted by reason.
  */
 #ifndef E3_STAGES_H
 #define E3_STAGES_H
@@ -56,11 +60,13 @@ enum e3_next {
 	NX_LABEL,          /* fabric frame, headers checked, label to look up */
 	NX_SWAP,
 	NX_ELINE_TERM,
-	NX_CIRCUIT_TERM,   /* popped fabric frame for a site's circuit (CIRCUIT entry) */
 	NX_ELAN_TERM,      /* popped fabric frame into an E-LAN (ELAN or REPLICATE local) */
 	NX_REPLICATE,
 	NX_OAM,            /* G-ACh frame: BFD of the port's link session, or (gach) of path session index */
 	NX_PW_OAM,         /* MPLS echo in a PW's ACH (pwoam.h): at the egress (svc set) or a transit (svc NULL) */
+	NX_ELAN_FLOOD,     /* E-LAN frame to every member but the one it came from */
+	NX_TX_PW,          /* customer frame into the PW of nhlfe out (segment label below) */
+	NX_TX_CIRCUIT,     /* frame out of local circuit out */
 };
 
 struct e3_trace_slot;
@@ -81,6 +87,7 @@ struct e3_meta {
 	uint8_t sampled;      /* sFlow: 1 + its sample's index in smp[], else 0 */
 	uint32_t below;       /* E-LAN: the segment label under the service's, pushed (customer:
 	                       * from a site) or read (fabric: stacked); 0 = none */
+	uint32_t out;         /* NX_TX_PW: the nhlfe; NX_TX_CIRCUIT: the circuit */
 	struct e3_trace_slot *tr;
 	uint64_t src_key, dst_key;  /* E-LAN: e3_mac_key64 of the frame's MACs */
 };
@@ -194,13 +201,28 @@ static __rte_always_inline void e3_elan_keys(struct e3_burst *b, unsigned i)
 	}
 }
 
-_Static_assert(NX_PW_OAM < 32, "e3_burst.pending has a bit per next");
+_Static_assert(NX_TX_CIRCUIT < 32, "e3_burst.pending has a bit per next");
 
 /* Frame i goes to the stage of next nx. */
 static inline void e3_next_set(struct e3_burst *b, unsigned i, enum e3_next nx)
 {
 	b->meta[i].next = (uint8_t)nx;
 	b->pending |= 1u << nx;
+}
+
+/* Frame i goes out of local circuit c (tx_circuit). */
+static inline void e3_to_circuit(struct e3_burst *b, unsigned i, uint32_t c)
+{
+	b->meta[i].out = c;
+	e3_next_set(b, i, NX_TX_CIRCUIT);
+}
+
+/* Customer frame i goes into the PW of nhlfe, its meta.below under the
+ * service's label (tx_pw). */
+static inline void e3_to_pw(struct e3_burst *b, unsigned i, uint32_t nhlfe)
+{
+	b->meta[i].out = nhlfe;
+	e3_next_set(b, i, NX_TX_PW);
 }
 
 /* Mark frame i as handed on (the mbuf now belongs to a TX buffer). */
