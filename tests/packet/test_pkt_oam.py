@@ -292,6 +292,35 @@ def test_path_check_and_link_session_share_a_port(sw, peer):
     assert bfd(sw, 7)["remote_disc"] == 0x5eed0001 and bfd(sw, 1)["remote_disc"] == 0x5eed0002
 
 
+def test_link_session_down_takes_the_paths_over_it_down(sw, wire, peer):
+    """The link's neighbour signals AdminDown (a planned stop) while the
+    far end of a path over that link still answers: the path check goes
+    down at once (concatenated path down), so the protected nhlfe watching
+    it moves to its backup without waiting out the path's detection time;
+    the link back, the path check comes up again."""
+    path_session(sw, 7, "f1", wtr_s=600)
+    protected_eline(sw, 7)
+    sw.nexthop(3, "f1")
+    sw.rpc("bfd_add", id=1, nexthop=3)
+    peer(path=(PATH_IN, PATH_OUT))
+    link = peer()
+    link.my_disc = 0x5eed0002
+    wait_for(lambda: bfd(sw, 7)["state"] == "up" and bfd(sw, 1)["state"] == "up", what="both up")
+    ours = bfd(sw, 1)["local_disc"]
+    link.sending = False
+    wire.exchange([("f1p", gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(ADMIN_DOWN, link.my_disc, ours, diag=7)))],
+                  expect=0, quiet=0.2)
+    wait_for(lambda: bfd(sw, 1)["state"] == "down", what="link session down")
+    wait_for(lambda: bfd(sw, 7)["state"] == "down", what="path check down with its link")
+    b = bfd(sw, 7)
+    assert b["diag"] == "concatenated_path_down" and not b["usable"], b
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f2p": 1})
+    link.sending = True
+    wait_for(lambda: bfd(sw, 1)["state"] == "up", what="link session up again")
+    wait_for(lambda: bfd(sw, 7)["state"] == "up", what="path check up again")
+
+
 def test_protected_nhlfe_watching_a_path_check(sw, wire, peer):
     """A failure beyond the first hop: the link is fine, the path check
     times out, and the protected nhlfe moves to its backup by itself."""

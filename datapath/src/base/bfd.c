@@ -362,6 +362,7 @@ const char *e3_bfd_diag_name(uint8_t diag)
 	case E3_BFD_DIAG_TIME_EXPIRED: return "control_detection_time_expired";
 	case E3_BFD_DIAG_NEIGHBOR_DOWN: return "neighbor_signaled_down";
 	case E3_BFD_DIAG_PATH_DOWN: return "path_down";
+	case E3_BFD_DIAG_CONCAT_DOWN: return "concatenated_path_down";
 	case E3_BFD_DIAG_ADMIN_DOWN: return "administratively_down";
 	default: return "other";
 	}

@@ -31,6 +31,7 @@ enum e3_bfd_diag {
 	E3_BFD_DIAG_TIME_EXPIRED = 1,  /* control detection time expired */
 	E3_BFD_DIAG_NEIGHBOR_DOWN = 3, /* neighbour signaled session down */
 	E3_BFD_DIAG_PATH_DOWN = 5,     /* the port under the session lost carrier */
+	E3_BFD_DIAG_CONCAT_DOWN = 6,   /* concatenated path down: a path's first link is down */
 	E3_BFD_DIAG_ADMIN_DOWN = 7,
 };
 

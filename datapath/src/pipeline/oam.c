@@ -124,15 +124,33 @@ static struct rte_mbuf *bfd_frame(const struct e3_nexthop *nh, uint32_t label,
 	return m;
 }
 
+/* Why the first hop of session s is down, or E3_BFD_DIAG_NONE: its port
+ * lost carrier, or (a path session) the link session of its port is not
+ * Up. A neighbour's AdminDown or a link session's timeout so takes the
+ * paths over that link down at once, not a detection time later, when
+ * traffic over them is already being lost. */
+static enum e3_bfd_diag first_hop_down(const struct e3_oam_session *s, const struct e3_port *p)
+{
+	if (!p->link_up)
+		return E3_BFD_DIAG_PATH_DOWN;
+	if (s->conf.label == 0)
+		return E3_BFD_DIAG_NONE;
+	const struct e3_oam_session *link = e3_oam_by_port(p->port_id);
+
+	if (link != NULL && __atomic_load_n(&link->bfd.state, __ATOMIC_RELAXED) != E3_BFD_UP)
+		return E3_BFD_DIAG_CONCAT_DOWN;
+	return E3_BFD_DIAG_NONE;
+}
+
 static void tick_one(struct e3_worker *w, struct e3_oam_session *s, const struct e3_nexthop *nh,
 		     const struct e3_port *p, uint64_t now_us)
 {
-	int ev = p->link_up ? e3_bfd_check(&s->bfd, now_us) :
-			      e3_bfd_down(&s->bfd, E3_BFD_DIAG_PATH_DOWN, now_us);
+	enum e3_bfd_diag hop = first_hop_down(s, p);
+	int ev = hop == E3_BFD_DIAG_NONE ? e3_bfd_check(&s->bfd, now_us) : e3_bfd_down(&s->bfd, hop, now_us);
 
 	on_event(s, ev, now_us);
 	restore(s, now_us);
-	if (!p->link_up || !e3_bfd_tx_due(&s->bfd, now_us))
+	if (hop != E3_BFD_DIAG_NONE || !e3_bfd_tx_due(&s->bfd, now_us))
 		return;
 	uint8_t pkt[E3_BFD_MAX_LEN];
 	unsigned len = e3_bfd_tx(&s->bfd, now_us, pkt);
