@@ -315,8 +315,8 @@ func TestApplyRetriesAfterDeletes(t *testing.T) {
 }
 
 // A (port, VLAN) moving from one circuit id to another, and two circuits
-// exchanging their VLANs: the old circuits go first (breakTaken), so no
-// call fails.
+// exchanging their VLANs: the old circuits go just before the circuits
+// are added (breakTaken), after what the new ones need, so no call fails.
 func TestApplyMovesPortVLANs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -324,6 +324,10 @@ func TestApplyMovesPortVLANs(t *testing.T) {
 		want []string
 	}{
 		{"new circuit id", func(c *dpconfig.Config) { c.Circuits[0].ID = 7 }, []string{"del circuit 1", "add circuit 7"}},
+		{"to a new service", func(c *dpconfig.Config) {
+			c.Services = append(c.Services, dpconfig.Service{ID: 3, Type: dpconfig.ServiceELine, NHLFE: u32(10)})
+			c.Circuits[0].ID, c.Circuits[0].Service = 7, 3
+		}, []string{"add service 3", "del circuit 1", "add circuit 7"}},
 		{"VLANs exchanged", func(c *dpconfig.Config) {
 			c.Circuits[0].VLAN, c.Circuits[1].VLAN = c.Circuits[1].VLAN, c.Circuits[0].VLAN
 		}, []string{"del circuit 1", "del circuit 2", "add circuit 1", "add circuit 2"}},

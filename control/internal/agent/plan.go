@@ -43,15 +43,17 @@ func (o Op) String() string {
 // Diff returns the calls that turn the datapath state actual into desired,
 // in make-before-break order:
 //
-//  0. the breaks, where the old object must go before the new one can be
-//     made: a service that changes type (breakRetyped), a port and VLAN
-//     that changes circuit (breakTaken);
+//  0. a service that changes type (breakRetyped): the old one must go
+//     before the new one can be made;
 //  1. settings, if they differ;
 //  2. kind by kind in dependency order (dpconfig.Kind, the schema's order
 //     of the objects): first the new objects of that kind, then the
 //     replacements (atomic re-points). An object refers only to objects of
 //     earlier kinds, so whatever a new or re-pointed object refers to is in
-//     place before it, and the old objects are still there too;
+//     place before it, and the old objects are still there too. The
+//     circuits whose port and VLAN goes to another circuit id
+//     (breakTaken) are deleted just before the circuits are added, when
+//     everything the new ones need is in place;
 //  3. deletions, in reverse dependency order (labels first, ports last),
 //     when nothing refers to the old objects any more.
 //
@@ -62,12 +64,18 @@ func (o Op) String() string {
 // empty takes the device's, so its current MAC is not a difference.
 func Diff(desired, actual dpconfig.Config) []Op {
 	d, a := desired.Normalize(), actual.Normalize()
-	plan := append(breakRetyped(d, &a), breakTaken(d, &a)...)
+	plan := breakRetyped(d, &a)
+	taken := breakTaken(d, &a)
 	var dels []Op
 	if d.Settings != a.Settings {
 		plan = append(plan, Op{Action: Replace, Kind: dpconfig.KindSettings, Obj: d.Settings})
 	}
 	diffKinds(&plan, &dels, d, a)
+	at := slices.IndexFunc(plan, func(op Op) bool { return op.Action != Delete && op.Kind >= dpconfig.KindCircuit })
+	if at < 0 {
+		at = len(plan)
+	}
+	plan = slices.Insert(plan, at, taken...)
 
 	// An nhlfe that changes form is added (a replace) under its new kind:
 	// its old kind must not delete it afterwards.
