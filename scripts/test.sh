@@ -8,9 +8,10 @@ export PATH="$PWD/build/bin:$PATH"
 failed=()
 
 step() {
-  local name=$1; shift
+  local name=$1 start=$SECONDS; shift
   echo "=== $name: $*"
-  if "$@"; then echo "=== $name: ok"; else echo "=== $name: FAILED"; failed+=("$name"); fi
+  if "$@"; then echo "=== $name: ok ($((SECONDS - start)) s)"
+  else echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed+=("$name"); fi
 }
 
 # What datapath/api/gen.py generates from the schema must be current.

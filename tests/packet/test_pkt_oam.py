@@ -279,16 +279,23 @@ def test_path_check_frames_dissected_and_handshake(sw, wire, peer):
     assert bfd(sw, 7)["diag"] == "control_detection_time_expired" and not bfd(sw, 7)["usable"]
 
 
-def test_path_check_and_link_session_share_a_port(sw, peer):
-    """A port's link session and the path checks leaving over it are told
-    apart by the label, not the port: each comes up with its own peer."""
-    path_session(sw, 7, "f1")
-    sw.nexthop(2, "f1")
-    sw.rpc("bfd_add", id=1, nexthop=2)
+def link_session_beside(sw, peer):
+    """Link session 1 on f1, beside path check 7 (path_session), each with
+    its own peer, both up; returns the link's peer."""
+    sw.nexthop(3, "f1")
+    sw.rpc("bfd_add", id=1, nexthop=3)
     peer(path=(PATH_IN, PATH_OUT))
     link = peer()
     link.my_disc = 0x5eed0002
     wait_for(lambda: bfd(sw, 7)["state"] == "up" and bfd(sw, 1)["state"] == "up", what="both up")
+    return link
+
+
+def test_path_check_and_link_session_share_a_port(sw, peer):
+    """A port's link session and the path checks leaving over it are told
+    apart by the label, not the port: each comes up with its own peer."""
+    path_session(sw, 7, "f1")
+    link_session_beside(sw, peer)
     assert bfd(sw, 7)["remote_disc"] == 0x5eed0001 and bfd(sw, 1)["remote_disc"] == 0x5eed0002
 
 
@@ -300,12 +307,7 @@ def test_link_session_down_takes_the_paths_over_it_down(sw, wire, peer):
     the link back, the path check comes up again."""
     path_session(sw, 7, "f1", wtr_s=600)
     protected_eline(sw, 7)
-    sw.nexthop(3, "f1")
-    sw.rpc("bfd_add", id=1, nexthop=3)
-    peer(path=(PATH_IN, PATH_OUT))
-    link = peer()
-    link.my_disc = 0x5eed0002
-    wait_for(lambda: bfd(sw, 7)["state"] == "up" and bfd(sw, 1)["state"] == "up", what="both up")
+    link = link_session_beside(sw, peer)
     ours = bfd(sw, 1)["local_disc"]
     link.sending = False
     wire.exchange([("f1p", gach_frame(MAC["f1"], PEER_MAC["f1"], bfd_packet(ADMIN_DOWN, link.my_disc, ours, diag=7)))],
