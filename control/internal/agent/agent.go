@@ -549,14 +549,19 @@ func (a *Agent) statusLoop(ctx context.Context) {
 		// applied generation goes at once: the controller's two-step
 		// changes wait for it (and generations come no faster than the
 		// controller commits).
-		if a.appliedGeneration() != st.AppliedGeneration {
-			continue
+		wait := time.NewTimer(time.Until(next))
+	spacing:
+		for a.appliedGeneration() == st.AppliedGeneration {
+			select {
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-wait.C:
+				break spacing
+			case <-a.statusNow: // written when the spacing ends, or now if a generation was applied
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
-		}
+		wait.Stop()
 	}
 }
 
