@@ -18,10 +18,9 @@ step() {
 step generated python3 datapath/api/gen.py --check
 step datapath-unit meson test -C build/datapath --print-errorlogs
 if [ -f control/go.mod ]; then
-  step control-go bash -c 'cd control && go vet ./... && go test -count=1 ./...'
-  # Every package again under the race detector: the controller plans on
-  # every CPU, and the agent and its RPC client run several goroutines.
-  step control-go-race bash -c 'cd control && go test -race -count=1 ./...'
+  # Under the race detector: the controller plans on every CPU, and the
+  # agent and its RPC client run several goroutines.
+  step control-go bash -c 'cd control && go vet ./... && go test -race -count=1 ./...'
 fi
 pysuites=()
 for d in datapath/tests/rpc tests/packet tests/bench tests/e2e tests/control tests/contract tests/package; do

@@ -21,6 +21,9 @@ from lab.migration import VM
 STREAM = Path(__file__).resolve().parents[1] / "lab" / "udpstream.py"
 MAC, IP = "02:00:0a:1e:00:99", "10.30.0.99/24"
 RATE, SECONDS = 1000, 4.0
+# A datagram the move lost never comes; one the 2-CPU host held for tens of
+# ms (scheduling, not forwarding) is no loss of the move's.
+LATE_MS = "250"
 
 
 def where(lab, node: str, mac: str):
@@ -61,7 +64,7 @@ def test_elan_endpoint_migrates(lab, services, vm):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "rx.json")
         rx = vm.popen(["python3", str(STREAM), "recv", "--port", "5801", "--seconds", str(SECONDS + 3), "--out", out,
-                       "--sent", str(int(RATE * SECONDS)), "--rate", str(RATE)])
+                       "--sent", str(int(RATE * SECONDS)), "--rate", str(RATE), "--late-ms", LATE_MS])
         time.sleep(0.5)
         before = flooded(lab, "leaf2")
         tx = lab.host_popen("h2", ["python3", str(STREAM), "send", "--dst", IP.split("/")[0], "--port", "5801",
@@ -130,7 +133,8 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
             out = os.path.join(d, "rx.json")
             seconds = 14.0
             rx = vm.popen(["python3", str(STREAM), "recv", "--port", "5803", "--seconds", str(seconds + 3),
-                           "--out", out, "--sent", str(int(RATE * seconds)), "--rate", str(RATE)])
+                           "--out", out, "--sent", str(int(RATE * seconds)), "--rate", str(RATE),
+                           "--late-ms", LATE_MS])
             time.sleep(0.5)
             tx = peer.popen(["python3", str(STREAM), "send", "--dst", VM2_IP.split("/")[0], "--port", "5803",
                              "--rate", str(RATE), "--seconds", str(seconds)], stdout=subprocess.PIPE)
