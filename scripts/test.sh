@@ -27,7 +27,7 @@ for d in datapath/tests/rpc tests/packet tests/bench tests/e2e tests/control tes
   compgen -G "$d/test_*.py" >/dev/null && pysuites+=("$d")
 done
 if [ ${#pysuites[@]} -gt 0 ]; then
-  step python python3 -m pytest -q -p no:cacheprovider "${pysuites[@]}"
+  step python python3 -m pytest -q -p no:cacheprovider --durations=30 "${pysuites[@]}"
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
