@@ -65,6 +65,7 @@ SCENARIOS = {
     "leaf-handover": (12, "leaf1: handover (SIGHUP; a new process opens the ports beside the old one "
                           "and takes the node over)"),
     "leaf-drained": (40, "leaf1: drained, handover, undrained"),
+    "site-leaf-warm": (12, "leaf2 (a leaf of the site h6): warm restart, not drained"),
     "site-leaf-drained": (40, "leaf2 (a leaf of the site h6): drained, handover, undrained"),
     "spine-cold": (12, "the spine under red's path: SIGTERM (BFD AdminDown), started again"),
     "spine-warm": (12, "that spine: warm restart, not drained"),

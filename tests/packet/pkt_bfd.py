@@ -75,12 +75,12 @@ class BfdPeer:
     """The neighbour on the test side of one fabric port."""
 
     def __init__(self, ns, ifname, my_mac, switch_mac, my_disc=0x5eed0001, path=None, key=None, key_id=1,
-                 rx_us=300000):
+                 rx_us=300000, tx_us=300000):
         """path: (label we send on, label the switch sends on) for the far
         end of a path check; None for a link session's neighbour. key:
-        Keyed SHA1 authentication with that key (bytes) and key_id. rx_us:
-        the Required Min RX we advertise."""
-        self.rx_us = rx_us
+        Keyed SHA1 authentication with that key (bytes) and key_id. rx_us,
+        tx_us: the Required Min RX and Desired Min TX we advertise."""
+        self.rx_us, self.tx_us = rx_us, tx_us
         self.my_mac, self.switch_mac, self.my_disc = my_mac, switch_mac, my_disc
         self.path = path
         self.key, self.key_id, self.seq = key, key_id, 1000
@@ -106,7 +106,8 @@ class BfdPeer:
     def _send(self):
         flags, self.final = 0x10 if self.final else 0, False
         if self.key is None:
-            pkt = bfd_packet(self.state, self.my_disc, self.your_disc, flags=flags, rx_us=self.rx_us)
+            pkt = bfd_packet(self.state, self.my_disc, self.your_disc, flags=flags, rx_us=self.rx_us,
+                             tx_us=self.tx_us)
         else:
             self.seq += 1
             pkt = sha1_auth(bfd_packet(self.state, self.my_disc, self.your_disc, flags=0x04, length=52),

@@ -323,6 +323,53 @@ def test_link_session_down_takes_the_paths_over_it_down(sw, wire, peer):
     wait_for(lambda: bfd(sw, 7)["state"] == "up", what="path check up again")
 
 
+def test_a_pausing_neighbour_moves_the_paths_to_it_without_taking_them_down(sw, wire, peer):
+    """The far end of a path check slows its interval while Up, as a warm
+    restart's hold does: the path is unusable at once (traffic on the
+    backup) while the session stays up; back at its interval, the path is
+    usable again at once: it never went down, so wait-to-restore (600 s)
+    does not apply."""
+    path_session(sw, 7, "f1", wtr_s=600)
+    protected_eline(sw, 7)
+    p = peer(path=(PATH_IN, PATH_OUT))
+    wait_for(lambda: bfd(sw, 7)["usable"], what="path usable")
+    p.tx_us = 3000000
+    wait_for(lambda: bfd(sw, 7)["paused"], what="neighbour pausing")
+    b = bfd(sw, 7)
+    assert b["state"] == "up" and not b["usable"] and b["pauses"] == 1, b
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f2p": 1})
+    p.tx_us = 300000
+    wait_for(lambda: bfd(sw, 7)["usable"], what="usable again")
+    b = bfd(sw, 7)
+    assert not b["paused"] and b["downs"] == 0 and b["ups"] == 1, b
+    _, got = send_one(sw, wire)
+    assert_delivered(got, {"f1p": 1})
+
+
+def test_a_pausing_link_neighbour_moves_the_paths_over_it(sw, wire, peer):
+    """The neighbour on a path's first link pauses: the path check is
+    unusable while the link session itself stays up and usable (the
+    controller sees no link go); a slower interval kept past the detection
+    time it asks for is the neighbour's new one, and the path usable again."""
+    path_session(sw, 7, "f1", wtr_s=600)
+    protected_eline(sw, 7)
+    link = link_session_beside(sw, peer)
+    wait_for(lambda: bfd(sw, 7)["usable"], what="path usable")
+    link.tx_us = 600000
+    wait_for(lambda: bfd(sw, 1)["paused"], what="link neighbour pausing")
+    wait_for(lambda: not bfd(sw, 7)["usable"], what="path over it unusable")
+    assert bfd(sw, 1)["usable"] and bfd(sw, 1)["state"] == "up" and bfd(sw, 7)["state"] == "up"
+    frame, got = send_one(sw, wire)
+    assert_delivered(got, {"f2p": 1})
+    # Past 3 x 600 ms at that interval: no pause but the new interval.
+    wait_for(lambda: not bfd(sw, 1)["paused"], what="the slower interval taken as the new one")
+    wait_for(lambda: bfd(sw, 7)["usable"], what="path usable again")
+    assert bfd(sw, 1)["downs"] == 0 and bfd(sw, 7)["downs"] == 0
+    _, got = send_one(sw, wire)
+    assert_delivered(got, {"f1p": 1})
+
+
 def test_protected_nhlfe_watching_a_path_check(sw, wire, peer):
     """A failure beyond the first hop: the link is fine, the path check
     times out, and the protected nhlfe moves to its backup by itself."""

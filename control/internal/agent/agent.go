@@ -623,7 +623,7 @@ func (a *Agent) pollDatapath(ctx context.Context, conns *uint64) (restarted bool
 	a.bfd = make([]nodestate.BFDStatus, 0, len(sessions))
 	for _, b := range sessions {
 		a.bfd = append(a.bfd, nodestate.BFDStatus{ID: b.ID, Label: b.Label, Port: b.Port, State: b.State,
-			Diag: b.Diag, Usable: b.Usable, Downs: b.Downs})
+			Diag: b.Diag, Usable: b.Usable, Paused: b.Paused, Downs: b.Downs})
 	}
 	return restarted
 }

@@ -230,6 +230,9 @@ func (s *Snapshot) Checks(rec *model.ServiceRecord) []model.CheckView {
 }
 
 func bfdState(b nodestate.BFDStatus) string {
+	if b.State == "up" && b.Paused {
+		return "up (neighbour pausing)"
+	}
 	if b.State == "up" && !b.Usable {
 		return "up (restoring)"
 	}

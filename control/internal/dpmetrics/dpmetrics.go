@@ -66,6 +66,7 @@ var (
 	dBFDTx     = desc("e3_bfd_tx_packets_total", "BFD control packets sent.", "session", "port", "label")
 	dBFDRx     = desc("e3_bfd_rx_packets_total", "BFD control packets accepted.", "session", "port", "label")
 	dBFDDowns  = desc("e3_bfd_session_downs_total", "Times the session left Up.", "session", "port", "label")
+	dBFDPauses = desc("e3_bfd_session_pauses_total", "Times the neighbour paused (slowed its interval while Up), moving the paths over it to their backups.", "session", "port", "label")
 
 	dBusy        = desc("e3_worker_busy_cycles_total", "TSC cycles of the worker's polls that received frames.", "worker")
 	dIdle        = desc("e3_worker_idle_cycles_total", "TSC cycles of the worker's polls that received nothing (sleep excluded).", "worker")
@@ -251,6 +252,7 @@ func (c *Collector) collect(ctx context.Context, m *emitter) error {
 		m.counter(dBFDTx, s.TxPkts, l...)
 		m.counter(dBFDRx, s.RxPkts, l...)
 		m.counter(dBFDDowns, s.Downs, l...)
+		m.counter(dBFDPauses, s.Pauses, l...)
 	}
 	m.gauge(dTSC, float64(rt.TSCHz))
 	for _, w := range rt.Workers {

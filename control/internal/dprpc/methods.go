@@ -171,10 +171,12 @@ type BFDInfo struct {
 	TxIntervalUS uint32 `json:"tx_interval_us"`
 	DetectTimeUS uint32 `json:"detect_time_us"`
 	Usable       bool   `json:"usable"`
+	Paused       bool   `json:"paused"` // the neighbour slowed its interval: pausing (docs/ha.md)
 	TxPkts       uint64 `json:"tx_pkts"`
 	RxPkts       uint64 `json:"rx_pkts"`
 	Ups          uint64 `json:"ups"`
 	Downs        uint64 `json:"downs"`
+	Pauses       uint64 `json:"pauses"`
 	SinceMS      uint64 `json:"since_ms"`
 }
 

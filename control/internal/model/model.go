@@ -557,7 +557,9 @@ type ServiceView struct {
 
 // CheckView is a path check a service's protected traffic relies on, with
 // its BFD session's state at each end ("up (restoring)" within the
-// wait-to-restore time; absent where the end's agent does not report).
+// wait-to-restore time, "up (neighbour pausing)" while the neighbour at
+// its other end or first link pauses; absent where the end's agent does
+// not report).
 type CheckView struct {
 	Key   string            `json:"key"`
 	Path  []string          `json:"path"` // node names from A to Z
@@ -614,7 +616,8 @@ type LinkView struct {
 	LoadMbps *float64 `json:"load_mbps,omitempty"`
 	Up       bool     `json:"up"`
 	// BFD is each end's session state as its agent reports it ("up",
-	// "down", "init", or "up (restoring)" within the wait-to-restore time);
+	// "down", "init", "up (restoring)" within the wait-to-restore time, or
+	// "up (neighbour pausing)" while the other end pauses);
 	// absent for an end whose agent does not report.
 	BFD map[string]string `json:"bfd,omitempty"`
 	// Stats is each end's port traffic as its agent last reported it

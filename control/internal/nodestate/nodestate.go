@@ -95,7 +95,8 @@ type PortStats struct {
 // in-band view of one fabric adjacency (Label 0; the session id is the link
 // id) or of one path to another leaf (a path check; Label is the first label
 // of its LSP). Usable is what the datapath's protection uses: false from the
-// moment the session fails until it has been up for its wait-to-restore time.
+// moment the session fails until it has been up for its wait-to-restore time,
+// and a path check's while a neighbour on it pauses (Paused: this session's).
 type BFDStatus struct {
 	ID     uint32 `json:"id"`
 	Label  uint32 `json:"label,omitempty"`
@@ -103,6 +104,7 @@ type BFDStatus struct {
 	State  string `json:"state"`
 	Diag   string `json:"diag"`
 	Usable bool   `json:"usable"`
+	Paused bool   `json:"paused,omitempty"`
 	Downs  uint64 `json:"downs"`
 }
 

@@ -104,7 +104,8 @@ struct e3_bfd_info {
 	uint32_t tx_interval_us, detect_time_us, remote_min_rx_us, remote_min_tx_us;
 	uint8_t remote_multiplier;
 	bool usable;             /* the protection byte: primary paths watching it are used */
-	uint64_t tx_pkts, rx_pkts, ups, downs;
+	bool paused;             /* the neighbour is pausing (oam.h) */
+	uint64_t tx_pkts, rx_pkts, ups, downs, pauses;
 	uint64_t since_ms;       /* time since the last state change */
 };
 

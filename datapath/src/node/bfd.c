@@ -291,6 +291,8 @@ void e3_node_bfd_walk(e3_bfd_walk_fn fn, void *arg)
 		bi.remote_min_tx_us = b->remote_min_tx_us;
 		bi.remote_multiplier = b->remote_detect_mult;
 		bi.usable = s->usable;
+		bi.paused = s->paused;
+		bi.pauses = s->pauses;
 		bi.tx_pkts = s->tx_pkts;
 		bi.rx_pkts = s->rx_pkts;
 		bi.ups = s->ups;

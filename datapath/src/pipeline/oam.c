@@ -77,14 +77,58 @@ static void on_event(struct e3_oam_session *s, int ev, uint64_t now_us)
 	}
 }
 
-/* Usable again after wtr_s Up (a flapping path does not flap traffic), or
- * at once on the first Up; unusable if it never came up. The byte is
- * written from s->usable every time, so a session replaced under a worker
- * still finishing with the old one cannot leave it wrong. */
-static void restore(struct e3_oam_session *s, uint64_t now_us)
+/* Whether s's neighbour is pausing: it slowed its Desired Min TX while Up
+ * to E3_OAM_PAUSE_FACTOR times its lowest. BFD has no other sign of a
+ * pause that keeps the session (RFC 5880 6.8.3 lets an Up session change
+ * its intervals); one slower than that for longer than the detection time
+ * it asked for was no pause but its new interval, which becomes its
+ * lowest. Session lock held. */
+static bool neighbour_pausing(struct e3_oam_session *s, uint64_t now_us)
 {
+	const struct e3_bfd *b = &s->bfd;
+	const uint32_t tx = b->remote_min_tx_us;
+	bool pausing = false;
+
+	if (b->state != E3_BFD_UP) {
+		s->remote_tx_base_us = 0;
+	} else if (s->remote_tx_base_us == 0 || tx < s->remote_tx_base_us) {
+		s->remote_tx_base_us = tx;
+	} else if ((uint64_t)tx >= (uint64_t)E3_OAM_PAUSE_FACTOR * s->remote_tx_base_us) {
+		if (!s->paused) {
+			s->pauses++;
+			s->paused_us = now_us;
+		}
+		pausing = now_us - s->paused_us <= e3_bfd_detect_time_us(b);
+		if (!pausing)
+			s->remote_tx_base_us = tx;
+	}
+	__atomic_store_n(&s->paused, pausing, __ATOMIC_RELAXED);
+	return pausing;
+}
+
+/* The link session of the port a path check leaves by, or NULL (a link
+ * session, or none on that port). */
+static const struct e3_oam_session *first_link(const struct e3_oam_session *s, const struct e3_port *p)
+{
+	return s->conf.label != 0 && p != NULL ? e3_oam_by_port(p->port_id) : NULL;
+}
+
+/* Usable again after wtr_s Up (a flapping path does not flap traffic), or
+ * at once on the first Up or at the end of a pause (it never went down);
+ * unusable if it never came up, and a path check while the neighbour at
+ * its end or at its first link pauses. The byte is written from s->usable
+ * every time, so a session replaced under a worker still finishing with
+ * the old one cannot leave it wrong. Session lock held. */
+static void restore(struct e3_oam_session *s, const struct e3_port *p, uint64_t now_us)
+{
+	const struct e3_oam_session *link = first_link(s, p);
+	bool paused = neighbour_pausing(s, now_us) ||
+		      (link != NULL && __atomic_load_n(&link->paused, __ATOMIC_RELAXED));
+
 	if (s->bfd.state == E3_BFD_UP) {
-		if (!s->usable && (!s->failed || now_us - s->up_since_us >= s->conf.wtr_s * 1000000ull))
+		if (paused && s->conf.label != 0)
+			s->usable = false;
+		else if (!s->usable && (!s->failed || now_us - s->up_since_us >= s->conf.wtr_s * 1000000ull))
 			s->usable = true;
 	} else if (s->usable && !s->failed && s->ups == 0 &&
 		   now_us - s->created_us >= E3_OAM_BRINGUP_S * 1000000ull) {
@@ -133,9 +177,7 @@ static enum e3_bfd_diag first_hop_down(const struct e3_oam_session *s, const str
 {
 	if (!p->link_up)
 		return E3_BFD_DIAG_PATH_DOWN;
-	if (s->conf.label == 0)
-		return E3_BFD_DIAG_NONE;
-	const struct e3_oam_session *link = e3_oam_by_port(p->port_id);
+	const struct e3_oam_session *link = first_link(s, p);
 
 	if (link != NULL && __atomic_load_n(&link->bfd.state, __ATOMIC_RELAXED) != E3_BFD_UP)
 		return E3_BFD_DIAG_CONCAT_DOWN;
@@ -149,7 +191,7 @@ static void tick_one(struct e3_worker *w, struct e3_oam_session *s, const struct
 	int ev = hop == E3_BFD_DIAG_NONE ? e3_bfd_check(&s->bfd, now_us) : e3_bfd_down(&s->bfd, hop, now_us);
 
 	on_event(s, ev, now_us);
-	restore(s, now_us);
+	restore(s, p, now_us);
 	if (hop != E3_BFD_DIAG_NONE || !e3_bfd_tx_due(&s->bfd, now_us))
 		return;
 	uint8_t pkt[E3_BFD_MAX_LEN];
@@ -188,13 +230,16 @@ void e3_oam_tick(struct e3_worker *w, uint64_t now_us)
 
 int e3_oam_rx(struct e3_oam_session *s, const struct e3_bfd_pkt *p, uint64_t now_us)
 {
+	const struct e3_nexthop *nh = e3_nexthop_get(s->conf.nexthop);
+	const struct e3_port *port = nh ? e3_port_get(nh->port) : NULL;
+
 	rte_spinlock_lock(&s->lock);
 	int ev = e3_bfd_rx(&s->bfd, p, now_us);
 
 	if (ev >= 0) {
 		s->rx_pkts++;
 		on_event(s, ev, now_us);
-		restore(s, now_us);
+		restore(s, port, now_us);
 	}
 	rte_spinlock_unlock(&s->lock);
 	return ev < 0 ? ev : 0;

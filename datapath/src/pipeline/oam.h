@@ -21,6 +21,12 @@
  * so a fresh fabric uses its primaries while sessions come up, and is
  * cleared if the session is not Up within E3_OAM_BRINGUP_S. A new path
  * session's byte starts clear and is set at its first Up.
+ *
+ * A neighbour that slows its transmit interval while Up is pausing (a
+ * warm restart or handover asks for its hold that way: e3_bfd_hold):
+ * the path checks that end at it or leave over a link to it are unusable,
+ * without going down, until it speeds up again, so the traffic they
+ * protect moves to its backups while the neighbour still forwards.
  */
 #ifndef E3_OAM_H
 #define E3_OAM_H
@@ -40,6 +46,9 @@
 #define E3_ACH_BFD 0x0007
 #define E3_GACH_HLEN 8                 /* GAL + ACH */
 #define E3_OAM_BRINGUP_S 5
+/* A neighbour's Desired Min TX this many times its lowest while Up: it is
+ * pausing (a hold asks for its restart's time, tens of intervals). */
+#define E3_OAM_PAUSE_FACTOR 2
 
 struct e3_oam_session {
 	rte_spinlock_t lock;
@@ -47,8 +56,10 @@ struct e3_oam_session {
 	struct e3_bfd_conf conf;
 	bool usable;                    /* mirrors e3_watch_up[conf.id] */
 	bool failed;                    /* went down (or never came up): restore waits wtr_s */
-	uint64_t created_us, up_since_us, changed_us;
-	uint64_t tx_pkts, rx_pkts, ups, downs;
+	bool paused;                    /* the neighbour is pausing (read by the paths over its link) */
+	uint32_t remote_tx_base_us;     /* the neighbour's lowest Desired Min TX while Up; 0: not Up */
+	uint64_t created_us, up_since_us, changed_us, paused_us;
+	uint64_t tx_pkts, rx_pkts, ups, downs, pauses;
 };
 
 extern struct e3_oam_session *e3_oam_tbl[E3_MAX_SESSIONS];   /* RCU-published */

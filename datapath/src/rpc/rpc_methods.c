@@ -276,7 +276,7 @@ static void bfd_list_cb(const struct e3_bfd_info *b, void *arg)
 	json_t *o = e3_obj_json(&e3_bfd_type, &b->conf);
 
 	json_object_update_new(o, json_pack(
-		"{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b, s:I, s:I, s:I, s:I, s:I}",
+		"{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"port", b->port, "state", b->state, "remote_state", b->remote_state,
 		"diag", b->diag, "local_disc", (json_int_t)b->local_disc,
 		"remote_disc", (json_int_t)b->remote_disc,
@@ -285,8 +285,9 @@ static void bfd_list_cb(const struct e3_bfd_info *b, void *arg)
 		"remote_min_rx_us", (json_int_t)b->remote_min_rx_us,
 		"remote_min_tx_us", (json_int_t)b->remote_min_tx_us,
 		"remote_multiplier", b->remote_multiplier, "usable", b->usable,
+		"paused", b->paused,
 		"tx_pkts", (json_int_t)b->tx_pkts, "rx_pkts", (json_int_t)b->rx_pkts,
-		"ups", (json_int_t)b->ups, "downs", (json_int_t)b->downs,
+		"ups", (json_int_t)b->ups, "downs", (json_int_t)b->downs, "pauses", (json_int_t)b->pauses,
 		"since_ms", (json_int_t)b->since_ms));
 	e3_jw_json(arg, NULL, o);
 }

@@ -218,6 +218,7 @@ static void one_bfd(const struct e3_bfd_info *b, void *arg)
 	rte_tel_data_add_dict_string(s, "remote_state", b->remote_state);
 	rte_tel_data_add_dict_string(s, "diag", b->diag);
 	rte_tel_data_add_dict_string(s, "usable", b->usable ? "yes" : "no");
+	rte_tel_data_add_dict_string(s, "paused", b->paused ? "yes" : "no");
 	rte_tel_data_add_dict_u64(s, "tx_interval_us", b->tx_interval_us);
 	rte_tel_data_add_dict_u64(s, "detect_time_us", b->detect_time_us);
 	rte_tel_data_add_dict_u64(s, "local_disc", b->local_disc);
@@ -226,6 +227,7 @@ static void one_bfd(const struct e3_bfd_info *b, void *arg)
 	rte_tel_data_add_dict_u64(s, "rx_pkts", b->rx_pkts);
 	rte_tel_data_add_dict_u64(s, "ups", b->ups);
 	rte_tel_data_add_dict_u64(s, "downs", b->downs);
+	rte_tel_data_add_dict_u64(s, "pauses", b->pauses);
 	snprintf(key, sizeof(key), "%u", b->conf.id);
 	rte_tel_data_add_dict_container(d, key, s, 0);
 }
