@@ -12,6 +12,8 @@ ECMP E-Line blue (to h5). Each scenario, --runs times:
   leaf-warm      leaf1 warm-restarted (SIGUSR2, --checkpoint)
   leaf-handover  leaf1 handed over to a new process (SIGHUP)
   leaf-drained   leaf1 drained, handed over, undrained
+  site-leaf-warm leaf2 (a leaf of the multi-homed site) warm-restarted, not drained
+  site-leaf-drained leaf2 drained, handed over, undrained
   spine-cold     the spine under red's path SIGTERMed and started again
   spine-warm     that spine warm-restarted
   spine-handover that spine handed over
@@ -250,12 +252,18 @@ while flood trees (BUM), which only the controller repairs, move away and
 back (each run with a loss window over 100 ms keeps the controller's events
 in the JSON).
 
-A spine's warm restart holds its link sessions (its neighbours wait for
-it), so the paths through it move only when their own checks time out:
-one detection time of the traffic on them. A spine is drained first, or
-handed over, and loses nothing; stopped with SIGTERM it announces
-AdminDown, and the paths over its links (ECMP members included) move at
-once.
+A warm restart or a handover holds the node's BFD sessions (its
+neighbours wait for it) by slowing their interval, which the neighbours
+read as a pause: the path checks over its links or ending at it become
+unusable at once, so the protected traffic on them (ECMP members and a
+site's leaves included) moves to its backups while the node still
+forwards, and nothing but its own single-homed customers loses the
+restart. Stopped with SIGTERM, a node announces AdminDown, and the paths
+over its links move at once too. A restart that outlasts its hold is one
+without warning: in one `spine-warm` run the host kept the new process
+from loading its checkpoint for 4.9 s, past the 3 s hold, so the
+neighbours' link sessions timed out, the controller repaired, and that
+run's E-Line and E-LAN traffic came up to 1.7 s late (none lost).
 
 The lab restarts one build (the binary is not a new version); the package
 upgrade itself is `tests/package`'s.

@@ -18,8 +18,10 @@ import pytest
 from lab.control import etcdctl_tls_args
 
 
-def etcdctl(cp, *args, creds=None, uid=None, tmp_path=None):
-    cmd = ["etcdctl", "--endpoints", cp.etcd_endpoints, "--dial-timeout", "3s", "--command-timeout", "10s"]
+def etcdctl(cp, *args, creds=None, uid=None, tmp_path=None, timeout="10s"):
+    """etcdctl against the lab's etcd; timeout: its command timeout, which a
+    call refused at the handshake waits out (etcdctl retries until then)."""
+    cmd = ["etcdctl", "--endpoints", cp.etcd_endpoints, "--dial-timeout", "3s", "--command-timeout", timeout]
     if creds:
         cmd += etcdctl_tls_args(creds, tmp_path)
     else:
@@ -74,7 +76,7 @@ def test_no_certificate_no_answer(services, tmp_path):
     for args in (["put", "/e3/v1/desired/leaf3/node", "{}"], ["get", "--prefix", "/e3/"], ["alarm", "list"],
                  ["alarm", "disarm"], ["lease", "grant", "60"], ["member", "list"],
                  ["member", "add", "evil", "--peer-urls", "https://127.0.0.1:1"]):
-        p = etcdctl(cp, *args, uid=65534)
+        p = etcdctl(cp, *args, uid=65534, timeout="3s")
         assert no_answer(p), (args, p)
     client, peer = urlparse(cp.etcd_endpoints), urlparse(cp.etcd_peer_url)
     for url in (client, peer):
@@ -114,7 +116,7 @@ def test_new_credentials_revoke_the_old(services, tmp_path):
     old = json.loads(cp.credentials_file("leaf2").read_text())
     new = cp.issue_credentials("leaf2")
     assert new["cert"] != old["cert"] and new["user"] == old["user"] == "node-leaf2"
-    p = etcdctl(cp, "get", "--prefix", "/e3/v1/desired/leaf2/", creds=old, tmp_path=tmp_path)
+    p = etcdctl(cp, "get", "--prefix", "/e3/v1/desired/leaf2/", creds=old, tmp_path=tmp_path, timeout="3s")
     assert no_answer(p), p
     ok = etcdctl(cp, "get", "--prefix", "/e3/v1/desired/leaf2/", creds=new, tmp_path=tmp_path)
     assert ok.returncode == 0 and "/e3/v1/desired/leaf2/node" in ok.stdout, ok
