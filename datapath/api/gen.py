@@ -466,15 +466,15 @@ def go_enc_value(f, x, out, ind):
     elif t == "object":
         out.append(f"{ind}{x}.encode(e)")
     elif t == "array":
-        out.append(f"{ind}e.b = append(e.b, '[')")
-        out.append(f"{ind}for i := range {x} {{")
-        out.append(f"{ind}\tif i > 0 {{")
-        out.append(f"{ind}\t\te.b = append(e.b, ',')")
-        out.append(f"{ind}\t}}")
-        elem = f["of"]
-        go_enc_value(elem, f"{x}[i]" if elem["type"] != "object" else f"(&{x}[i])", out, ind + "\t")
-        out.append(f"{ind}}}")
-        out.append(f"{ind}e.b = append(e.b, ']')")
+        et = f["of"]["type"]
+        if et == "object":
+            out.append(f"{ind}objects(e, {x})")
+        elif et in INTS:
+            out.append(f"{ind}ints(e, {x})")
+        elif et == "str":
+            out.append(f"{ind}e.strs({x})")
+        else:
+            raise ValueError(f"{f['name']}: no Go encoder for an array of {et}")
 
 
 def go_enc_field(s, o, f, recv, first, out, ind="\t"):
@@ -542,11 +542,8 @@ def go_encoder(s, name, o, fields, out, variant=None):
     out.append("\te.b = append(e.b, '}')")
     out += ["}", ""]
     out.append(f"// MarshalJSON writes x as the datapath's {o.get('method', 'API')} takes it.")
-    out.append(f"func (x {name}) MarshalJSON() ([]byte, error) {{")
-    out.append("\tvar e encoder")
-    out.append("\tx.encode(&e)")
-    out.append("\treturn e.b, e.err")
-    out += ["}", ""]
+    out.append(f"func (x {name}) MarshalJSON() ([]byte, error) {{ return marshal(&x) }}")
+    out.append("")
 
 
 # ---- Go checks ------------------------------------------------------------------
@@ -575,7 +572,9 @@ def go_check_value(s, f, x, label, args, out, ind):
         tlo, thi = GO_TYPE_RANGE.get(go_scalar(f), (None, None))
         conds = ([f"{x} < {lo}"] if tlo is None or lo > tlo else []) + \
                 ([f"{x} > {hi}"] if thi is None or hi < thi else [])
-        if conds:
+        if conds and not args:
+            out.append(f'{ind}checkRange(bad, "{label}", {x}, {lo}, {hi})')
+        elif conds:
             check(" || ".join(conds), f" %d out of range {lo}..{hi}", x)
     elif t == "str":
         lo, hi = f["range"][0], f["size"] - 1
@@ -898,14 +897,8 @@ def go_objects(s: Schema) -> str:
             if not whole:
                 out.append(f"\tif len(x.{g}) > 0 {{")
                 ind = "\t\t"
-            out.append(f'{ind}e.b = append(e.b, `,"{j}":[`...)')
-            out.append(f"{ind}for i := range x.{g} {{")
-            out.append(f"{ind}\tif i > 0 {{")
-            out.append(f"{ind}\t\te.b = append(e.b, ',')")
-            out.append(f"{ind}\t}}")
-            out.append(f"{ind}\tx.{g}[i].encode(e)")
-            out.append(f"{ind}}}")
-            out.append(f"{ind}e.b = append(e.b, ']')")
+            out.append(f'{ind}e.b = append(e.b, `,"{j}":`...)')
+            out.append(f"{ind}objects(e, x.{g})")
             if not whole:
                 out.append("\t}")
         if not whole:
@@ -914,12 +907,9 @@ def go_objects(s: Schema) -> str:
             out.append("\t}")
         out.append("\te.b = append(e.b, '}')")
         out += ["}", ""]
-        out.append(f"// MarshalJSON writes x as JSON, without reflection.")
-        out.append(f"func (x {name}) MarshalJSON() ([]byte, error) {{")
-        out.append("\tvar e encoder")
-        out.append("\tx.encode(&e)")
-        out.append("\treturn e.b, e.err")
-        out += ["}", ""]
+        out.append("// MarshalJSON writes x as JSON, without reflection.")
+        out.append(f"func (x {name}) MarshalJSON() ([]byte, error) {{ return marshal(&x) }}")
+        out.append("")
     return gofmt("\n".join(out))
 
 

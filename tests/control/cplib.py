@@ -1,5 +1,6 @@
 """Constants and helpers of the control-plane tests (tests/control)."""
 import re
+import time
 from pathlib import Path
 
 from lab.control import wait_for
@@ -115,5 +116,13 @@ def settled(lab, cp):
     checks = cp.service("red")["checks"]
     assert len(checks) == 2 and all(c["state"] == {c["path"][0]: "up", c["path"][-1]: "up"}
                                     for c in checks), checks
+    # A repair the controller holds back (its throttle, at most
+    # --repair-hold) would still change nodes under the next test: the
+    # generation must stay the same for longer than a hold.
+    def generation_still():
+        gen = cp.status()["generation"]
+        time.sleep(1.5)
+        return cp.status()["generation"] == gen
+    wait_for("no repair held back", generation_still, timeout=60)
     cp.wait_converged()
     first_contact(lab, "h1", RED_H2)

@@ -155,12 +155,13 @@ def test_datapath_killed_and_restarted_is_reprogrammed(lab, services):
     clean_ping(lab, "h1", RED_H2)
     cp.wait_converged()
     assert {p["name"] for p in lab.client(spine).call("port_list")} == set(lab.topo.ports[spine])
+    # The killed spine's sessions wait out wait-to-restore, after which the
+    # controller moves traffic back: the next test must not see that move,
+    # nor this one's echoes the controller's repairs meanwhile.
+    settled(lab, cp)
     for h in ("h2", "h3"):
         first_contact(lab, "h1", GREEN_IPS[h])
         clean_ping(lab, "h1", GREEN_IPS[h], count=5)
-    # The killed spine's sessions wait out wait-to-restore, after which the
-    # controller moves traffic back: the next test must not see that move.
-    settled(lab, cp)
 
 
 def macs(lab, node):
@@ -215,6 +216,39 @@ def test_datapath_warm_restarted_resumes_and_its_agent_changes_nothing(lab, serv
     clean_ping(lab, "h1", RED_H2)
     for h in ("h2", "h3"):
         clean_ping(lab, "h1", GREEN_IPS[h], count=5)
+
+
+def test_spine_warm_restarted_undrained_moves_its_paths_first(lab, services):
+    """SIGUSR2 to the spine under red's active path, not drained: its hold
+    reads as a pause to the leaves, whose path checks over it move red's
+    and green's protected traffic to their backups while it still forwards,
+    so a 100/s echo stream on each loses nothing; no link session toward it
+    goes down and nothing is relabelled."""
+    cp = services
+    settled(lab, cp)
+    spine = ControlPlane.path_nodes(ControlPlane.active_path(cp.service("red")))[1]
+    labels = {s: cp.service(s)["allocations"] for s in ("red", "green")}
+
+    # A link session's id is its link's, at both ends.
+    def link_sessions(node):
+        return {b["id"]: b for b in lab.client(node).call("bfd_list") if b.get("label", 0) == 0}
+    links = link_sessions(spine)
+    before = {leaf: {i: b for i, b in link_sessions(leaf).items() if i in links} for leaf in ("leaf1", "leaf2")}
+    floods = [start_flood(lab, "h1", RED_H2, FLOOD), start_flood(lab, "h1", GREEN_IPS["h3"], FLOOD)]
+    try:
+        lab.warm_restart(spine)
+        cp.wait_converged()
+    finally:
+        outs = [finish_flood(f) for f in floods]
+    for out in outs:
+        assert not unanswered(out, FLOOD), f"echoes lost: {unanswered(out, FLOOD)}\n{summary(out)}"
+    for leaf, sessions in before.items():
+        after = link_sessions(leaf)
+        for i, b in sessions.items():
+            assert after[i]["downs"] == b["downs"], f"{leaf}: its link session toward {spine} went down"
+            assert after[i]["pauses"] > b["pauses"], f"{leaf}: {spine}'s hold not seen as a pause"
+    assert {s: cp.service(s)["allocations"] for s in labels} == labels
+    settled(lab, cp)  # the paths through the spine back on their primaries
 
 
 def test_drain_moves_everything_off_a_spine_and_undrain_brings_it_back(lab, services):

@@ -7,21 +7,11 @@ package dpconfig
 // one of its values, malformed. An absent param is not checked.
 
 func (x *Settings) checkParams(bad func(format string, a ...any)) {
-	if x.TTL < 1 || x.TTL > 255 {
-		bad("ttl %d out of range 1..255", x.TTL)
-	}
-	if x.MACAgingS < 0 || x.MACAgingS > 1000000 {
-		bad("mac_aging_s %d out of range 0..1000000", x.MACAgingS)
-	}
-	if x.MACLimit < 1 || x.MACLimit > 16777216 {
-		bad("mac_limit %d out of range 1..16777216", x.MACLimit)
-	}
-	if x.MACMoveLimit < 0 || x.MACMoveLimit > 1000000 {
-		bad("mac_move_limit %d out of range 0..1000000", x.MACMoveLimit)
-	}
-	if x.MACMoveWindowS < 1 || x.MACMoveWindowS > 86400 {
-		bad("mac_move_window_s %d out of range 1..86400", x.MACMoveWindowS)
-	}
+	checkRange(bad, "ttl", x.TTL, 1, 255)
+	checkRange(bad, "mac_aging_s", x.MACAgingS, 0, 1000000)
+	checkRange(bad, "mac_limit", x.MACLimit, 1, 16777216)
+	checkRange(bad, "mac_move_limit", x.MACMoveLimit, 0, 1000000)
+	checkRange(bad, "mac_move_window_s", x.MACMoveWindowS, 1, 86400)
 }
 
 func (x *Port) checkParams(bad func(format string, a ...any)) {
@@ -35,9 +25,7 @@ func (x *Port) checkParams(bad func(format string, a ...any)) {
 		bad("kind %q: want customer or fabric", x.Kind)
 	}
 	if x.MTU != 0 {
-		if x.MTU < 68 || x.MTU > 9600 {
-			bad("mtu %d out of range 68..9600", x.MTU)
-		}
+		checkRange(bad, "mtu", x.MTU, 68, 9600)
 	}
 	if x.MAC != "" {
 		if !isMAC(x.MAC) {
@@ -45,9 +33,7 @@ func (x *Port) checkParams(bad func(format string, a ...any)) {
 		}
 	}
 	if x.RxQueues != 0 {
-		if x.RxQueues < 1 || x.RxQueues > 8 {
-			bad("rx_queues %d out of range 1..8", x.RxQueues)
-		}
+		checkRange(bad, "rx_queues", x.RxQueues, 1, 8)
 	}
 	if len(x.Workers) > 0 {
 		if len(x.Workers) > 8 {
@@ -62,9 +48,7 @@ func (x *Port) checkParams(bad func(format string, a ...any)) {
 }
 
 func (x *Nexthop) checkParams(bad func(format string, a ...any)) {
-	if x.ID > 4095 {
-		bad("id %d out of range 0..4095", x.ID)
-	}
+	checkRange(bad, "id", x.ID, 0, 4095)
 	if n := len(x.Port); n < 1 || n > 31 {
 		bad("port %q: want 1..31 bytes", x.Port)
 	}
@@ -74,36 +58,22 @@ func (x *Nexthop) checkParams(bad func(format string, a ...any)) {
 }
 
 func (x *BFD) checkParams(bad func(format string, a ...any)) {
-	if x.ID > 4095 {
-		bad("id %d out of range 0..4095", x.ID)
-	}
-	if x.Nexthop > 4095 {
-		bad("nexthop %d out of range 0..4095", x.Nexthop)
-	}
+	checkRange(bad, "id", x.ID, 0, 4095)
+	checkRange(bad, "nexthop", x.Nexthop, 0, 4095)
 	if x.Label != 0 {
-		if x.Label < 16 || x.Label > 1048575 {
-			bad("label %d out of range 16..1048575", x.Label)
-		}
+		checkRange(bad, "label", x.Label, 16, 1048575)
 	}
 	if x.TxMS != 0 {
-		if x.TxMS < 1 || x.TxMS > 60000 {
-			bad("tx_ms %d out of range 1..60000", x.TxMS)
-		}
+		checkRange(bad, "tx_ms", x.TxMS, 1, 60000)
 	}
 	if x.RxMS != 0 {
-		if x.RxMS < 1 || x.RxMS > 60000 {
-			bad("rx_ms %d out of range 1..60000", x.RxMS)
-		}
+		checkRange(bad, "rx_ms", x.RxMS, 1, 60000)
 	}
 	if x.Multiplier != 0 {
-		if x.Multiplier < 1 || x.Multiplier > 255 {
-			bad("multiplier %d out of range 1..255", x.Multiplier)
-		}
+		checkRange(bad, "multiplier", x.Multiplier, 1, 255)
 	}
 	if x.WTRS != nil {
-		if *x.WTRS < 0 || *x.WTRS > 3600 {
-			bad("wtr_s %d out of range 0..3600", *x.WTRS)
-		}
+		checkRange(bad, "wtr_s", *x.WTRS, 0, 3600)
 	}
 	if x.AuthKey != "" {
 		if len(x.AuthKey) > 40 {
@@ -113,33 +83,19 @@ func (x *BFD) checkParams(bad func(format string, a ...any)) {
 }
 
 func (x *NHLFE) checkParams(bad func(format string, a ...any)) {
-	if x.ID > 1048575 {
-		bad("id %d out of range 0..1048575", x.ID)
-	}
+	checkRange(bad, "id", x.ID, 0, 1048575)
 	if p := x.Protect; p != nil {
-		if p.Primary > 1048575 {
-			bad("primary %d out of range 0..1048575", p.Primary)
-		}
-		if p.Backup > 1048575 {
-			bad("backup %d out of range 0..1048575", p.Backup)
-		}
-		if p.Watch > 4095 {
-			bad("watch %d out of range 0..4095", p.Watch)
-		}
+		checkRange(bad, "primary", p.Primary, 0, 1048575)
+		checkRange(bad, "backup", p.Backup, 0, 1048575)
+		checkRange(bad, "watch", p.Watch, 0, 4095)
 	} else {
-		if x.Nexthop > 4095 {
-			bad("nexthop %d out of range 0..4095", x.Nexthop)
-		}
-		if x.Label < 16 || x.Label > 1048575 {
-			bad("label %d out of range 16..1048575", x.Label)
-		}
+		checkRange(bad, "nexthop", x.Nexthop, 0, 4095)
+		checkRange(bad, "label", x.Label, 16, 1048575)
 	}
 }
 
 func (x *ECMP) checkParams(bad func(format string, a ...any)) {
-	if x.ID > 1048575 {
-		bad("id %d out of range 0..1048575", x.ID)
-	}
+	checkRange(bad, "id", x.ID, 0, 1048575)
 	if n := len(x.Members); n < 1 || n > 8 {
 		bad("members: %d of them, want 1..8", len(x.Members))
 	}
@@ -151,9 +107,7 @@ func (x *ECMP) checkParams(bad func(format string, a ...any)) {
 }
 
 func (x *Service) checkParams(bad func(format string, a ...any)) {
-	if x.ID > 65535 {
-		bad("id %d out of range 0..65535", x.ID)
-	}
+	checkRange(bad, "id", x.ID, 0, 65535)
 	if x.Type != "eline" && x.Type != "elan" {
 		bad("type %q: want eline or elan", x.Type)
 	}
@@ -163,14 +117,10 @@ func (x *Service) checkParams(bad func(format string, a ...any)) {
 		}
 	}
 	if x.NHLFE != nil {
-		if *x.NHLFE > 1048575 {
-			bad("nhlfe %d out of range 0..1048575", *x.NHLFE)
-		}
+		checkRange(bad, "nhlfe", *x.NHLFE, 0, 1048575)
 	}
 	if x.MACLimit != 0 {
-		if x.MACLimit < 0 || x.MACLimit > 16777216 {
-			bad("mac_limit %d out of range 0..16777216", x.MACLimit)
-		}
+		checkRange(bad, "mac_limit", x.MACLimit, 0, 16777216)
 	}
 	if len(x.Remotes) > 0 {
 		if len(x.Remotes) > 1024 {
@@ -195,66 +145,42 @@ func (x *Service) checkParams(bad func(format string, a ...any)) {
 }
 
 func (x *Remote) checkParams(bad func(format string, a ...any)) {
-	if x.Source > 1023 {
-		bad("source %d out of range 0..1023", x.Source)
-	}
-	if x.NHLFE > 1048575 {
-		bad("nhlfe %d out of range 0..1048575", x.NHLFE)
-	}
+	checkRange(bad, "source", x.Source, 0, 1023)
+	checkRange(bad, "nhlfe", x.NHLFE, 0, 1048575)
 }
 
 func (x *Circuit) checkParams(bad func(format string, a ...any)) {
-	if x.ID > 65535 {
-		bad("id %d out of range 0..65535", x.ID)
-	}
+	checkRange(bad, "id", x.ID, 0, 65535)
 	if n := len(x.Port); n < 1 || n > 31 {
 		bad("port %q: want 1..31 bytes", x.Port)
 	}
 	if !x.VLAN.Valid() {
 		bad("vlan %d: want 1..4094 or untagged", uint16(x.VLAN))
 	}
-	if x.Service > 65535 {
-		bad("service %d out of range 0..65535", x.Service)
-	}
+	checkRange(bad, "service", x.Service, 0, 65535)
 	if x.MACLimit != 0 {
-		if x.MACLimit < 0 || x.MACLimit > 16777216 {
-			bad("mac_limit %d out of range 0..16777216", x.MACLimit)
-		}
+		checkRange(bad, "mac_limit", x.MACLimit, 0, 16777216)
 	}
 	if x.StormBroadcastPPS != 0 {
-		if x.StormBroadcastPPS < 0 || x.StormBroadcastPPS > 100000000 {
-			bad("storm_broadcast_pps %d out of range 0..100000000", x.StormBroadcastPPS)
-		}
+		checkRange(bad, "storm_broadcast_pps", x.StormBroadcastPPS, 0, 100000000)
 	}
 	if x.StormMulticastPPS != 0 {
-		if x.StormMulticastPPS < 0 || x.StormMulticastPPS > 100000000 {
-			bad("storm_multicast_pps %d out of range 0..100000000", x.StormMulticastPPS)
-		}
+		checkRange(bad, "storm_multicast_pps", x.StormMulticastPPS, 0, 100000000)
 	}
 	if x.StormUnknownPPS != 0 {
-		if x.StormUnknownPPS < 0 || x.StormUnknownPPS > 100000000 {
-			bad("storm_unknown_pps %d out of range 0..100000000", x.StormUnknownPPS)
-		}
+		checkRange(bad, "storm_unknown_pps", x.StormUnknownPPS, 0, 100000000)
 	}
 	if x.SegmentSource != 0 {
-		if x.SegmentSource < 1 || x.SegmentSource > 1023 {
-			bad("segment_source %d out of range 1..1023", x.SegmentSource)
-		}
+		checkRange(bad, "segment_source", x.SegmentSource, 1, 1023)
 	}
 	if x.SegmentLabel != 0 {
-		if x.SegmentLabel < 16 || x.SegmentLabel > 1048575 {
-			bad("segment_label %d out of range 16..1048575", x.SegmentLabel)
-		}
+		checkRange(bad, "segment_label", x.SegmentLabel, 16, 1048575)
 	}
 	if x.Redirect != 0 {
-		if x.Redirect < 1 || x.Redirect > 1048575 {
-			bad("redirect %d out of range 1..1048575", x.Redirect)
-		}
+		checkRange(bad, "redirect", x.Redirect, 1, 1048575)
 	}
 	if x.Announce != 0 {
-		if x.Announce < 1 {
-			bad("announce %d out of range 1..4294967295", x.Announce)
-		}
+		checkRange(bad, "announce", x.Announce, 1, 4294967295)
 	}
 	if len(x.Peers) > 0 {
 		if len(x.Peers) > 8 {
@@ -269,26 +195,18 @@ func (x *Circuit) checkParams(bad func(format string, a ...any)) {
 }
 
 func (x *Label) checkParams(bad func(format string, a ...any)) {
-	if x.Label < 16 || x.Label > 1048575 {
-		bad("label %d out of range 16..1048575", x.Label)
-	}
+	checkRange(bad, "label", x.Label, 16, 1048575)
 	if x.Type != "swap" && x.Type != "eline" && x.Type != "elan" && x.Type != "replicate" && x.Type != "oam" && x.Type != "circuit" {
 		bad("type %q: want swap, eline, elan, replicate, oam or circuit", x.Type)
 	}
 	if x.NHLFE != nil {
-		if *x.NHLFE > 1048575 {
-			bad("nhlfe %d out of range 0..1048575", *x.NHLFE)
-		}
+		checkRange(bad, "nhlfe", *x.NHLFE, 0, 1048575)
 	}
 	if x.Service != nil {
-		if *x.Service > 65535 {
-			bad("service %d out of range 0..65535", *x.Service)
-		}
+		checkRange(bad, "service", *x.Service, 0, 65535)
 	}
 	if x.Source != nil {
-		if *x.Source > 1023 {
-			bad("source %d out of range 0..1023", *x.Source)
-		}
+		checkRange(bad, "source", *x.Source, 0, 1023)
 	}
 	if x.RPFPort != "" {
 		if n := len(x.RPFPort); n < 1 || n > 31 {
@@ -306,14 +224,10 @@ func (x *Label) checkParams(bad func(format string, a ...any)) {
 		}
 	}
 	if x.Session != nil {
-		if *x.Session > 4095 {
-			bad("session %d out of range 0..4095", *x.Session)
-		}
+		checkRange(bad, "session", *x.Session, 0, 4095)
 	}
 	if x.Circuit != nil {
-		if *x.Circuit > 65535 {
-			bad("circuit %d out of range 0..65535", *x.Circuit)
-		}
+		checkRange(bad, "circuit", *x.Circuit, 0, 65535)
 	}
 	if len(x.InPorts) > 0 {
 		if len(x.InPorts) > 16 {

@@ -44,3 +44,52 @@ func (e *encoder) vlan(v VLAN) {
 		e.b = strconv.AppendUint(e.b, uint64(v), 10)
 	}
 }
+
+// encodable is a pointer to an object with a generated encoder.
+type encodable[T any] interface {
+	*T
+	encode(e *encoder)
+}
+
+// objects appends xs as a JSON array of their encodings.
+func objects[T any, P encodable[T]](e *encoder, xs []T) {
+	e.b = append(e.b, '[')
+	for i := range xs {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		P(&xs[i]).encode(e)
+	}
+	e.b = append(e.b, ']')
+}
+
+// ints appends xs as a JSON array of numbers.
+func ints[T ~uint8 | ~uint16 | ~uint32 | ~int16](e *encoder, xs []T) {
+	e.b = append(e.b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = strconv.AppendInt(e.b, int64(x), 10)
+	}
+	e.b = append(e.b, ']')
+}
+
+// strs appends xs as a JSON array of strings.
+func (e *encoder) strs(xs []string) {
+	e.b = append(e.b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.str(x)
+	}
+	e.b = append(e.b, ']')
+}
+
+// marshal is every generated MarshalJSON.
+func marshal(x interface{ encode(e *encoder) }) ([]byte, error) {
+	var e encoder
+	x.encode(&e)
+	return e.b, e.err
+}

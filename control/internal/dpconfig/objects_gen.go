@@ -58,11 +58,7 @@ func (x *Settings) encode(e *encoder) {
 }
 
 // MarshalJSON writes x as the datapath's settings_set takes it.
-func (x Settings) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Settings) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Port is a DPDK device attached to the switch (port_add).
 type Port struct {
@@ -97,24 +93,13 @@ func (x *Port) encode(e *encoder) {
 	}
 	if len(x.Workers) > 0 {
 		e.b = append(e.b, `,"workers":`...)
-		e.b = append(e.b, '[')
-		for i := range x.Workers {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.b = strconv.AppendInt(e.b, int64(x.Workers[i]), 10)
-		}
-		e.b = append(e.b, ']')
+		ints(e, x.Workers)
 	}
 	e.b = append(e.b, '}')
 }
 
 // MarshalJSON writes x as the datapath's port_add takes it.
-func (x Port) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Port) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Nexthop is a fabric port and the neighbour's MAC (nexthop_add).
 type Nexthop struct {
@@ -135,11 +120,7 @@ func (x *Nexthop) encode(e *encoder) {
 }
 
 // MarshalJSON writes x as the datapath's nexthop_add takes it.
-func (x Nexthop) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Nexthop) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // BFD is a BFD session of a link (no label) or of a path (bfd_add).
 type BFD struct {
@@ -192,11 +173,7 @@ func (x *BFD) encode(e *encoder) {
 }
 
 // MarshalJSON writes x as the datapath's bfd_add takes it.
-func (x BFD) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x BFD) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // NHLFE is a next hop and the label to write (plain: nexthop and label), or a protected NHLFE (primary, backup, watch) (nhlfe_add).
 type NHLFE struct {
@@ -273,11 +250,7 @@ func (x *NHLFE) encode(e *encoder) {
 }
 
 // MarshalJSON writes x as the datapath's nhlfe_add takes it.
-func (x NHLFE) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x NHLFE) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // ECMP is an ECMP group: an NHLFE id that sends each flow of customer frames to one of its members (ecmp_add).
 type ECMP struct {
@@ -290,23 +263,12 @@ func (x *ECMP) encode(e *encoder) {
 	e.b = append(e.b, `"id":`...)
 	e.b = strconv.AppendUint(e.b, uint64(x.ID), 10)
 	e.b = append(e.b, `,"members":`...)
-	e.b = append(e.b, '[')
-	for i := range x.Members {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.b = strconv.AppendUint(e.b, uint64(x.Members[i]), 10)
-	}
-	e.b = append(e.b, ']')
+	ints(e, x.Members)
 	e.b = append(e.b, '}')
 }
 
 // MarshalJSON writes x as the datapath's ecmp_add takes it.
-func (x ECMP) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x ECMP) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Service is an E-Line or E-LAN instance (service_add).
 type Service struct {
@@ -339,35 +301,17 @@ func (x *Service) encode(e *encoder) {
 	}
 	if len(x.Remotes) > 0 {
 		e.b = append(e.b, `,"remotes":`...)
-		e.b = append(e.b, '[')
-		for i := range x.Remotes {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			(&x.Remotes[i]).encode(e)
-		}
-		e.b = append(e.b, ']')
+		objects(e, x.Remotes)
 	}
 	if len(x.Branches) > 0 {
 		e.b = append(e.b, `,"branches":`...)
-		e.b = append(e.b, '[')
-		for i := range x.Branches {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.b = strconv.AppendUint(e.b, uint64(x.Branches[i]), 10)
-		}
-		e.b = append(e.b, ']')
+		ints(e, x.Branches)
 	}
 	e.b = append(e.b, '}')
 }
 
 // MarshalJSON writes x as the datapath's service_add takes it.
-func (x Service) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Service) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Remote is E-LAN: where MACs learned from each remote source go.
 type Remote struct {
@@ -385,11 +329,7 @@ func (x *Remote) encode(e *encoder) {
 }
 
 // MarshalJSON writes x as the datapath's API takes it.
-func (x Remote) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Remote) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Circuit is a customer port and VLAN (or untagged) attached to a service (circuit_add).
 type Circuit struct {
@@ -462,24 +402,13 @@ func (x *Circuit) encode(e *encoder) {
 	}
 	if len(x.Peers) > 0 {
 		e.b = append(e.b, `,"peers":`...)
-		e.b = append(e.b, '[')
-		for i := range x.Peers {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.b = strconv.AppendUint(e.b, uint64(x.Peers[i]), 10)
-		}
-		e.b = append(e.b, ']')
+		ints(e, x.Peers)
 	}
 	e.b = append(e.b, '}')
 }
 
 // MarshalJSON writes x as the datapath's circuit_add takes it.
-func (x Circuit) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Circuit) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Label is an entry of the label table (label_add).
 type Label struct {
@@ -519,14 +448,7 @@ func (x *Label) encode(e *encoder) {
 	}
 	if len(x.Branches) > 0 {
 		e.b = append(e.b, `,"branches":`...)
-		e.b = append(e.b, '[')
-		for i := range x.Branches {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.b = strconv.AppendUint(e.b, uint64(x.Branches[i]), 10)
-		}
-		e.b = append(e.b, ']')
+		ints(e, x.Branches)
 	}
 	if x.Session != nil {
 		e.b = append(e.b, `,"session":`...)
@@ -538,24 +460,13 @@ func (x *Label) encode(e *encoder) {
 	}
 	if len(x.InPorts) > 0 {
 		e.b = append(e.b, `,"in_ports":`...)
-		e.b = append(e.b, '[')
-		for i := range x.InPorts {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.str(x.InPorts[i])
-		}
-		e.b = append(e.b, ']')
+		e.strs(x.InPorts)
 	}
 	e.b = append(e.b, '}')
 }
 
 // MarshalJSON writes x as the datapath's label_add takes it.
-func (x Label) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Label) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 // Config is a whole node: what config_dump returns and config_load takes.
 type Config struct {
@@ -593,79 +504,27 @@ func (x *Config) encode(e *encoder) {
 	e.b = strconv.AppendInt(e.b, int64(x.Version), 10)
 	e.b = append(e.b, `,"settings":`...)
 	x.Settings.encode(e)
-	e.b = append(e.b, `,"ports":[`...)
-	for i := range x.Ports {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.Ports[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"nexthops":[`...)
-	for i := range x.Nexthops {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.Nexthops[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"bfd":[`...)
-	for i := range x.BFD {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.BFD[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"nhlfes":[`...)
-	for i := range x.NHLFEs {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.NHLFEs[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"ecmps":[`...)
-	for i := range x.ECMPs {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.ECMPs[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"services":[`...)
-	for i := range x.Services {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.Services[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"circuits":[`...)
-	for i := range x.Circuits {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.Circuits[i].encode(e)
-	}
-	e.b = append(e.b, ']')
-	e.b = append(e.b, `,"labels":[`...)
-	for i := range x.Labels {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		x.Labels[i].encode(e)
-	}
-	e.b = append(e.b, ']')
+	e.b = append(e.b, `,"ports":`...)
+	objects(e, x.Ports)
+	e.b = append(e.b, `,"nexthops":`...)
+	objects(e, x.Nexthops)
+	e.b = append(e.b, `,"bfd":`...)
+	objects(e, x.BFD)
+	e.b = append(e.b, `,"nhlfes":`...)
+	objects(e, x.NHLFEs)
+	e.b = append(e.b, `,"ecmps":`...)
+	objects(e, x.ECMPs)
+	e.b = append(e.b, `,"services":`...)
+	objects(e, x.Services)
+	e.b = append(e.b, `,"circuits":`...)
+	objects(e, x.Circuits)
+	e.b = append(e.b, `,"labels":`...)
+	objects(e, x.Labels)
 	e.b = append(e.b, '}')
 }
 
 // MarshalJSON writes x as JSON, without reflection.
-func (x Config) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Config) MarshalJSON() ([]byte, error) { return marshal(&x) }
 
 func (x *Fragment) encode(e *encoder) {
 	start := len(e.b)
@@ -675,84 +534,36 @@ func (x *Fragment) encode(e *encoder) {
 		x.Settings.encode(e)
 	}
 	if len(x.Ports) > 0 {
-		e.b = append(e.b, `,"ports":[`...)
-		for i := range x.Ports {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.Ports[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"ports":`...)
+		objects(e, x.Ports)
 	}
 	if len(x.Nexthops) > 0 {
-		e.b = append(e.b, `,"nexthops":[`...)
-		for i := range x.Nexthops {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.Nexthops[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"nexthops":`...)
+		objects(e, x.Nexthops)
 	}
 	if len(x.BFD) > 0 {
-		e.b = append(e.b, `,"bfd":[`...)
-		for i := range x.BFD {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.BFD[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"bfd":`...)
+		objects(e, x.BFD)
 	}
 	if len(x.NHLFEs) > 0 {
-		e.b = append(e.b, `,"nhlfes":[`...)
-		for i := range x.NHLFEs {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.NHLFEs[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"nhlfes":`...)
+		objects(e, x.NHLFEs)
 	}
 	if len(x.ECMPs) > 0 {
-		e.b = append(e.b, `,"ecmps":[`...)
-		for i := range x.ECMPs {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.ECMPs[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"ecmps":`...)
+		objects(e, x.ECMPs)
 	}
 	if len(x.Services) > 0 {
-		e.b = append(e.b, `,"services":[`...)
-		for i := range x.Services {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.Services[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"services":`...)
+		objects(e, x.Services)
 	}
 	if len(x.Circuits) > 0 {
-		e.b = append(e.b, `,"circuits":[`...)
-		for i := range x.Circuits {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.Circuits[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"circuits":`...)
+		objects(e, x.Circuits)
 	}
 	if len(x.Labels) > 0 {
-		e.b = append(e.b, `,"labels":[`...)
-		for i := range x.Labels {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			x.Labels[i].encode(e)
-		}
-		e.b = append(e.b, ']')
+		e.b = append(e.b, `,"labels":`...)
+		objects(e, x.Labels)
 	}
 	if len(e.b) > start+1 {
 		e.b = append(e.b[:start+1], e.b[start+2:]...) // no comma before the first
@@ -761,8 +572,4 @@ func (x *Fragment) encode(e *encoder) {
 }
 
 // MarshalJSON writes x as JSON, without reflection.
-func (x Fragment) MarshalJSON() ([]byte, error) {
-	var e encoder
-	x.encode(&e)
-	return e.b, e.err
-}
+func (x Fragment) MarshalJSON() ([]byte, error) { return marshal(&x) }

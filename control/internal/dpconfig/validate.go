@@ -243,3 +243,11 @@ func isMAC(s string) bool {
 	hw, err := net.ParseMAC(s)
 	return err == nil && len(hw) == 6
 }
+
+// checkRange reports, through bad, a param whose value v is outside lo..hi
+// (the generated checkParams' integer check).
+func checkRange[T ~int | ~uint8 | ~uint16 | ~uint32 | ~int16](bad func(format string, a ...any), name string, v T, lo, hi int64) {
+	if int64(v) < lo || int64(v) > hi {
+		bad("%s %d out of range %d..%d", name, v, lo, hi)
+	}
+}
