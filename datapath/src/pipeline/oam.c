@@ -108,9 +108,13 @@ static bool neighbour_pausing(struct e3_oam_session *s, uint64_t now_us)
 
 /* The link session of the port a path check leaves by, or NULL (a link
  * session, or none on that port). */
-static const struct e3_oam_session *first_link(const struct e3_oam_session *s, const struct e3_port *p)
+static const struct e3_oam_session *first_link(const struct e3_oam_session *s)
 {
-	return s->conf.label != 0 && p != NULL ? e3_oam_by_port(p->port_id) : NULL;
+	if (s->conf.label == 0)
+		return NULL;
+	const struct e3_nexthop *nh = e3_nexthop_get(s->conf.nexthop);
+
+	return nh != NULL ? e3_oam_by_port(nh->port) : NULL;
 }
 
 /* Usable again after wtr_s Up (a flapping path does not flap traffic), or
@@ -119,9 +123,9 @@ static const struct e3_oam_session *first_link(const struct e3_oam_session *s, c
  * its end or at its first link pauses. The byte is written from s->usable
  * every time, so a session replaced under a worker still finishing with
  * the old one cannot leave it wrong. Session lock held. */
-static void restore(struct e3_oam_session *s, const struct e3_port *p, uint64_t now_us)
+static void restore(struct e3_oam_session *s, uint64_t now_us)
 {
-	const struct e3_oam_session *link = first_link(s, p);
+	const struct e3_oam_session *link = first_link(s);
 	bool paused = neighbour_pausing(s, now_us) ||
 		      (link != NULL && __atomic_load_n(&link->paused, __ATOMIC_RELAXED));
 
@@ -177,7 +181,7 @@ static enum e3_bfd_diag first_hop_down(const struct e3_oam_session *s, const str
 {
 	if (!p->link_up)
 		return E3_BFD_DIAG_PATH_DOWN;
-	const struct e3_oam_session *link = first_link(s, p);
+	const struct e3_oam_session *link = first_link(s);
 
 	if (link != NULL && __atomic_load_n(&link->bfd.state, __ATOMIC_RELAXED) != E3_BFD_UP)
 		return E3_BFD_DIAG_CONCAT_DOWN;
@@ -191,7 +195,7 @@ static void tick_one(struct e3_worker *w, struct e3_oam_session *s, const struct
 	int ev = hop == E3_BFD_DIAG_NONE ? e3_bfd_check(&s->bfd, now_us) : e3_bfd_down(&s->bfd, hop, now_us);
 
 	on_event(s, ev, now_us);
-	restore(s, p, now_us);
+	restore(s, now_us);
 	if (hop != E3_BFD_DIAG_NONE || !e3_bfd_tx_due(&s->bfd, now_us))
 		return;
 	uint8_t pkt[E3_BFD_MAX_LEN];
@@ -230,16 +234,13 @@ void e3_oam_tick(struct e3_worker *w, uint64_t now_us)
 
 int e3_oam_rx(struct e3_oam_session *s, const struct e3_bfd_pkt *p, uint64_t now_us)
 {
-	const struct e3_nexthop *nh = e3_nexthop_get(s->conf.nexthop);
-	const struct e3_port *port = nh ? e3_port_get(nh->port) : NULL;
-
 	rte_spinlock_lock(&s->lock);
 	int ev = e3_bfd_rx(&s->bfd, p, now_us);
 
 	if (ev >= 0) {
 		s->rx_pkts++;
 		on_event(s, ev, now_us);
-		restore(s, port, now_us);
+		restore(s, now_us);
 	}
 	rte_spinlock_unlock(&s->lock);
 	return ev < 0 ? ev : 0;
