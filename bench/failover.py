@@ -16,15 +16,10 @@ that failing over 10,001 services costs what failing over one does.
     bench/failover.py                      # 5 runs, controller down 60 s
     bench/failover.py --runs 3 --controller-down 10 --faults spine-hang,link-down
 """
-import argparse
 import json
 import os
 import platform
-import re
-import select
 import signal
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,18 +27,10 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "client"):
-    sys.path.insert(0, str(p))
+from fabricbench import TOPOLOGY, FabricBench, parse, parser, save, start_streams, stats, wait_all
+from lab.control import ControlPlane, wait_for
+from lab.traffic import ping_until
 
-from lab import Lab  # noqa: E402
-from lab.control import ControlPlane, wait_for  # noqa: E402
-from lab.traffic import ping_until  # noqa: E402
-
-TOPOLOGY = REPO / "examples" / "demo.yaml"
-PREFIX = "fo"
-API_PORT, ETCD_PORT = 23850, 23851
-STREAM = REPO / "tests" / "lab" / "udpstream.py"
 RED = ("red", "eline", ["leaf1:cust1:1000", "leaf2:cust1:2000"])
 GREEN = ("green", "elan", ["leaf1:cust1:3000", "leaf2:cust1:3000", "leaf3:cust1:3000"])
 # kind -> (receiving host, destination, port): green's BUM is a subnet
@@ -58,19 +45,12 @@ FAULTS = ["link-down", "far-link-down", "transit-lost", "spine-hang", "spine-kil
           "controller-restart"]
 
 
-class Bench:
-    def __init__(self, args, state: Path):
-        self.a = args
-        self.state = state
-        self.lab = Lab(TOPOLOGY, PREFIX)
-        self.cp = None
+class Bench(FabricBench):
+    PREFIX, API_PORT, ETCD_PORT = "fo", 23850, 23851
 
     # ---- fabric ---------------------------------------------------------------
     def up(self):
-        self.lab.up(start=True, ports=False)
-        self.cp = ControlPlane(self.lab, self.state / "control", api_port=API_PORT, etcd_port=ETCD_PORT,
-                               data_dir=self.state / "controller")
-        self.cp.start()
+        self.start_fabric()
         self.import_topology(0)
         for name, kind, circuits in (RED, GREEN):
             self.cp.create_service(name, kind, circuits)
@@ -80,11 +60,6 @@ class Bench:
             if "spine2" in (link["a"].split(":")[0], link["b"].split(":")[0]):
                 self.cp.e3ctl("link", "set-cost", str(link["id"]), "5")
         self.settle()
-
-    def down(self):
-        if self.cp is not None:
-            self.cp.stop_all()
-        self.lab.down()
 
     def import_topology(self, extra: int, chunk: int = 1000):
         """The demo topology plus null customer ports and `extra` E-Lines
@@ -196,53 +171,6 @@ class Bench:
         raise ValueError(fault)
 
 
-def start_streams(lab, flows: dict, rate: int, seconds: float, state: Path, tag: str):
-    """flows: kind -> (sender, receiver, destination IP, port). Starts a
-    receiver for each, then its sender (a broadcast to a .255 address);
-    returns the senders, the receivers and each kind's report file."""
-    rxs, outs = [], {}
-    for kind, (_, host, _, port) in flows.items():
-        outs[kind] = state / f"{tag}-{kind}.json"
-        rxs.append(lab.host_popen(host, [
-            "python3", str(STREAM), "recv", "--port", str(port), "--seconds", str(seconds + 4),
-            "--out", str(outs[kind]), "--sent", str(int(rate * seconds)), "--rate", str(rate)]))
-    for rx in rxs:
-        wait_listening(rx)
-    txs = [lab.host_popen(src, ["python3", str(STREAM), "send", "--dst", ip, "--port", str(port),
-                                "--rate", str(rate), "--seconds", str(seconds)]
-                          + (["--broadcast"] if ip.endswith(".255") else []))
-           for src, _, ip, port in flows.values()]
-    return txs, rxs, outs
-
-
-def wait_listening(rx, timeout: float = 30) -> None:
-    """Wait for a udpstream receiver to bind: a datagram sent before then
-    would count as lost. Its stderr says when."""
-    ready, _, _ = select.select([rx.stderr], [], [], timeout)
-    line = rx.stderr.readline() if ready else ""
-    if not line.startswith("listening"):
-        raise RuntimeError(f"udpstream recv did not start: {line!r}")
-
-
-def wait_all(procs, timeout: float) -> bool:
-    """Wait for procs until timeout seconds from now; kill those still
-    running then. True if all ended by themselves."""
-    deadline = time.monotonic() + timeout
-    ok = True
-    for p in procs:
-        try:
-            p.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            ok = False
-            p.kill()
-            p.wait()
-    return ok
-
-
-def stats(xs):
-    return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)} if xs else None
-
-
 def stalled_note(stalls) -> str:
     if not stalls:
         return ""
@@ -304,44 +232,16 @@ traffic returns to the primaries after the wait-to-restore time.
 """
 
 
-def write_section(path, begin: str, end: str, section: str) -> None:
-    """Put section (which starts with begin and ends with end) in the
-    document at path, in place of its last version, or at its end."""
-    doc = Path(path).read_text() if Path(path).exists() else ""
-    if begin in doc:
-        doc = re.sub(re.escape(begin) + ".*?" + re.escape(end) + "\n", lambda _: section, doc, flags=re.S)
-    else:
-        doc = doc.rstrip() + "\n\n" + section
-    Path(path).write_text(doc)
-
-
-def save(results: dict, a, start: float, stalls=()) -> None:
-    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.json).write_text(json.dumps(results, indent=1))
-    Path(a.out).write_text(report(results, a, time.monotonic() - start, stalls))
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--rate", type=int, default=1000)
-    ap.add_argument("--seconds", type=int, default=10)
+    ap = parser(__doc__, "FAILOVER.md", "failover.json", seconds=10)
     ap.add_argument("--fault-at", type=float, default=3.0)
     ap.add_argument("--controller-down", type=int, default=60)
     ap.add_argument("--events-above", type=float, default=1000,
                     help="keep the controller's events of runs with a loss window above this (ms)")
     ap.add_argument("--sizes", default="0,10000", help="extra services, comma-separated")
     ap.add_argument("--faults", default=",".join(FAULTS))
-    ap.add_argument("--out", default=str(REPO / "bench" / "FAILOVER.md"))
-    ap.add_argument("--json", default=str(REPO / "bench" / "out" / "failover.json"))
-    a = ap.parse_args(argv)
+    a = parse(ap, argv, {"faults": FAULTS})
     a.sizes = [int(x) for x in a.sizes.split(",")]
-    a.faults = [f for f in a.faults.split(",") if f]
-    for f in a.faults:
-        if f not in FAULTS:
-            ap.error(f"fault {f}: one of {', '.join(FAULTS)}")
-    if os.geteuid() != 0:
-        ap.error("needs root (network namespaces)")
     start = time.monotonic()
     results, stalls = {}, []
     with tempfile.TemporaryDirectory(prefix="e3-fo-") as tmp:
@@ -364,10 +264,11 @@ def main(argv=None):
                         results.setdefault(fault, {}).setdefault(str(size), []).append(r)
                         print(f"{fault} +{size} run {i + 1}: " + ", ".join(
                             f"{k} {r[k]['loss_window_ms']} ms ({r[k]['lost']} lost)" for k in FLOWS), flush=True)
-                        save(results, a, start, stalls)   # what ran is kept, whatever comes next
+                        # What ran is kept, whatever comes next.
+                        save(results, a, report(results, a, time.monotonic() - start, stalls))
         finally:
             b.down()
-    save(results, a, start, stalls)
+    save(results, a, report(results, a, time.monotonic() - start, stalls))
     print(f"wrote {a.out}")
     return 0
 

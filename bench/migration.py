@@ -15,28 +15,16 @@ as QEMU does (tests/lab/migration.py).
     bench/migration.py                 # 5 runs of each
     bench/migration.py --runs 2 --kinds eline
 """
-import argparse
 import json
 import os
 import platform
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "client", REPO / "bench"):
-    sys.path.insert(0, str(p))
+from fabricbench import STREAM, TOPOLOGY, FabricBench, parse, parser, run_all, save, stats, wait_all
+from lab.control import wait_for
+from lab.migration import VM
 
-from failover import stats, wait_all, write_section  # noqa: E402
-from lab import Lab  # noqa: E402
-from lab.control import ControlPlane, wait_for  # noqa: E402
-from lab.migration import VM  # noqa: E402
-
-TOPOLOGY = REPO / "examples" / "demo.yaml"
-PREFIX = "mg"
-API_PORT, ETCD_PORT = 23864, 23865
-STREAM = REPO / "tests" / "lab" / "udpstream.py"
 TARGET_MS = 50
 BEGIN, END = "<!-- migration: begin -->", "<!-- migration: end -->"
 
@@ -54,24 +42,13 @@ def eline_seconds(a) -> float:
     return max(a.seconds, a.move_at + a.window + 3)
 
 
-class Bench:
-    def __init__(self, args, state: Path):
-        self.a, self.state = args, state
-        self.lab = Lab(TOPOLOGY, PREFIX)
-        self.cp = None
+class Bench(FabricBench):
+    PREFIX, API_PORT, ETCD_PORT = "mg", 23864, 23865
 
     def up(self):
-        self.lab.up(start=True, ports=False)
-        self.cp = ControlPlane(self.lab, self.state / "control", api_port=API_PORT, etcd_port=ETCD_PORT,
-                               data_dir=self.state / "controller")
-        self.cp.start()
+        self.start_fabric()
         self.cp.e3ctl("topology", "import", str(TOPOLOGY), timeout=120)  # green among its services
         self.cp.wait_converged(timeout=120)
-
-    def down(self):
-        if self.cp is not None:
-            self.cp.stop_all()
-        self.lab.down()
 
     def run(self, kind: str, i: int) -> dict:
         return self.run_elan(i) if kind == "elan" else self.run_eline(i)
@@ -194,45 +171,15 @@ both places; the window then closes under the stream, leaf1 removed.
 """
 
 
-def save(results: dict, a, start: float) -> None:
-    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.json).write_text(json.dumps(results, indent=1))
-    write_section(a.out, BEGIN, END, section(results, a, time.monotonic() - start))
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--rate", type=int, default=1000)
-    ap.add_argument("--seconds", type=int, default=6)
+    ap = parser(__doc__, "FAILOVER.md", "migration.json", seconds=6)
     ap.add_argument("--move-at", type=float, default=3.0)
     ap.add_argument("--window", type=int, default=6, help="E-Line: the move's window, seconds")
     ap.add_argument("--kinds", default="elan,eline")
-    ap.add_argument("--out", default=str(REPO / "bench" / "FAILOVER.md"))
-    ap.add_argument("--json", default=str(REPO / "bench" / "out" / "migration.json"))
-    a = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        ap.error("needs root (network namespaces)")
+    a = parse(ap, argv, {"kinds": ["elan", "eline"]})
     start = time.monotonic()
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="e3-mg-") as tmp:
-        b = Bench(a, Path(tmp))
-        try:
-            b.up()
-            for kind in a.kinds.split(","):
-                for i in range(a.runs):
-                    r = b.run(kind, i)
-                    results.setdefault(kind, []).append(r)
-                    if r.get("stalled"):
-                        print(f"{kind} run {i + 1}: the stream did not end in time; not counted", flush=True)
-                        continue
-                    print(f"{kind} run {i + 1}: {r['loss_window_ms']} ms ({r['lost']} lost)", flush=True)
-                    save(results, a, start)
-        finally:
-            b.down()
-    save(results, a, start)
-    print(f"wrote {a.out}")
-    return 0
+    return run_all(Bench, a, a.kinds, {}, lambda r: f": {r['loss_window_ms']} ms ({r['lost']} lost)",
+                   lambda results: save(results, a, section(results, a, time.monotonic() - start), (BEGIN, END)))
 
 
 if __name__ == "__main__":

@@ -15,28 +15,17 @@ the receivers' reports (tests/lab/udpstream.py).
     bench/multihoming.py                      # 5 runs of every fault
     bench/multihoming.py --runs 2 --faults uplink-down-leaf2
 """
-import argparse
 import json
 import os
 import platform
 import signal
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "client", REPO / "bench"):
-    sys.path.insert(0, str(p))
+from fabricbench import TOPOLOGY, FabricBench, parse, parser, run_all, save, start_streams, stats, wait_all
+from lab.control import wait_for
+from lab.traffic import ping_until
 
-from failover import start_streams, stats, wait_all, write_section  # noqa: E402
-from lab import Lab  # noqa: E402
-from lab.control import ControlPlane, wait_for  # noqa: E402
-from lab.traffic import ping_until  # noqa: E402
-
-TOPOLOGY = REPO / "examples" / "demo.yaml"
-PREFIX = "mh"
-API_PORT, ETCD_PORT = 23860, 23861
 VIOLET = ("violet", "elan", ["leaf1:cust3:untagged", "@site1:untagged"])
 H6, H7, BCAST = "10.60.0.6", "10.60.0.7", "10.60.0.255"
 UPLINK = {"leaf2": "up0", "leaf3": "up1"}
@@ -50,26 +39,14 @@ FAULTS = ["uplink-down-leaf2", "uplink-down-leaf3", "leaf-hang-leaf2", "leaf-han
 BEGIN, END = "<!-- multihoming: begin -->", "<!-- multihoming: end -->"
 
 
-class Bench:
-    def __init__(self, args, state: Path):
-        self.a = args
-        self.state = state
-        self.lab = Lab(TOPOLOGY, PREFIX)
-        self.cp = None
+class Bench(FabricBench):
+    PREFIX, API_PORT, ETCD_PORT = "mh", 23860, 23861
 
     def up(self):
-        self.lab.up(start=True, ports=False)
-        self.cp = ControlPlane(self.lab, self.state / "control", api_port=API_PORT, etcd_port=ETCD_PORT,
-                               data_dir=self.state / "controller")
-        self.cp.start()
+        self.start_fabric()
         self.cp.e3ctl("topology", "import", str(TOPOLOGY), timeout=120)
         self.cp.create_service(*VIOLET)
         self.settle()
-
-    def down(self):
-        if self.cp is not None:
-            self.cp.stop_all()
-        self.lab.down()
 
     def site(self):
         return self.cp.service("violet")["route"]["sites"]["site1"]
@@ -92,7 +69,8 @@ class Bench:
     def df(self):
         return self.cp.service("violet").get("designated_forwarders", {}).get("site1")
 
-    def run(self, fault: str, tag: str) -> dict:
+    def run(self, fault: str, i: int) -> dict:
+        tag = f"{fault}-{i}"
         df = self.df()
         if "-alone-" in fault:
             # The datapaths alone: the controller is down across the fault.
@@ -184,49 +162,15 @@ the controller down (the `alone` rows), as long as the failure lasts.
 """
 
 
-def save(results: dict, a, start: float) -> None:
-    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.json).write_text(json.dumps(results, indent=1))
-    write_section(a.out, BEGIN, END, section(results, a, time.monotonic() - start))
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--rate", type=int, default=1000)
-    ap.add_argument("--seconds", type=int, default=10)
+    ap = parser(__doc__, "FAILOVER.md", "multihoming.json", seconds=10)
     ap.add_argument("--fault-at", type=float, default=3.0)
     ap.add_argument("--faults", default=",".join(FAULTS))
-    ap.add_argument("--out", default=str(REPO / "bench" / "FAILOVER.md"))
-    ap.add_argument("--json", default=str(REPO / "bench" / "out" / "multihoming.json"))
-    a = ap.parse_args(argv)
-    a.faults = [f for f in a.faults.split(",") if f]
-    for f in a.faults:
-        if f not in FAULTS:
-            ap.error(f"fault {f}: one of {', '.join(FAULTS)}")
-    if os.geteuid() != 0:
-        ap.error("needs root (network namespaces)")
+    a = parse(ap, argv, {"faults": FAULTS})
     start = time.monotonic()
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="e3-mh-") as tmp:
-        b = Bench(a, Path(tmp))
-        try:
-            b.up()
-            for fault in a.faults:
-                for i in range(a.runs):
-                    r = b.run(fault, f"{fault}-{i}")
-                    results.setdefault(fault, []).append(r)
-                    if r.get("stalled"):
-                        print(f"{fault} run {i + 1}: a stream did not end in time; not counted", flush=True)
-                        continue
-                    print(f"{fault} run {i + 1} (DF {r['df']}): " + ", ".join(
-                        f"{k} {r[k]['loss_window_ms']} ms ({r[k]['lost']} lost)" for k in FLOWS), flush=True)
-                    save(results, a, start)
-        finally:
-            b.down()
-    save(results, a, start)
-    print(f"wrote {a.out}")
-    return 0
+    return run_all(Bench, a, a.faults, {}, lambda r: f" (DF {r['df']}): " + ", ".join(
+        f"{k} {r[k]['loss_window_ms']} ms ({r[k]['lost']} lost)" for k in FLOWS),
+        lambda results: save(results, a, section(results, a, time.monotonic() - start), (BEGIN, END)))
 
 
 if __name__ == "__main__":

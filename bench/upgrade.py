@@ -25,30 +25,21 @@ ECMP E-Line blue (to h5). Each scenario, --runs times:
     bench/upgrade.py --keep --scenarios spine-cold   # rerun one row set, keep the rest
     bench/upgrade.py restart-node NODE     # rolling-upgrade's --node-cmd in the lab
 """
-import argparse
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-for p in (REPO / "tests", REPO / "datapath" / "client", REPO / "bench"):
-    sys.path.insert(0, str(p))
+from failover import Bench as FailoverBench
+from fabricbench import REPO, TOPOLOGY, parse, parser, run_all, save, start_streams, stats, wait_all
+from lab import Lab
+from lab.control import wait_for
 
-from failover import Bench as FailoverBench, start_streams, stats, wait_all  # noqa: E402
-from lab import Lab  # noqa: E402
-from lab.control import ControlPlane, wait_for  # noqa: E402
-
-TOPOLOGY = REPO / "examples" / "demo.yaml"
-PREFIX = "up"
-API_PORT, ETCD_PORT = 23860, 23861
 RED = ("red", "eline", ["leaf1:cust1:1000", "leaf2:cust1:2000"])
 GREEN = ("green", "elan", ["leaf1:cust1:3000", "leaf2:cust1:3000", "leaf3:cust1:3000"])
 BLUE = ("blue", "eline", ["leaf1:cust2:untagged", "leaf2:cust2:40"])
@@ -79,22 +70,18 @@ SCENARIOS = {
 
 
 class Bench(FailoverBench):
-    def __init__(self, args, state: Path):
-        # The failover bench's fabric and steps, on a lab of its own prefix.
-        self.a, self.state, self.cp = args, state, None
-        self.lab = Lab(TOPOLOGY, PREFIX)
+    """The failover bench's fabric and steps, on a lab of its own."""
+    PREFIX, API_PORT, ETCD_PORT = "up", 23860, 23861
 
     def up(self):
-        self.lab.up(start=True, ports=False)
-        self.cp = ControlPlane(self.lab, self.state / "control", api_port=API_PORT, etcd_port=ETCD_PORT,
-                               data_dir=self.state / "controller")
-        self.cp.start()
+        self.start_fabric()
         for name, kind, circuits in (RED, GREEN):
             self.cp.create_service(name, kind, circuits)
         self.cp.create_service(*BLUE, "--ecmp")
         self.cp.e3ctl("topology", "import", str(TOPOLOGY), timeout=120)   # the site's segment
         self.cp.create_service(*VIOLET)
         self.settle()
+        self.before = self.labels()   # what no scenario may relabel
 
     def settle(self):
         super().settle()
@@ -105,7 +92,8 @@ class Bench(FailoverBench):
             if not ping_until(self.lab, src, FLOWS[kind][2], attempts=30).ok:
                 raise RuntimeError(f"{src} -> {FLOWS[kind][2]} does not answer")
 
-    def run(self, scenario: str, tag: str) -> dict:
+    def run(self, scenario: str, i: int) -> dict:
+        tag = f"{scenario}-{i}"
         spine = self.spine()
         seconds = SCENARIOS[scenario][0]
         txs, rxs, outs = start_streams(self.lab, FLOWS, self.a.rate, seconds, self.state, tag)
@@ -169,7 +157,7 @@ class Bench(FailoverBench):
 def restart_node(node: str) -> int:
     """rolling-upgrade's --node-cmd in the lab: a handover (SIGHUP), as
     systemctl reload does. (The lab runs one build: the binary is not new.)"""
-    lab = Lab(TOPOLOGY, PREFIX, safety_net=False)
+    lab = Lab(TOPOLOGY, Bench.PREFIX, safety_net=False)
     if lab.pid(node) is None:
         print(f"restart-node: {node} not running", file=sys.stderr)
         return 1
@@ -278,48 +266,19 @@ def main(argv=None):
             print("usage: upgrade.py restart-node NODE", file=sys.stderr)
             return 2
         return restart_node(argv[1])
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--rate", type=int, default=1000)
+    ap = parser(__doc__, "UPGRADE.md", "upgrade.json")
     ap.add_argument("--fault-at", type=float, default=2.0)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
-    ap.add_argument("--out", default=str(REPO / "bench" / "UPGRADE.md"))
-    ap.add_argument("--json", default=str(REPO / "bench" / "out" / "upgrade.json"))
     ap.add_argument("--keep", action="store_true",
                     help="keep the other scenarios' results in --json: rerun only --scenarios")
-    a = ap.parse_args(argv)
-    a.scenarios = [s for s in a.scenarios.split(",") if s]
-    for s in a.scenarios:
-        if s not in SCENARIOS:
-            ap.error(f"scenario {s}: one of {', '.join(SCENARIOS)}")
-    if os.geteuid() != 0:
-        ap.error("needs root (network namespaces)")
+    a = parse(ap, argv, {"scenarios": SCENARIOS})
     start = time.monotonic()
     results = {}
     if a.keep and Path(a.json).exists():
         results = {k: v for k, v in json.loads(Path(a.json).read_text()).items() if k not in a.scenarios}
-    with tempfile.TemporaryDirectory(prefix="e3-up-") as tmp:
-        b = Bench(a, Path(tmp))
-        try:
-            b.up()
-            b.before = b.labels()
-            for scenario in a.scenarios:
-                for i in range(a.runs):
-                    r = b.run(scenario, f"{scenario}-{i}")
-                    if r.get("stalled"):
-                        print(f"{scenario} run {i + 1}: a stream stalled (the host starved it); not counted", flush=True)
-                        continue
-                    results.setdefault(scenario, []).append(r)
-                    print(f"{scenario} run {i + 1} ({r['took_s']} s): " + ", ".join(
-                        f"{k} {r[k]['lost']} lost / {r[k]['loss_window_ms']} ms" for k in FLOWS), flush=True)
-                    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-                    Path(a.json).write_text(json.dumps(results, indent=1))
-                    Path(a.out).write_text(report(results, a, time.monotonic() - start))
-        finally:
-            b.down()
-    Path(a.out).write_text(report(results, a, time.monotonic() - start))
-    print(f"wrote {a.out}")
-    return 0
+    return run_all(Bench, a, a.scenarios, results, lambda r: f" ({r['took_s']} s): " + ", ".join(
+        f"{k} {r[k]['lost']} lost / {r[k]['loss_window_ms']} ms" for k in FLOWS),
+        lambda results: save(results, a, report(results, a, time.monotonic() - start)))
 
 
 if __name__ == "__main__":

@@ -592,6 +592,10 @@ def go_check_value(s, f, x, label, args, out, ind):
         check(f"!{x}.Valid()", " %d: want 1..4094 or untagged", f"uint16({x})")
     elif t == "array":
         mx, e = s.eval(f["max"]), f["of"]
+        if e["type"] in INTS and not f.get("required") and not args:
+            lo, hi = (s.eval(r) for r in e["range"])
+            out.append(f'{ind}checkList(bad, "{label}", {x}, {mx}, {lo}, {hi})')
+            return
         if f.get("required"):
             check(f"n := len({x}); n < 1 || n > {mx}", f": %d of them, want 1..{mx}", f"len({x})")
         else:
@@ -623,6 +627,12 @@ def go_check_field(s, o, f, recv, out, ind="\t"):
         zero = {"str": '""', "mac": '""', "enum": '""'}.get(f["type"], "0")
         cond = f"len({name}) > 0" if f["type"] == "array" else f"{name} != {zero}"
         go_check_value(s, f, name, f["name"], [], inner, ind + "\t")
+    if cond.endswith(" != 0") and len(inner) == 1 and inner[0].lstrip().startswith("checkRange("):
+        out.append(ind + inner[0].lstrip().replace("checkRange(", "checkSet(", 1))
+        return
+    if len(inner) == 1 and inner[0].lstrip().startswith("checkList("):
+        out.append(ind + inner[0].lstrip())   # an empty list passes it
+        return
     if f["type"] != "bool" and inner:
         out.append(f"{ind}if {cond} {{")
         out.extend(inner)

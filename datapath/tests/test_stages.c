@@ -54,9 +54,11 @@ static void must(int rc)
 	}
 }
 
-static void add_port(const char *name, const char *dev, enum e3_port_kind kind, const char *mac)
+/* Adds the port, or sets it again; mtu 0: the default. */
+static void add_port(const char *name, const char *dev, enum e3_port_kind kind, const char *mac,
+		     uint16_t mtu)
 {
-	struct e3_port_conf c = { .kind = kind };
+	struct e3_port_conf c = { .kind = kind, .mtu = mtu };
 
 	snprintf(c.name, sizeof(c.name), "%s", name);
 	snprintf(c.devargs, sizeof(c.devargs), "%s", dev);
@@ -69,10 +71,10 @@ static void add_port(const char *name, const char *dev, enum e3_port_kind kind, 
 
 static void setup(void)
 {
-	add_port("c0", "net_ring0", E3_PORT_CUSTOMER, NULL);
-	add_port("c1", "net_ring1", E3_PORT_CUSTOMER, NULL);
-	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0);
-	add_port("f1", "net_ring3", E3_PORT_FABRIC, FA1);
+	add_port("c0", "net_ring0", E3_PORT_CUSTOMER, NULL, 0);
+	add_port("c1", "net_ring1", E3_PORT_CUSTOMER, NULL, 0);
+	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0, 0);
+	add_port("f1", "net_ring3", E3_PORT_FABRIC, FA1, 0);
 	struct e3_nexthop_conf nh = { .id = 1, .port = "f0" };
 
 	mac_parse(NB, nh.mac);
@@ -195,6 +197,15 @@ static void tagged(struct frame *f, const char *idst, const char *isrc, uint8_t 
 	fr_pad(f, 50, 0x22);
 }
 
+/* A tagged frame (as tagged() makes it) into port. */
+static void send_tagged(const char *port, const char *idst, const char *isrc, uint8_t pcp, int vlan)
+{
+	struct frame f;
+
+	tagged(&f, idst, isrc, pcp, vlan);
+	rx_frame(port, &f);
+}
+
 static void test_eline_term(void)
 {
 	struct frame in, want;
@@ -244,6 +255,15 @@ static void test_swap(void)
 	CHECK_EQ(drops(port, reason) - _before, 1); \
 } while (0)
 
+/* A frame from A to B on vlan, of ethertype type, padded to len bytes. */
+static void from_a(struct frame *f, uint16_t vlan, uint16_t type, uint16_t len)
+{
+	fr_eth(f, HB, HA);
+	fr_tag(f, 0x8100, 0, vlan);
+	fr_type(f, type);
+	fr_pad(f, len, 0);
+}
+
 static void test_customer_drops(void)
 {
 	struct frame f;
@@ -259,21 +279,12 @@ static void test_customer_drops(void)
 	fr_u32(&f, lse(500, 0, 1, 64));
 	fr_pad(&f, 60, 0);
 	EXPECT_DROP("c1", E3_DROP_CUSTOMER_LABELLED, rx_frame("c1", &f));
-	fr_eth(&f, HB, HA);
-	fr_tag(&f, 0x8100, 0, 100);
-	fr_type(&f, 0x8848);
-	fr_pad(&f, 60, 0);
+	from_a(&f, 100, 0x8848, 60);
 	EXPECT_DROP("c0", E3_DROP_CUSTOMER_LABELLED, rx_frame("c0", &f));
-	fr_eth(&f, HB, HA);
-	fr_tag(&f, 0x8100, 0, 999);
-	fr_type(&f, 0x0800);
-	fr_pad(&f, 60, 0);
+	from_a(&f, 999, 0x0800, 60);
 	EXPECT_DROP("c0", E3_DROP_NO_CIRCUIT, rx_frame("c0", &f));
 	/* MTU 1500: 1500 + 14 + 4 passes, one more byte does not. */
-	fr_eth(&f, HB, HA);
-	fr_tag(&f, 0x8100, 0, 100);
-	fr_type(&f, 0x0800);
-	fr_pad(&f, 1500, 0);
+	from_a(&f, 100, 0x0800, 1500);
 	uint64_t tx0 = drops("c0", E3_DROP_OVERSIZE);
 
 	rx_frame("c0", &f);
@@ -349,6 +360,18 @@ static uint32_t label_of(struct rte_mbuf *m)
 	return rte_be_to_cpu_32(l) >> 12;
 }
 
+/* One frame out of port, carrying label. */
+static void expect_label(const char *port, uint32_t label)
+{
+	struct rte_mbuf *m[8];
+	unsigned n = tx_of(port, m, 8);
+
+	CHECK_EQ(n, 1);
+	if (n == 1)
+		CHECK_EQ(label_of(m[0]), label);
+	rte_pktmbuf_free_bulk(m, n);
+}
+
 static uint16_t vlan_of(struct rte_mbuf *m)
 {
 	const uint8_t *d = bytes_of(m);
@@ -363,8 +386,7 @@ static void test_elan(void)
 	unsigned n;
 
 	/* a. unknown unicast from c0/300: to c1/301 and to the branch. */
-	tagged(&f, HB, HA, 1, 300);
-	rx_frame("c0", &f);
+	send_tagged("c0", HB, HA, 1, 300);
 	tagged(&want, HB, HA, 1, 301);
 	expect_one("c1", &want);
 	n = tx_of("f0", m, 8);
@@ -381,17 +403,11 @@ static void test_elan(void)
 	expect_one("c0", &want);
 	expect_none("c1");
 	/* c. A to B: B was learned behind source 5 -> its nhlfe (label 3000). */
-	tagged(&f, HB, HA, 0, 300);
-	rx_frame("c0", &f);
-	n = tx_of("f0", m, 8);
-	CHECK_EQ(n, 1);
-	if (n == 1)
-		CHECK_EQ(label_of(m[0]), 3000);
-	rte_pktmbuf_free_bulk(m, n);
+	send_tagged("c0", HB, HA, 0, 300);
+	expect_label("f0", 3000);
 	expect_none("c1");
 	/* d. C (c1/301) to A: local unicast, c0/300. */
-	tagged(&f, HA, HC, 0, 301);
-	rx_frame("c1", &f);
+	send_tagged("c1", HA, HC, 0, 301);
 	tagged(&want, HA, HC, 0, 300);
 	expect_one("c0", &want);
 	/* e. D on c0/300 to A, also on c0/300: same circuit. */
@@ -408,12 +424,10 @@ static void test_elan(void)
 	expect_none("f0");
 	expect_none("f1");
 	/* h. B moves to c1/301; A to B then goes there. */
-	tagged(&f, BC, HB, 0, 301);
-	rx_frame("c1", &f);
+	send_tagged("c1", BC, HB, 0, 301);
 	CHECK_EQ(tx_drain("c0"), 1);
 	CHECK_EQ(tx_drain("f0"), 1);                             /* flood to the branch */
-	tagged(&f, HB, HA, 0, 300);
-	rx_frame("c0", &f);
+	send_tagged("c0", HB, HA, 0, 300);
 	tagged(&want, HB, HA, 0, 301);
 	expect_one("c1", &want);
 	expect_none("f0");
@@ -579,7 +593,7 @@ static void test_flood_copies(void)
 	struct rte_mbuf *m[8];
 	unsigned n;
 
-	add_port("c2", "net_ring4", E3_PORT_CUSTOMER, NULL);
+	add_port("c2", "net_ring4", E3_PORT_CUSTOMER, NULL, 0);
 	static struct e3_service_conf s;
 
 	s = (struct e3_service_conf){ .id = 6, .type = E3_SVC_ELAN, .n_branches = 2,
@@ -675,8 +689,7 @@ static void test_replicate_shared(void)
 
 	/* A known local destination: delivery is a unicast VLAN push on the
 	 * frame the branch copy points into. */
-	tagged(&f, HB, HA, 0, 300);
-	rx_frame("c0", &f);                           /* learn A on c0/300 */
+	send_tagged("c0", HB, HA, 0, 300);                           /* learn A on c0/300 */
 	tx_drain("c1");
 	tx_drain("f0");
 	labelled(&f, FA0, lse(800, 1, 1, 20), true, HA, HB);
@@ -707,20 +720,6 @@ static void test_replicate_shared(void)
 
 /* Egress MTU: a frame that grows past the egress port's MTU (VLAN push on a
  * customer port, encapsulation on a fabric port) is oversize on that port. */
-static void set_mtu(const char *name, const char *dev, enum e3_port_kind kind, const char *mac,
-		    uint16_t mtu)
-{
-	struct e3_port_conf c = { .kind = kind, .mtu = mtu };
-
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	snprintf(c.devargs, sizeof(c.devargs), "%s", dev);
-	for (int q = 0; q < E3_MAX_QUEUES; q++)
-		c.worker[q] = -1;
-	if (mac)
-		mac_parse(mac, c.mac);
-	must(e3_node_port_add(&c, err));
-}
-
 static void test_egress_mtu(void)
 {
 	struct frame f;
@@ -752,27 +751,27 @@ static void test_egress_mtu(void)
 	 * with f0's MTU at 1500 it is oversize on f0, not on c0. */
 	tagged(&f, HB, HA, 0, 100);
 	fr_pad(&f, (uint16_t)(1518 - f.len), 0x55);
-	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1500);
+	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1500);
 	EXPECT_DROP("f0", E3_DROP_OVERSIZE, rx_frame("c0", &f));
 	expect_none("f0");
-	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1522);
+	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1522);
 	rx_frame("c0", &f);
 	CHECK_EQ(tx_drain("f0"), 1);
-	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 2000);
+	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0, 2000);
 	CHECK_EQ(drops("c0", E3_DROP_OVERSIZE), c0_over + 1);
 	/* SWAP: the frame keeps its size (118 = MTU 104 + 14); MTU 103 refuses it. */
 	uint64_t f1_over = drops("f1", E3_DROP_OVERSIZE);
 
 	labelled(&f, FA0, lse(600, 0, 1, 10), true, HA, HB);
 	fr_pad(&f, (uint16_t)(14 + 104 - f.len), 0x66);
-	set_mtu("f1", "net_ring3", E3_PORT_FABRIC, FA1, 104);
+	add_port("f1", "net_ring3", E3_PORT_FABRIC, FA1, 104);
 	rx_frame("f0", &f);
 	CHECK_EQ(tx_drain("f1"), 1);
-	set_mtu("f1", "net_ring3", E3_PORT_FABRIC, FA1, 103);
+	add_port("f1", "net_ring3", E3_PORT_FABRIC, FA1, 103);
 	rx_frame("f0", &f);
 	expect_none("f1");
 	CHECK_EQ(drops("f1", E3_DROP_OVERSIZE), f1_over + 1);
-	set_mtu("f1", "net_ring3", E3_PORT_FABRIC, FA1, 2000);
+	add_port("f1", "net_ring3", E3_PORT_FABRIC, FA1, 2000);
 }
 
 /* One burst into the E-Line: the pushed header is made once for the frames
@@ -786,7 +785,7 @@ static void test_push_burst(void)
 	struct frame in[RTE_DIM(pcp)];
 	uint64_t over = drops("f0", E3_DROP_OVERSIZE);
 
-	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1500);
+	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0, 1500);
 	for (unsigned k = 0; k < RTE_DIM(pcp); k++) {
 		fr_eth(&in[k], HB, HA);
 		fr_tag(&in[k], 0x8100, pcp[k], 100);
@@ -816,7 +815,7 @@ static void test_push_burst(void)
 	}
 	rte_pktmbuf_free_bulk(out, n);
 	CHECK_EQ(drops("f0", E3_DROP_OVERSIZE), over + 1);
-	set_mtu("f0", "net_ring2", E3_PORT_FABRIC, FA0, 2000);
+	add_port("f0", "net_ring2", E3_PORT_FABRIC, FA0, 2000);
 }
 
 /* One burst of several VLANs on c0: customer_in keeps the circuit it found
@@ -903,14 +902,10 @@ static void test_learning_corners(void)
 {
 	struct frame f, want;
 	struct e3_mac_info mi;
-	struct rte_mbuf *m[8];
-	unsigned n;
 	uint32_t count = e3_mac_count();
 
-	tagged(&f, HB, "01:00:5e:00:00:01", 0, 300);
-	rx_frame("c0", &f);
-	tagged(&f, HB, BC, 0, 300);
-	rx_frame("c0", &f);
+	send_tagged("c0", HB, "01:00:5e:00:00:01", 0, 300);
+	send_tagged("c0", HB, BC, 0, 300);
 	labelled(&f, FA0, lse(700, 0, 1, 60), true, HA, "33:33:00:00:00:01");
 	rx_frame("f0", &f);
 	CHECK_EQ(e3_mac_count(), count);
@@ -922,8 +917,7 @@ static void test_learning_corners(void)
 	uint64_t moves = e3_mac_svc_stats(3)->moves;
 
 	/* D on c0/300 ... */
-	tagged(&f, BC, HD, 0, 300);
-	rx_frame("c0", &f);
+	send_tagged("c0", BC, HD, 0, 300);
 	tx_drain("c1");
 	tx_drain("f0");
 	CHECK(mac_find(3, HD, &mi) && !mi.remote && mi.circuit == 4);
@@ -933,22 +927,15 @@ static void test_learning_corners(void)
 	tx_drain("c0");
 	tx_drain("c1");
 	CHECK(mac_find(3, HD, &mi) && mi.remote && mi.source == 5);
-	tagged(&f, HD, HC, 0, 301);
-	rx_frame("c1", &f);
-	n = tx_of("f0", m, 8);
-	CHECK_EQ(n, 1);
-	if (n == 1)
-		CHECK_EQ(label_of(m[0]), 3000);
-	rte_pktmbuf_free_bulk(m, n);
+	send_tagged("c1", HD, HC, 0, 301);
+	expect_label("f0", 3000);
 	expect_none("c0");
 	/* ... and comes back to c0/300. */
-	tagged(&f, HC, HD, 0, 300);
-	rx_frame("c0", &f);
+	send_tagged("c0", HC, HD, 0, 300);
 	tx_drain("c1");
 	tx_drain("f0");
 	CHECK(mac_find(3, HD, &mi) && !mi.remote && mi.circuit == 4);
-	tagged(&f, HD, HC, 0, 301);
-	rx_frame("c1", &f);
+	send_tagged("c1", HD, HC, 0, 301);
 	tagged(&want, HD, HC, 0, 300);
 	expect_one("c0", &want);
 	expect_none("f0");

@@ -111,14 +111,20 @@ def cmd_up(lab: Lab, args) -> int:
         (again.format("status"), "counters again"),
         (again.format("down"), "remove everything"),
     ]
-    width = max(len(c) for c, _ in explore)
+    return conclude(explore, failures, again.format("down"))
+
+
+def conclude(explore, failures, down: str, widest: int = 0) -> int:
+    """Print what to look at next (command, why), aligned on commands up to
+    widest characters (0: all), then the checks' verdict; the exit status."""
+    width = max(len(c) for c, _ in explore if not widest or len(c) < widest)
     for c, why in explore:
         print(f"{c:{width}}   # {why}")
     if failures:
         print(f"\n{len(failures)} check(s) FAILED (the fabric is left up to look at):")
         print("\n".join(failures))
         return 1
-    print(f"\nall checks passed; the fabric keeps running until `{again.format('down')}`")
+    print(f"\nall checks passed; the fabric keeps running until `{down}`")
     return 0
 
 

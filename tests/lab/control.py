@@ -17,7 +17,6 @@ get reused).
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import secrets
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from .lab import REPO, Lab, LabError
+from .lab import REPO, Lab, LabError, on_exit
 from .vswitchd import alive, kill
 
 BIN = REPO / "build" / "bin"
@@ -41,27 +40,6 @@ def binary(name: str) -> Path:
     if not os.access(p, os.X_OK):
         raise LabError(f"{p}: not built (make build)")
     return p
-
-
-def on_exit(fn) -> None:
-    """Run fn when the interpreter exits and on SIGTERM/SIGHUP, even if the
-    caller's finally never runs (kill -TERM of pytest). The signal then goes
-    on to whatever handled it before: the lab's handler (lab.py) tears the
-    lab down and exits, so processes stop before the network goes."""
-    atexit.register(fn)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        try:
-            prev = signal.getsignal(sig)
-
-            def handler(signum, frame, prev=prev):
-                fn()
-                if callable(prev):
-                    prev(signum, frame)
-                else:
-                    os._exit(128 + signum)
-            signal.signal(sig, handler)
-        except ValueError:  # not the main thread: atexit only
-            pass
 
 
 def wait_for(what: str, fn, timeout: float = 30, interval: float = 0.2):

@@ -20,7 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .__main__ import check_services, print_counters
+from .__main__ import check_services, conclude, print_counters
 from .control import BIN, ControlPlane
 from .lab import REPO, Lab, LabError
 from .vswitchd import rpc_module
@@ -154,15 +154,7 @@ def cmd_up(lab: Lab, cp: ControlPlane, seconds: int) -> int:
         ("scripts/demo.sh status", "the controller's view and counters again"),
         ("make demo-down", "stop everything, remove the namespaces"),
     ]
-    width = max(len(c) for c, _ in explore if len(c) < 90)
-    for c, why in explore:
-        print(f"{c:{width}}   # {why}")
-    if failures:
-        print(f"\n{len(failures)} check(s) FAILED (the fabric is left up to look at):")
-        print("\n".join(failures))
-        return 1
-    print("\nall checks passed; the fabric keeps running until `make demo-down`")
-    return 0
+    return conclude(explore, failures, "make demo-down", widest=90)
 
 
 def cmd_status(lab: Lab, cp: ControlPlane) -> int:

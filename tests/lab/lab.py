@@ -52,6 +52,29 @@ def netns_list() -> set:
     return {e["name"] for e in json.loads(out)}
 
 
+def on_exit(fn) -> None:
+    """Run fn when the interpreter exits and on SIGTERM/SIGHUP, even if the
+    caller's finally never runs (kill -TERM of pytest). The signal then goes
+    on to whatever handled it before, or does what its default action would
+    (SystemExit would only fail the running test): a later handler runs
+    first, so a control plane armed after its lab stops before the lab's
+    network goes."""
+    atexit.register(fn)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            prev = signal.getsignal(sig)
+
+            def handler(signum, frame, prev=prev):
+                fn()
+                if callable(prev):
+                    prev(signum, frame)
+                else:
+                    os._exit(128 + signum)
+            signal.signal(sig, handler)
+        except ValueError:  # not the main thread: atexit only
+            pass
+
+
 class Lab:
     """One emulated fabric described by a topology file.
 
@@ -165,22 +188,7 @@ class Lab:
         if not self.safety_net or self._armed:
             return
         self._armed = True
-        atexit.register(self.down)
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                prev = signal.getsignal(sig)
-
-                def handler(signum, frame, prev=prev):
-                    self.down()
-                    if callable(prev):
-                        prev(signum, frame)
-                    else:
-                        # What the default action would do, after the cleanup
-                        # (SystemExit would only fail the running test).
-                        os._exit(128 + signum)
-                signal.signal(sig, handler)
-            except ValueError:  # not the main thread: atexit only
-                pass
+        on_exit(self.down)
 
     # ---- network ---------------------------------------------------------------
     def build_network(self) -> None:

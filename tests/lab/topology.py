@@ -115,22 +115,13 @@ class Topology:
     ports: dict = field(default_factory=dict)
 
     def node(self, name: str) -> Node:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
+        return named(self.nodes, name)
 
     def host(self, name: str) -> Host:
-        for h in self.hosts:
-            if h.name == name:
-                return h
-        raise KeyError(name)
+        return named(self.hosts, name)
 
     def service(self, name: str) -> Service:
-        for s in self.services:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        return named(self.services, name)
 
     def links_of(self, node: str) -> list:
         return [l for l in self.links if node in (l.a.node, l.b.node)]
@@ -161,6 +152,14 @@ class Topology:
         n = self.node(node).index
         p = list(self.ports[node]).index(port) + 1
         return f"02:e3:00:{n:02x}:{p:02x}:00"
+
+
+def named(items, name: str):
+    """The item of items called name (KeyError if none)."""
+    for x in items:
+        if x.name == name:
+            return x
+    raise KeyError(name)
 
 
 def _err(where: str, msg: str) -> TopologyError:

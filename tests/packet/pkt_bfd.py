@@ -5,6 +5,7 @@ sessions (RFC 5880's three-way handshake) from a thread of its own.
 The neighbour advertises slow timers (300 ms, multiplier 3) so that a busy
 test machine never makes it miss a beat: the switch's detection time is
 then 900 ms, and the switch sends to it at 300 ms."""
+import contextlib
 import errno
 import hashlib
 import select
@@ -14,7 +15,8 @@ import threading
 import time
 
 from pkt_frames import mac_bytes
-from pkt_net import ETH_P_ALL, in_netns
+from pkt_net import ETH_P_ALL, Wire, in_netns
+from pkt_switch import MAC, PEER_MAC, PEERS
 
 GAL = 13
 ACH_BFD = b"\x10\x00\x00\x07"
@@ -165,3 +167,24 @@ class BfdPeer:
             want = self.path[1] if self.path else None
             if p is not None and data[6:12] == mac_bytes(self.switch_mac) and p.get("path") == want:
                 self._on(p)
+
+
+@contextlib.contextmanager
+def neighbour_on_f1(sw, setup, **peer):
+    """Starts sw with BFD session 1 to a neighbour on f1 (nexthop 1), runs
+    setup(sw), and yields the wire and that neighbour (a BfdPeer of the
+    options peer); closes both and stops sw after, whatever happened."""
+    sw.start()
+    wire = Wire(sw.ns, PEERS)
+    nb = None
+    try:
+        sw.nexthop(1, "f1")
+        sw.rpc("bfd_add", id=1, nexthop=1, multiplier=3)
+        setup(sw)
+        nb = BfdPeer(sw.ns, "f1p", PEER_MAC["f1"], MAC["f1"], **peer)
+        yield wire, nb
+    finally:
+        if nb is not None:
+            nb.close()
+        wire.close()
+        sw.stop()

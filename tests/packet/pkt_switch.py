@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from pkt_net import Netns, nsexec, wait_for
+from pkt_frames import assert_customer, assert_fabric, fabric_frame, untag
+from pkt_net import Netns, assert_delivered, nsexec, wait_for
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
@@ -29,6 +30,31 @@ VETH_MTU = 2100  # room for oversize frames and the fabric's overhead
 DEFAULT_SETTINGS = {"ttl": 64, "control_word": True, "mac_aging_s": 300, "mac_limit": 8192,
                     "mac_move_limit": 5, "mac_move_window_s": 180}
 
+
+
+def assert_fabric_out(got, port, **fields):
+    """One frame came, out of fabric port `port` alone (to its peer, from our
+    port's MAC) with fields (label, tc, ttl, inner) as assert_fabric checks them."""
+    assert_delivered(got, {port + "p": 1})
+    assert_fabric(got[port + "p"][0], dst=PEER_MAC[port], src=MAC[port], **fields)
+
+
+def assert_encapsulated(wire, frame, tok, out, port="c1", **fields):
+    """frame (carrying token tok), sent on customer port `port`, comes out
+    of fabric port `out` alone with fields (label, tc, ttl) and, unless
+    fields say otherwise, the frame without its tag inside."""
+    got = wire.exchange([(port + "p", frame)], expect=1, match=tok)
+    assert_fabric_out(got, out, **{"inner": untag(frame), **fields})
+
+
+def assert_decapsulated(wire, inner, tok, label, out, fabric=None, **customer):
+    """inner (carrying token tok), sent under label into fabric port f1
+    (fabric: fabric_frame's options, tc and ttl), comes out of customer port
+    `out` alone, as assert_customer checks it with customer (vlan, pcp)."""
+    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], label, inner, **(fabric or {})))],
+                        expect=1, match=tok)
+    assert_delivered(got, {out + "p": 1})
+    assert_customer(got[out + "p"][0], inner=inner, **customer)
 
 class Switch:
     """A running e3-vswitchd inside its own namespace (tests/lab/vswitchd.py),
@@ -150,6 +176,12 @@ class Switch:
         """nhlfe `nhlfe_id` = (nexthop on `port`, label); the nexthop id is the nhlfe id."""
         self.nexthop(nhlfe_id, port)
         self.rpc("nhlfe_add", id=nhlfe_id, nexthop=nhlfe_id, label=label)
+
+    def eline(self, sid, name):
+        """E-Line `sid` from circuit 1 (c1, VLAN 1000) into nhlfe 1 (f1, label 100)."""
+        self.nhlfe(1, "f1", 100)
+        self.rpc("service_add", id=sid, type="eline", name=name, nhlfe=1)
+        self.rpc("circuit_add", id=1, port="c1", vlan=1000, service=sid)
 
     # ---- counters -------------------------------------------------------------
     def port(self, name):

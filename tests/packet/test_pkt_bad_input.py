@@ -12,11 +12,11 @@ import struct
 
 import pytest
 
-from pkt_frames import (assert_customer, assert_fabric, customer_frame, fabric_frame, mac_bytes,
-                        mpls_entry, token, untag, write_pcap)
+from pkt_frames import (assert_customer, customer_frame, fabric_frame, mac_bytes,
+                        mpls_entry, token, write_pcap)
 from pkt_net import assert_delivered, wait_for
 from e3rpc import RpcError
-from pkt_switch import MAC, PEER_MAC
+from pkt_switch import MAC, PEER_MAC, assert_encapsulated, assert_fabric_out
 
 HOST_A = "02:00:0a:00:00:01"
 HOST_B = "02:00:0a:00:00:02"
@@ -86,10 +86,7 @@ def still_forwards(sw, wire):
     """Both directions of the E-Line still work after the drop."""
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=3)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=3, ttl=64,
-                  inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f1", label=LABEL_OUT, tc=3, ttl=64)
     tok = token()
     got = wire.exchange([("f1p", fab(tok, tc=2))], expect=1, match=tok)
     assert_delivered(got, {"c1p": 1})
@@ -121,9 +118,7 @@ def test_largest_fabric_frame_within_mtu_passes(elines, wire):
     frame = fabric_frame(MAC["f1"], PEER_MAC["f1"], 5000, payload, ttl=9)
     assert len(frame) == 2014
     got = wire.exchange([("f1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f2p": 1})
-    assert_fabric(got["f2p"][0], dst=PEER_MAC["f2"], src=MAC["f2"], label=5001, tc=0, ttl=8,
-                  inner=payload)
+    assert_fabric_out(got, "f2", label=5001, tc=0, ttl=8, inner=payload)
     assert sw.total_drops() == {}
 
 
@@ -131,10 +126,7 @@ def test_largest_frame_within_mtu_passes(elines, wire):
     """1500 bytes of L3 payload plus the service tag is not oversize."""
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, size=1514)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=0, ttl=64,
-                  inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f1", label=LABEL_OUT, tc=0, ttl=64)
     assert elines.total_drops() == {}
 
 

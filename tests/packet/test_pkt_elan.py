@@ -7,7 +7,7 @@ import pytest
 from pkt_frames import (assert_customer, assert_fabric, customer_frame, fabric_frame, token,
                         untag)
 from pkt_net import assert_delivered, wait_for
-from pkt_switch import MAC, PEER_MAC
+from pkt_switch import MAC, PEER_MAC, assert_decapsulated, assert_encapsulated, assert_fabric_out
 
 SVC = 10
 A = "02:00:0a:00:00:0a"       # host behind c1
@@ -46,9 +46,13 @@ def inner_of(port, frame):
     return untag(frame) if VLAN[port] else frame
 
 
-def assert_flooded(got, frame, in_port, pcp):
-    """A frame from customer port in_port went to every other local circuit
-    (with its VLAN, PCP kept) and to both flood branches, nowhere else."""
+def assert_floods(wire, in_port, dst, src, pcp=0):
+    """A frame (dst, src, pcp) from customer port in_port goes to every
+    other local circuit (with its VLAN, PCP kept) and to both flood
+    branches, nowhere else."""
+    tok = token()
+    frame = from_customer(in_port, dst, src, tok, pcp=pcp)
+    got = wire.exchange([(in_port + "p", frame)], expect=4, match=tok)
     inner = inner_of(in_port, frame)
     others = [p for p in CIRCUIT if p != in_port]
     assert_delivered(got, {**{p + "p": 1 for p in others}, "f1p": 1, "f2p": 1})
@@ -81,19 +85,13 @@ def learn_remote(sw, wire, mac, dst=A):
 @pytest.mark.parametrize("dst", [BCAST, UNKNOWN, MCAST], ids=["broadcast", "unknown", "multicast"])
 def test_flood_from_tagged_circuit(sw, wire, dst):
     elan(sw)
-    tok = token()
-    frame = from_customer("c1", dst, A, tok, pcp=5)
-    got = wire.exchange([("c1p", frame)], expect=4, match=tok)
-    assert_flooded(got, frame, "c1", pcp=5)
+    assert_floods(wire, "c1", dst, A, pcp=5)
     wait_for(lambda: sw.service(SVC)["stats"]["flooded"] >= 1, what="service flooded counter")
 
 
 def test_flood_from_untagged_circuit(sw, wire):
     elan(sw)
-    tok = token()
-    frame = from_customer("c3", BCAST, A, tok)
-    got = wire.exchange([("c3p", frame)], expect=4, match=tok)
-    assert_flooded(got, frame, "c3", pcp=0)
+    assert_floods(wire, "c3", BCAST, A)
 
 
 def test_learning_then_known_unicast(sw, wire):
@@ -165,10 +163,7 @@ def test_mac_aging(sw, wire):
     learn(sw, wire, "c1", A)
     wait_for(lambda: A not in sw.macs(SVC), timeout=15, what=f"{A} aged out")
     # Aged out = unknown again: the next frame to A floods.
-    tok = token()
-    frame = from_customer("c2", A, B, tok)
-    got = wire.exchange([("c2p", frame)], expect=4, match=tok)
-    assert_flooded(got, frame, "c2", pcp=0)
+    assert_floods(wire, "c2", A, B)
 
 
 def test_mac_flush(sw, wire):
@@ -177,10 +172,7 @@ def test_mac_flush(sw, wire):
     learn(sw, wire, "c2", B)
     assert sw.rpc("mac_flush", service=SVC) == {"flushed": 2}
     assert sw.macs(SVC) == {}
-    tok = token()
-    frame = from_customer("c2", A, B, tok)
-    got = wire.exchange([("c2p", frame)], expect=4, match=tok)
-    assert_flooded(got, frame, "c2", pcp=0)
+    assert_floods(wire, "c2", A, B)
 
 
 def test_remote_learning_and_unicast_to_remote(sw, wire):
@@ -190,20 +182,14 @@ def test_remote_learning_and_unicast_to_remote(sw, wire):
     # the remote leaf's TC becomes the PCP.
     tok = token()
     inner = customer_frame(A, R, tok)
-    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], ELAN_IN, inner, tc=3))],
-                        expect=1, match=tok)
-    assert_delivered(got, {"c1p": 1})
-    assert_customer(got["c1p"][0], inner=inner, vlan=100, pcp=3)
+    assert_decapsulated(wire, inner, tok, ELAN_IN, "c1", fabric={"tc": 3}, vlan=100, pcp=3)
     wait_for(lambda: sw.macs(SVC).get(R, {}).get("source") == 1, what="R learned on source 1")
     assert sw.macs(SVC)[R].get("circuit") is None
 
     # A answers R: known remote unicast goes on the remote's unicast nhlfe only.
     tok = token()
     frame = from_customer("c1", R, A, tok, pcp=2)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=UNICAST_TO_REMOTE, tc=2,
-                  ttl=64, inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f1", label=UNICAST_TO_REMOTE, tc=2, ttl=64)
 
 
 def test_fabric_unknown_floods_to_local_circuits_only(sw, wire):
@@ -264,9 +250,7 @@ def test_mac_moves_between_circuit_and_fabric(sw, wire):
     tok = token()
     frame = from_customer("c2", A, B, tok)
     got = wire.exchange([("c2p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=UNICAST_TO_REMOTE, tc=0,
-                  ttl=64, inner=untag(frame))
+    assert_fabric_out(got, "f1", label=UNICAST_TO_REMOTE, tc=0, ttl=64, inner=untag(frame))
     learn(sw, wire, "c1", A)                         # and back
     wait_for(lambda: sw.service(SVC)["stats"]["moves"] == 2, what="service moves == 2")
 
@@ -328,10 +312,7 @@ def test_global_mac_limit_applies_to_services_without_their_own(sw, wire):
 
 def test_multicast_source_is_forwarded_not_learned(sw, wire):
     elan(sw)
-    tok = token()
-    frame = from_customer("c1", BCAST, MCAST, tok, pcp=2)
-    got = wire.exchange([("c1p", frame)], expect=4, match=tok)
-    assert_flooded(got, frame, "c1", pcp=2)
+    assert_floods(wire, "c1", BCAST, MCAST, pcp=2)
     learn(sw, wire, "c1", A)          # a later, valid source is learned: learning has run
     assert set(sw.macs(SVC)) == {A}
 

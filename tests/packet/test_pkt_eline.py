@@ -6,7 +6,7 @@ import pytest
 from pkt_frames import (assert_customer, assert_fabric, customer_frame, fabric_frame, token,
                         tshark_frames, untag)
 from pkt_net import assert_delivered, wait_for
-from pkt_switch import MAC, PEER_MAC
+from pkt_switch import MAC, PEER_MAC, assert_decapsulated, assert_encapsulated, assert_fabric_out
 
 HOST_A = "02:00:0a:00:00:01"
 HOST_B = "02:00:0a:00:00:02"
@@ -27,10 +27,8 @@ def test_ingress_with_control_word(sw, wire):
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=5)
     got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
+    assert_fabric_out(got, "f1", label=LABEL_OUT, tc=5, ttl=64, inner=untag(frame))
     out = got["f1p"][0]
-    assert_fabric(out, dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=5, ttl=64,
-                  inner=untag(frame))
     assert sw.port("f1")["mac"].lower() == MAC["f1"]
 
     # tshark, told only that label 100 is an Ethernet PW with control word,
@@ -56,10 +54,8 @@ def test_ingress_without_control_word(sw, wire):
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=2)
     got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
+    assert_fabric_out(got, "f1", label=LABEL_OUT, tc=2, ttl=64, inner=untag(frame), cw=False)
     out = got["f1p"][0]
-    assert_fabric(out, dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=2, ttl=64,
-                  inner=untag(frame), cw=False)
     assert len(out) - len(untag(frame)) == 18
 
     (pkt,) = tshark_frames([out], [f"mpls.label=={LABEL_OUT},pwethnocw"])
@@ -75,10 +71,7 @@ def test_ingress_keeps_customer_inner_tag(sw, wire):
     eline(sw)
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=1, inner_vlan=42)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=1,
-                  ttl=64, inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f1", label=LABEL_OUT, tc=1, ttl=64)
 
 
 def test_ingress_configured_ttl(sw, wire):
@@ -86,10 +79,7 @@ def test_ingress_configured_ttl(sw, wire):
     eline(sw)
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=0,
-                  ttl=17, inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f1", label=LABEL_OUT, tc=0, ttl=17)
 
 
 def test_egress_tagged_pcp_from_tc(sw, wire):
@@ -114,10 +104,7 @@ def test_egress_untagged_circuit(sw, wire):
     eline(sw, port="c3", vlan="untagged")
     tok = token()
     inner = customer_frame(HOST_A, HOST_B, tok)
-    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], LABEL_IN, inner, tc=4))],
-                        expect=1, match=tok)
-    assert_delivered(got, {"c3p": 1})
-    assert_customer(got["c3p"][0], inner=inner, vlan=None)
+    assert_decapsulated(wire, inner, tok, LABEL_IN, "c3", fabric={"tc": 4}, vlan=None)
 
 
 def test_ingress_untagged_circuit(sw, wire):
@@ -125,9 +112,7 @@ def test_ingress_untagged_circuit(sw, wire):
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok)
     got = wire.exchange([("c3p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=0,
-                  ttl=64, inner=frame)
+    assert_fabric_out(got, "f1", label=LABEL_OUT, tc=0, ttl=64, inner=frame)
 
 
 def test_egress_without_control_word(sw, wire):
@@ -169,9 +154,7 @@ def test_elines_reusing_a_vlan_are_isolated(sw, wire):
         tok = token()
         frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=2)
         got = wire.exchange([(port + "p", frame)], expect=1, match=tok)
-        assert_delivered(got, {"f1p": 1})
-        assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=label_out, tc=2,
-                      ttl=64, inner=untag(frame))
+        assert_fabric_out(got, "f1", label=label_out, tc=2, ttl=64, inner=untag(frame))
     for label_in, port in ((200, "c1"), (201, "c2")):
         tok = token()
         inner = customer_frame(HOST_A, HOST_B, tok)
@@ -186,10 +169,7 @@ def test_egress_ttl_one_still_delivered_at_the_leaf(sw, wire):
     eline(sw, port="c2", vlan=2000)
     tok = token()
     inner = customer_frame(HOST_A, HOST_B, tok)
-    got = wire.exchange([("f1p", fabric_frame(MAC["f1"], PEER_MAC["f1"], LABEL_IN, inner, ttl=1))],
-                        expect=1, match=tok)
-    assert_delivered(got, {"c2p": 1})
-    assert_customer(got["c2p"][0], inner=inner, vlan=2000, pcp=0)
+    assert_decapsulated(wire, inner, tok, LABEL_IN, "c2", fabric={"ttl": 1}, vlan=2000, pcp=0)
 
 
 def test_repoint_eline_to_another_path(sw, wire):
@@ -200,18 +180,12 @@ def test_repoint_eline_to_another_path(sw, wire):
     sw.rpc("service_add", id=1, type="eline", name="pk-eline-1", nhlfe=9)
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000, pcp=7)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f2p": 1})
-    assert_fabric(got["f2p"][0], dst=PEER_MAC["f2"], src=MAC["f2"], label=150, tc=7, ttl=64,
-                  inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f2", label=150, tc=7, ttl=64)
     # The old nhlfe is free again: re-pointing it changes nothing for the service.
     sw.rpc("nhlfe_add", id=1, nexthop=1, label=160)
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f2p": 1})
-    assert_fabric(got["f2p"][0], dst=PEER_MAC["f2"], src=MAC["f2"], label=150, tc=0, ttl=64,
-                  inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f2", label=150, tc=0, ttl=64)
 
 
 def test_relabel_nhlfe_in_place(sw, wire):
@@ -220,10 +194,7 @@ def test_relabel_nhlfe_in_place(sw, wire):
     sw.rpc("nhlfe_add", id=1, nexthop=1, label=170)
     tok = token()
     frame = customer_frame(HOST_B, HOST_A, tok, vlan=1000)
-    got = wire.exchange([("c1p", frame)], expect=1, match=tok)
-    assert_delivered(got, {"f1p": 1})
-    assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=170, tc=0, ttl=64,
-                  inner=untag(frame))
+    assert_encapsulated(wire, frame, tok, "f1", label=170, tc=0, ttl=64)
 
 
 def test_whole_port_circuit_carries_other_tags(sw, wire):
@@ -235,9 +206,7 @@ def test_whole_port_circuit_carries_other_tags(sw, wire):
         tok = token()
         frame = customer_frame(HOST_B, HOST_A, tok, vlan=vid, pcp=pcp)
         got = wire.exchange([("c3p", frame)], expect=1, match=tok)
-        assert_delivered(got, {"f1p": 1})
-        assert_fabric(got["f1p"][0], dst=PEER_MAC["f1"], src=MAC["f1"], label=LABEL_OUT, tc=pcp,
-                      ttl=64, inner=frame)
+        assert_fabric_out(got, "f1", label=LABEL_OUT, tc=pcp, ttl=64, inner=frame)
 
 
 def test_branch_copies_each_frame_during_a_move(sw, wire):

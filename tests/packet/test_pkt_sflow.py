@@ -14,12 +14,6 @@ HOST_A = "02:00:0a:00:00:01"
 HOST_B = "02:00:0a:00:00:02"
 
 
-def eline(sw):
-    sw.nhlfe(1, "f1", 100)
-    sw.rpc("service_add", id=7, type="eline", name="pk-sflow", nhlfe=1)
-    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=7)
-
-
 def read_all(sw, want):
     """Samples until want have come (the workers queue them as they go)."""
     got = []
@@ -37,7 +31,7 @@ def pool(sw, port="c1"):
 
 
 def test_every_frame_sampled_at_rate_1(sw, wire):
-    eline(sw)
+    sw.eline(7, "pk-sflow")
     base = pool(sw)
     sw.rpc("sflow_set", rate=1, port="c1")
     frames = []
@@ -62,7 +56,7 @@ def test_every_frame_sampled_at_rate_1(sw, wire):
 
 
 def test_one_in_n_and_drops_on_the_pool(sw, wire):
-    eline(sw)
+    sw.eline(7, "pk-sflow")
     base = pool(sw)
     sw.rpc("sflow_set", rate=10)   # the node's: every port
     n = 400

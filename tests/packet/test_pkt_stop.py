@@ -7,33 +7,25 @@ import signal
 
 import pytest
 
-from pkt_bfd import ADMIN_DOWN, UP, BfdPeer, gach_frame
+from pkt_bfd import ADMIN_DOWN, UP, gach_frame, neighbour_on_f1
 from pkt_frames import customer_frame, token, tshark_frames
-from pkt_net import Wire, assert_delivered, wait_for
-from pkt_switch import MAC, PEER_MAC, PEERS, Switch
+from pkt_net import assert_delivered, wait_for
+from pkt_switch import MAC, PEER_MAC, Switch
 
 GRACE_MS = 5000
+
+
+def eline(sw):
+    sw.rpc("nhlfe_add", id=1, nexthop=1, label=100)
+    sw.rpc("service_add", id=1, type="eline", name="stop", nhlfe=1)
+    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
 
 
 @pytest.fixture
 def lab():
     sw = Switch("stop", extra=["--stop-grace-ms", str(GRACE_MS)])
-    sw.start()
-    wire = Wire(sw.ns, PEERS)
-    peer = None
-    try:
-        sw.nexthop(1, "f1")
-        sw.rpc("bfd_add", id=1, nexthop=1, multiplier=3)
-        sw.rpc("nhlfe_add", id=1, nexthop=1, label=100)
-        sw.rpc("service_add", id=1, type="eline", name="stop", nhlfe=1)
-        sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
-        peer = BfdPeer(sw.ns, "f1p", PEER_MAC["f1"], MAC["f1"])
+    with neighbour_on_f1(sw, eline) as (wire, peer):
         yield sw, wire, peer
-    finally:
-        if peer is not None:
-            peer.close()
-        wire.close()
-        sw.stop()
 
 
 def test_sigterm_sends_admin_down_then_forwards_until_the_grace_ends(lab):

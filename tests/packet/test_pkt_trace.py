@@ -14,14 +14,8 @@ HOST_A = "02:00:0a:00:00:01"
 HOST_B = "02:00:0a:00:00:02"
 
 
-def eline(sw):
-    sw.nhlfe(1, "f1", 100)
-    sw.rpc("service_add", id=1, type="eline", name="pk-trace", nhlfe=1)
-    sw.rpc("circuit_add", id=1, port="c1", vlan=1000, service=1)
-
-
 def test_trace_next_frames_on_a_port(sw, wire):
-    eline(sw)
+    sw.eline(1, "pk-trace")
     sw.rpc("trace_start", count=2, port="c1")
     toks = [token() for _ in range(4)]
     # Not on the traced port: must not use up the count.
@@ -63,7 +57,7 @@ def test_trace_next_frames_on_a_port(sw, wire):
 
 
 def test_trace_filter_by_label(sw, wire):
-    eline(sw)
+    sw.eline(1, "pk-trace")
     sw.rpc("label_add", label=200, type="eline", service=1)
     sw.rpc("trace_start", count=1, label=200)
     tok1, tok2 = token(), token()
@@ -94,7 +88,7 @@ def telemetry(sw, *cmds):
 
 
 def test_telemetry_ports(sw, wire):
-    eline(sw)
+    sw.eline(1, "pk-trace")
     tok = token()
     wire.exchange([("c1p", customer_frame(HOST_B, HOST_A, tok, vlan=1000))], expect=1, match=tok)
     wire.exchange([("c1p", customer_frame(HOST_B, HOST_A, tok, vlan=1001))], match=tok)

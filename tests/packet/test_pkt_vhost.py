@@ -32,6 +32,23 @@ def sock_path(sw, tag):
     return f"/tmp/{sw.ns}-{tag}.sock"
 
 
+def vm_eline(sw, port):
+    """E-Line 1 between the VM's port (untagged) and fabric port f1."""
+    sw.nhlfe(1, "f1", LABEL_OUT)
+    sw.rpc("service_add", id=1, type="eline", name="vm-eline", nhlfe=1)
+    sw.rpc("circuit_add", id=1, port=port, vlan="untagged", service=1)
+    sw.rpc("label_add", label=LABEL_IN, type="eline", service=1)
+
+
+def remove_vm(sw, machine, port, path):
+    """The VM and its port go, and the port's socket with them."""
+    machine.close()
+    sw.reset()
+    sw.rpc("port_del", name=port)
+    if os.path.exists(path):
+        os.unlink(path)
+
+
 @pytest.fixture
 def vm(sw):
     """A VM on vhost-user port vm1 (e3 the server, 2 queue pairs), in an
@@ -42,17 +59,10 @@ def vm(sw):
     machine = VM(sw.ns, path).start()
     try:
         wait_for(lambda: sw.port("vm1")["link"] == "up", timeout=30, what="vm1 up (the VM connected)")
-        sw.nhlfe(1, "f1", LABEL_OUT)
-        sw.rpc("service_add", id=1, type="eline", name="vm-eline", nhlfe=1)
-        sw.rpc("circuit_add", id=1, port="vm1", vlan="untagged", service=1)
-        sw.rpc("label_add", label=LABEL_IN, type="eline", service=1)
+        vm_eline(sw, "vm1")
         yield machine
     finally:
-        machine.close()
-        sw.reset()
-        sw.rpc("port_del", name="vm1")
-        if os.path.exists(path):
-            os.unlink(path)
+        remove_vm(sw, machine, "vm1", path)
 
 
 def from_vm(tok, sport=4000, size=128):
@@ -148,10 +158,7 @@ def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire):
                devargs=f"net_vhost1,iface={path},queues=2,client=1")
         wait_for(lambda: sw.port("vm2")["link"] == "up", timeout=30, what="vm2 up (e3 connected)")
         machine.wait_forwarding()
-        sw.nhlfe(1, "f1", LABEL_OUT)
-        sw.rpc("service_add", id=1, type="eline", name="vm-eline", nhlfe=1)
-        sw.rpc("circuit_add", id=1, port="vm2", vlan="untagged", service=1)
-        sw.rpc("label_add", label=LABEL_IN, type="eline", service=1)
+        vm_eline(sw, "vm2")
         tok = token()
         got = wire.exchange([("vmp", from_vm(tok))], expect=1, match=tok, timeout=10)
         assert len(got["f1p"]) == 1
@@ -165,8 +172,4 @@ def test_e3_as_client_of_a_vm_that_is_the_server(sw, wire):
         got = wire.exchange([("f1p", to_vm(tok))], expect=1, match=tok, timeout=10)
         assert len(got["vmp"]) == 1
     finally:
-        machine.close()
-        sw.reset()
-        sw.rpc("port_del", name="vm2")
-        if os.path.exists(path):
-            os.unlink(path)
+        remove_vm(sw, machine, "vm2", path)

@@ -26,10 +26,10 @@ import time
 
 import pytest
 
-from pkt_bfd import DOWN, INIT, UP, BfdPeer
+from pkt_bfd import DOWN, INIT, UP, neighbour_on_f1
 from pkt_frames import customer_frame, token
-from pkt_net import Wire, assert_delivered, wait_for
-from pkt_switch import MAC, PEER_MAC, PEERS, Switch
+from pkt_net import assert_delivered, wait_for
+from pkt_switch import Switch
 
 HOLD_MS = 3000
 SVC = 10
@@ -75,24 +75,17 @@ def lab():
     sw = Switch("warm", extra=["--checkpoint", ckpt, "--restart-hold-ms", str(HOLD_MS)],
                 env={"NOTIFY_SOCKET": notify.path})
     sw.notify = notify
-    sw.start()
-    wire = Wire(sw.ns, PEERS)
-    peer = None
-    try:
-        sw.nexthop(1, "f1")
-        sw.rpc("bfd_add", id=1, nexthop=1, multiplier=3)
+
+    def elan(sw):
         sw.nhlfe(11, "f1", 3001)
         sw.rpc("service_add", id=SVC, type="elan", name="warm", remotes=[{"source": 1, "nhlfe": 11}],
                branches=[11])
         for port, cid in CIRCUIT.items():
             sw.rpc("circuit_add", id=cid, port=port, vlan=100, service=SVC)
-        peer = BfdPeer(sw.ns, "f1p", PEER_MAC["f1"], MAC["f1"], rx_us=50000)
-        yield sw, wire, peer, ckpt
+    try:
+        with neighbour_on_f1(sw, elan, rx_us=50000) as (wire, peer):
+            yield sw, wire, peer, ckpt
     finally:
-        if peer is not None:
-            peer.close()
-        wire.close()
-        sw.stop()
         notify.close()
         for p in (ckpt, ckpt + ".bad", ckpt + ".tmp"):
             if os.path.exists(p):

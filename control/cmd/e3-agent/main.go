@@ -44,7 +44,7 @@ func main() {
 
 func run() error {
 	var (
-		conf      = flag.String("conf", "", "read options from this file (name = value per line; the command line wins), e.g. /etc/e3/agent/NODE.conf")
+		conf      = flagfile.Flag(flag.CommandLine, "/etc/e3/agent/NODE.conf")
 		node      = flag.String("node", "", "this node's name (keys /e3/v1/desired/NAME, /e3/v1/status/NAME)")
 		endpoints = flag.String("etcd-endpoints", "http://127.0.0.1:2379", "etcd endpoints, comma-separated (an etcd without authentication)")
 		credsFile = flag.String("etcd-credentials", "", "this node's etcd credentials file, from e3ctl node credentials NODE (endpoints, user, CA, certificate, key)")

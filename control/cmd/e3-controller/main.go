@@ -38,7 +38,7 @@ func main() {
 
 func run() error {
 	var (
-		conf       = flag.String("conf", "", "read options from this file (name = value per line; the command line wins), e.g. /etc/e3/controller.conf")
+		conf       = flagfile.Flag(flag.CommandLine, "/etc/e3/controller.conf")
 		dataDir    = flag.String("data-dir", "/var/lib/e3/controller", "directory of the embedded etcd (persistent)")
 		etcdListen = flag.String("etcd-listen", "https://127.0.0.1:2379", "client URL of the embedded etcd (https: TLS with a certificate made in the data dir)")
 		etcdPeer   = flag.String("etcd-peer-listen", "https://127.0.0.1:2380", "peer URL of the embedded etcd (https: mutual TLS with the data dir's CA)")

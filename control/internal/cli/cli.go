@@ -113,6 +113,18 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 	if o.server == "" {
 		o.server = "https://127.0.0.1:8080"
 	}
+	flags := map[string]*bool{"--json": &o.json, "--prune": &o.prune, "--dry-run": &o.dryRun, "--ecmp": &o.ecmp,
+		"--read-only": &o.readOnly}
+	strs := map[string]*string{"--server": &o.server, "--token-file": &o.tokenFile, "--ca": &o.ca,
+		"--fingerprint": &o.pin, "-f": &o.file, "--file": &o.file, "-o": &o.output, "--output": &o.output,
+		"--tenant": &o.tenant, "--to": &o.to, "--disjoint-from": &o.paths.DisjointFrom,
+		"--prefer-node": &o.paths.PreferNode}
+	lists := map[string]*[]string{"--avoid-node": &o.paths.AvoidNodes, "--avoid-link": &o.paths.AvoidLinks,
+		"--port": &o.ports, "--circuit": &o.circuits}
+	ints := map[string]*int{"--mac-limit": &o.macLimit, "--circuit-mac-limit": &o.circMACLimit,
+		"--bandwidth-mbps": &o.bandwidth, "--count": &o.count, "--wait": &o.wait, "--window": &o.window,
+		"--max-services": &o.quota.Services, "--max-circuits": &o.quota.Circuits, "--max-macs": &o.quota.MACs,
+		"--max-bandwidth-mbps": &o.quota.BandwidthMbps}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(a, "=")
@@ -126,107 +138,49 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			i++
 			return args[i], nil
 		}
+		if p, ok := flags[name]; ok {
+			*p = true
+			continue
+		}
+		var v string
 		var err error
 		switch name {
-		case "--server":
-			o.server, err = value()
 		case "--token":
 			return nil, usageError("--token would show the token to every user (ps): use --token-file FILE or $E3_TOKEN")
-		case "--token-file":
-			o.tokenFile, err = value()
-		case "--ca":
-			o.ca, err = value()
-		case "--fingerprint":
-			o.pin, err = value()
-		case "--json":
-			o.json = true
-		case "-f", "--file":
-			o.file, err = value()
-		case "-o", "--output":
-			o.output, err = value()
-		case "--prune":
-			o.prune = true
-		case "--dry-run":
-			o.dryRun = true
-		case "--ecmp":
-			o.ecmp = true
-		case "--read-only":
-			o.readOnly = true
 		case "--node-disjoint":
 			o.paths.Disjoint = "node"
-		case "--tenant":
-			o.tenant, err = value()
-		case "--to":
-			o.to, err = value()
-		case "--disjoint-from":
-			o.paths.DisjointFrom, err = value()
-		case "--prefer-node":
-			o.paths.PreferNode, err = value()
-		case "--avoid-node", "--avoid-link", "--port":
-			var v string
-			if v, err = value(); err == nil {
-				switch name {
-				case "--avoid-node":
-					o.paths.AvoidNodes = append(o.paths.AvoidNodes, v)
-				case "--avoid-link":
-					o.paths.AvoidLinks = append(o.paths.AvoidLinks, v)
-				default:
-					o.ports = append(o.ports, v)
-				}
-			}
-		case "--circuit":
-			var v string
-			v, err = value()
-			o.circuits = append(o.circuits, v)
-		case "--storm":
-			var v string
-			if v, err = value(); err == nil {
-				var s dpconfig.Storm
-				if s, err = dpconfig.ParseStorm(v); err == nil {
-					o.storm = &s
-				}
-			}
-		case "--mac-limit", "--circuit-mac-limit", "--bandwidth-mbps", "--count", "--wait",
-			"--max-services", "--max-circuits", "--max-macs", "--max-bandwidth-mbps", "--window":
-			var v string
-			if v, err = value(); err == nil {
-				var n int
-				if n, err = strconv.Atoi(v); err != nil || n < 0 {
-					return nil, fmt.Errorf("%s %q: want a number >= 0", name, v)
-				}
-				switch name {
-				case "--mac-limit":
-					o.macLimit = n
-				case "--circuit-mac-limit":
-					o.circMACLimit = n
-				case "--count":
-					o.count = n
-				case "--wait":
-					o.wait = n
-				case "--window":
-					o.window = n
-				case "--max-services":
-					o.quota.Services = n
-				case "--max-circuits":
-					o.quota.Circuits = n
-				case "--max-macs":
-					o.quota.MACs = n
-				case "--max-bandwidth-mbps":
-					o.quota.BandwidthMbps = n
-				default:
-					o.bandwidth = n
-				}
-			}
 		case "-h", "--help":
 			return nil, errHelp
 		default:
-			if strings.HasPrefix(a, "--") {
-				return nil, fmt.Errorf("unknown option %s", name)
+			p, isStr := strs[name]
+			l, isList := lists[name]
+			n, isInt := ints[name]
+			if !isStr && !isList && !isInt && name != "--storm" {
+				if strings.HasPrefix(a, "--") {
+					return nil, fmt.Errorf("unknown option %s", name)
+				}
+				o.args = append(o.args, a)
+				continue
 			}
-			o.args = append(o.args, a)
-		}
-		if err != nil {
-			return nil, err
+			if v, err = value(); err != nil {
+				return nil, err
+			}
+			switch {
+			case isStr:
+				*p = v
+			case isList:
+				*l = append(*l, v)
+			case isInt:
+				if *n, err = strconv.Atoi(v); err != nil || *n < 0 {
+					return nil, fmt.Errorf("%s %q: want a number >= 0", name, v)
+				}
+			default:
+				s, err := dpconfig.ParseStorm(v)
+				if err != nil {
+					return nil, err
+				}
+				o.storm = &s
+			}
 		}
 	}
 	return o, nil
@@ -282,10 +236,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 	switch {
 	case a[0] == "status":
 		v, err := c.Status(ctx)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			role := "follower"
 			if v.Leader {
 				role = "leader"
@@ -300,10 +251,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		})
 	case cmd == "node list":
 		v, err := c.Nodes(ctx)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintln(tw, "NODE\tROLE\tSTATE\tAGENT\tDESIRED\tAPPLIED\tLABELS\tPORTS DOWN\tERROR")
 			for _, n := range v {
 				var down []string
@@ -389,10 +337,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return fmt.Errorf("%s: not JSON", a[2])
 		}
 		v, err := c.RestoreSnapshot(ctx, b)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "restored\t%s\ngeneration\t%d\n", a[2], v.Generation)
 		})
 	case cmd == "link list":
@@ -403,10 +348,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		return o.printLinks(w, v)
 	case a[0] == "events":
 		v, err := c.Events(ctx)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintln(tw, "TIME\tEVENT\tOBJECT\tTOOK\tDETAIL")
 			for _, e := range v {
 				took := "-"
@@ -438,10 +380,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		v, err := c.ImportTopology(ctx, data)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "imported %s: %d nodes, %d links, %d customer ports\n", a[2], len(v.Nodes), len(v.Links), len(v.CustomerPorts))
 		})
 	case cmd == "topology show":
@@ -453,10 +392,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 		return o.print(w, v, nil)
 	case cmd == "service list":
 		v, err := c.Services(ctx)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintln(tw, "NAME\tTYPE\tID\tCIRCUITS\tSTATUS\tPROTECTION\tREASON")
 			for _, s := range v {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.Name, s.Type, s.ID, circuits(s.Circuits), s.Status.State,
@@ -468,10 +404,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return err
 		}
 		v, err := c.Service(ctx, a[2])
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) { showService(tw, &v) })
+		return o.show(w, v, err, func(tw *tabwriter.Writer) { showService(tw, &v) })
 	case cmd == "service create":
 		if len(a) != 4 || (a[2] != model.ELine && a[2] != model.ELAN) {
 			return usageError("usage: e3ctl service create eline|elan NAME --circuit NODE:PORT:VLAN ...")
@@ -486,10 +419,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			spec.Paths = &o.paths
 		}
 		v, err := c.CreateService(ctx, spec)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "created %s %s (id %d): %s\n", v.Type, v.Name, v.ID, v.Status.State)
 		})
 	case cmd == "service move":
@@ -501,10 +431,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			return usageError("usage: e3ctl service move NAME --circuit NODE:PORT:VLAN --to NODE:PORT:VLAN [--window SECONDS]")
 		}
 		v, err := c.MoveCircuit(ctx, a[2], model.MoveRequest{From: cs[0], To: cs[1], WindowS: o.window})
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "moving %s to %s: both deliver until %s\n", v.Move.From, v.Move.To, v.Move.Until.Local().Format(time.TimeOnly))
 		})
 	case a[0] == "tenant":
@@ -526,10 +453,7 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			u = model.ServiceUpdate{RemoveCircuits: cs}
 		}
 		v, err := c.UpdateService(ctx, a[2], u)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintf(tw, "updated %s: %s: %s\n", v.Name, circuits(v.Circuits), v.Status.State)
 		})
 	case cmd == "service ping":
@@ -541,19 +465,13 @@ func run(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer) error {
 			count = 3
 		}
 		v, err := c.Ping(ctx, a[2], count)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) { showPing(tw, &v) })
+		return o.show(w, v, err, func(tw *tabwriter.Writer) { showPing(tw, &v) })
 	case cmd == "service trace":
 		if err := want(a, 3, "service trace NAME"); err != nil {
 			return err
 		}
 		v, err := c.Trace(ctx, a[2])
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) { showTrace(tw, v) })
+		return o.show(w, v, err, func(tw *tabwriter.Writer) { showTrace(tw, v) })
 	case cmd == "service delete":
 		if err := want(a, 3, "service delete NAME"); err != nil {
 			return err
@@ -579,6 +497,15 @@ func parseCircuits(ss []string) ([]model.Circuit, error) {
 }
 
 // print writes v as JSON (--json) or through table.
+// show prints v as print does, or returns err: what the call that
+// fetched v gave with it.
+func (o *opts) show(w io.Writer, v any, err error, table func(*tabwriter.Writer)) error {
+	if err != nil {
+		return err
+	}
+	return o.print(w, v, table)
+}
+
 func (o *opts) print(w io.Writer, v any, table func(*tabwriter.Writer)) error {
 	if o.json || table == nil {
 		enc := json.NewEncoder(w)

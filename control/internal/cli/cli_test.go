@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/e3fabric/e3fabric/control/internal/testutil"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -36,14 +38,8 @@ func TestParse(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parse(tc.args, env(tc.env))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
+			if testutil.WantErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if o.server != tc.server || o.token != tc.token || o.json != tc.json ||
 				strings.Join(o.circuits, " ") != strings.Join(tc.circ, " ") || strings.Join(o.args, " ") != strings.Join(tc.rest, " ") {

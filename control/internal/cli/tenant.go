@@ -16,10 +16,7 @@ func runTenant(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer, c
 	switch cmd {
 	case "tenant list":
 		v, err := c.Tenants(ctx)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) {
+		return o.show(w, v, err, func(tw *tabwriter.Writer) {
 			fmt.Fprintln(tw, "NAME\tSERVICES\tCIRCUITS\tMACS\tBANDWIDTH\tPORTS\tTOKENS")
 			for _, t := range v {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", t.Name, used(t.Usage.Services, t.Quota.Services),
@@ -32,10 +29,7 @@ func runTenant(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer, c
 			return err
 		}
 		v, err := c.Tenant(ctx, a[2])
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) { showTenant(tw, &v) })
+		return o.show(w, v, err, func(tw *tabwriter.Writer) { showTenant(tw, &v) })
 	case "tenant set":
 		if err := want(a, 3, "tenant set NAME [--port NODE:PORT[:VLANS]]... [--max-services N] ..."); err != nil {
 			return err
@@ -53,10 +47,7 @@ func runTenant(ctx context.Context, o *opts, c *apiclient.Client, w io.Writer, c
 			t.Ports = append(t.Ports, tp)
 		}
 		v, err := c.PutTenant(ctx, t)
-		if err != nil {
-			return err
-		}
-		return o.print(w, v, func(tw *tabwriter.Writer) { showTenant(tw, &v) })
+		return o.show(w, v, err, func(tw *tabwriter.Writer) { showTenant(tw, &v) })
 	case "tenant delete":
 		if err := want(a, 3, "tenant delete NAME"); err != nil {
 			return err

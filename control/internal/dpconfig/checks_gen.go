@@ -24,27 +24,14 @@ func (x *Port) checkParams(bad func(format string, a ...any)) {
 	if x.Kind != "customer" && x.Kind != "fabric" {
 		bad("kind %q: want customer or fabric", x.Kind)
 	}
-	if x.MTU != 0 {
-		checkRange(bad, "mtu", x.MTU, 68, 9600)
-	}
+	checkSet(bad, "mtu", x.MTU, 68, 9600)
 	if x.MAC != "" {
 		if !isMAC(x.MAC) {
 			bad("mac %q is not a MAC address", x.MAC)
 		}
 	}
-	if x.RxQueues != 0 {
-		checkRange(bad, "rx_queues", x.RxQueues, 1, 8)
-	}
-	if len(x.Workers) > 0 {
-		if len(x.Workers) > 8 {
-			bad("workers: %d of them, want at most 8", len(x.Workers))
-		}
-		for i := range x.Workers {
-			if x.Workers[i] < -1 || x.Workers[i] > 15 {
-				bad("workers[%d] %d out of range -1..15", i, x.Workers[i])
-			}
-		}
-	}
+	checkSet(bad, "rx_queues", x.RxQueues, 1, 8)
+	checkList(bad, "workers", x.Workers, 8, -1, 15)
 }
 
 func (x *Nexthop) checkParams(bad func(format string, a ...any)) {
@@ -60,18 +47,10 @@ func (x *Nexthop) checkParams(bad func(format string, a ...any)) {
 func (x *BFD) checkParams(bad func(format string, a ...any)) {
 	checkRange(bad, "id", x.ID, 0, 4095)
 	checkRange(bad, "nexthop", x.Nexthop, 0, 4095)
-	if x.Label != 0 {
-		checkRange(bad, "label", x.Label, 16, 1048575)
-	}
-	if x.TxMS != 0 {
-		checkRange(bad, "tx_ms", x.TxMS, 1, 60000)
-	}
-	if x.RxMS != 0 {
-		checkRange(bad, "rx_ms", x.RxMS, 1, 60000)
-	}
-	if x.Multiplier != 0 {
-		checkRange(bad, "multiplier", x.Multiplier, 1, 255)
-	}
+	checkSet(bad, "label", x.Label, 16, 1048575)
+	checkSet(bad, "tx_ms", x.TxMS, 1, 60000)
+	checkSet(bad, "rx_ms", x.RxMS, 1, 60000)
+	checkSet(bad, "multiplier", x.Multiplier, 1, 255)
 	if x.WTRS != nil {
 		checkRange(bad, "wtr_s", *x.WTRS, 0, 3600)
 	}
@@ -119,9 +98,7 @@ func (x *Service) checkParams(bad func(format string, a ...any)) {
 	if x.NHLFE != nil {
 		checkRange(bad, "nhlfe", *x.NHLFE, 0, 1048575)
 	}
-	if x.MACLimit != 0 {
-		checkRange(bad, "mac_limit", x.MACLimit, 0, 16777216)
-	}
+	checkSet(bad, "mac_limit", x.MACLimit, 0, 16777216)
 	if len(x.Remotes) > 0 {
 		if len(x.Remotes) > 1024 {
 			bad("remotes: %d of them, want at most 1024", len(x.Remotes))
@@ -132,16 +109,7 @@ func (x *Service) checkParams(bad func(format string, a ...any)) {
 			})
 		}
 	}
-	if len(x.Branches) > 0 {
-		if len(x.Branches) > 256 {
-			bad("branches: %d of them, want at most 256", len(x.Branches))
-		}
-		for i := range x.Branches {
-			if x.Branches[i] > 1048575 {
-				bad("branches[%d] %d out of range 0..1048575", i, x.Branches[i])
-			}
-		}
-	}
+	checkList(bad, "branches", x.Branches, 256, 0, 1048575)
 }
 
 func (x *Remote) checkParams(bad func(format string, a ...any)) {
@@ -158,40 +126,15 @@ func (x *Circuit) checkParams(bad func(format string, a ...any)) {
 		bad("vlan %d: want 1..4094 or untagged", uint16(x.VLAN))
 	}
 	checkRange(bad, "service", x.Service, 0, 65535)
-	if x.MACLimit != 0 {
-		checkRange(bad, "mac_limit", x.MACLimit, 0, 16777216)
-	}
-	if x.StormBroadcastPPS != 0 {
-		checkRange(bad, "storm_broadcast_pps", x.StormBroadcastPPS, 0, 100000000)
-	}
-	if x.StormMulticastPPS != 0 {
-		checkRange(bad, "storm_multicast_pps", x.StormMulticastPPS, 0, 100000000)
-	}
-	if x.StormUnknownPPS != 0 {
-		checkRange(bad, "storm_unknown_pps", x.StormUnknownPPS, 0, 100000000)
-	}
-	if x.SegmentSource != 0 {
-		checkRange(bad, "segment_source", x.SegmentSource, 1, 1023)
-	}
-	if x.SegmentLabel != 0 {
-		checkRange(bad, "segment_label", x.SegmentLabel, 16, 1048575)
-	}
-	if x.Redirect != 0 {
-		checkRange(bad, "redirect", x.Redirect, 1, 1048575)
-	}
-	if x.Announce != 0 {
-		checkRange(bad, "announce", x.Announce, 1, 4294967295)
-	}
-	if len(x.Peers) > 0 {
-		if len(x.Peers) > 8 {
-			bad("peers: %d of them, want at most 8", len(x.Peers))
-		}
-		for i := range x.Peers {
-			if x.Peers[i] > 1023 {
-				bad("peers[%d] %d out of range 0..1023", i, x.Peers[i])
-			}
-		}
-	}
+	checkSet(bad, "mac_limit", x.MACLimit, 0, 16777216)
+	checkSet(bad, "storm_broadcast_pps", x.StormBroadcastPPS, 0, 100000000)
+	checkSet(bad, "storm_multicast_pps", x.StormMulticastPPS, 0, 100000000)
+	checkSet(bad, "storm_unknown_pps", x.StormUnknownPPS, 0, 100000000)
+	checkSet(bad, "segment_source", x.SegmentSource, 1, 1023)
+	checkSet(bad, "segment_label", x.SegmentLabel, 16, 1048575)
+	checkSet(bad, "redirect", x.Redirect, 1, 1048575)
+	checkSet(bad, "announce", x.Announce, 1, 4294967295)
+	checkList(bad, "peers", x.Peers, 8, 0, 1023)
 }
 
 func (x *Label) checkParams(bad func(format string, a ...any)) {
@@ -213,16 +156,7 @@ func (x *Label) checkParams(bad func(format string, a ...any)) {
 			bad("rpf_port %q: want 1..31 bytes", x.RPFPort)
 		}
 	}
-	if len(x.Branches) > 0 {
-		if len(x.Branches) > 256 {
-			bad("branches: %d of them, want at most 256", len(x.Branches))
-		}
-		for i := range x.Branches {
-			if x.Branches[i] > 1048575 {
-				bad("branches[%d] %d out of range 0..1048575", i, x.Branches[i])
-			}
-		}
-	}
+	checkList(bad, "branches", x.Branches, 256, 0, 1048575)
 	if x.Session != nil {
 		checkRange(bad, "session", *x.Session, 0, 4095)
 	}

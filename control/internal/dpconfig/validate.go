@@ -20,6 +20,16 @@ func (c Config) Validate() error {
 	check := func(what string, x interface{ checkParams(func(string, ...any)) }) {
 		x.checkParams(func(format string, a ...any) { bad(what+": "+format, a...) })
 	}
+	// listed names object kind id and adds id to set: an id met before
+	// is listed twice.
+	listed := func(set map[uint32]bool, kind string, id uint32) string {
+		what := fmt.Sprintf("%s %d", kind, id)
+		if set[id] {
+			bad("%s: listed twice", what)
+		}
+		set[id] = true
+		return what
+	}
 
 	if c.Version != 0 && c.Version != Version {
 		bad("version %d: this agent understands %d", c.Version, Version)
@@ -45,11 +55,7 @@ func (c Config) Validate() error {
 
 	nexthops := map[uint32]bool{}
 	for _, n := range c.Nexthops {
-		what := fmt.Sprintf("nexthop %d", n.ID)
-		if nexthops[n.ID] {
-			bad("%s: listed twice", what)
-		}
-		nexthops[n.ID] = true
+		what := listed(nexthops, "nexthop", n.ID)
 		check(what, &n)
 		fabricPort(what, n.Port)
 	}
@@ -57,11 +63,7 @@ func (c Config) Validate() error {
 	sessions := map[uint32]bool{}
 	sessionPort := map[string]uint32{}
 	for _, b := range c.BFD {
-		what := fmt.Sprintf("bfd %d", b.ID)
-		if sessions[b.ID] {
-			bad("%s: listed twice", what)
-		}
-		sessions[b.ID] = true
+		what := listed(sessions, "bfd", b.ID)
 		check(what, &b)
 		if !nexthops[b.Nexthop] {
 			bad("%s: nexthop %d does not exist", what, b.Nexthop)
@@ -80,11 +82,7 @@ func (c Config) Validate() error {
 	nhlfes := map[uint32]bool{}
 	plain := map[uint32]bool{}
 	for _, n := range c.NHLFEs {
-		what := fmt.Sprintf("nhlfe %d", n.ID)
-		if nhlfes[n.ID] {
-			bad("%s: listed twice", what)
-		}
-		nhlfes[n.ID] = true
+		what := listed(nhlfes, "nhlfe", n.ID)
 		check(what, &n)
 		if n.Protect == nil {
 			plain[n.ID] = true
@@ -132,11 +130,7 @@ func (c Config) Validate() error {
 
 	services := map[uint32]bool{}
 	for _, s := range c.Services {
-		what := fmt.Sprintf("service %d", s.ID)
-		if services[s.ID] {
-			bad("%s: listed twice", what)
-		}
-		services[s.ID] = true
+		what := listed(services, "service", s.ID)
 		check(what, &s)
 		switch s.Type {
 		case ServiceELine:
@@ -170,11 +164,7 @@ func (c Config) Validate() error {
 	}
 	attached := map[attach]uint32{}
 	for _, ci := range c.Circuits {
-		what := fmt.Sprintf("circuit %d", ci.ID)
-		if circuits[ci.ID] {
-			bad("%s: listed twice", what)
-		}
-		circuits[ci.ID] = true
+		what := listed(circuits, "circuit", ci.ID)
 		check(what, &ci)
 		if p, ok := ports[ci.Port]; !ok {
 			bad("%s: port %q does not exist", what, ci.Port)
@@ -193,11 +183,7 @@ func (c Config) Validate() error {
 
 	labels := map[uint32]bool{}
 	for _, l := range c.Labels {
-		what := fmt.Sprintf("label %d", l.Label)
-		if labels[l.Label] {
-			bad("%s: listed twice", what)
-		}
-		labels[l.Label] = true
+		what := listed(labels, "label", l.Label)
 		check(what, &l)
 		for _, p := range l.InPorts {
 			fabricPort(what+" in_ports", p)
@@ -249,5 +235,26 @@ func isMAC(s string) bool {
 func checkRange[T ~int | ~uint8 | ~uint16 | ~uint32 | ~int16](bad func(format string, a ...any), name string, v T, lo, hi int64) {
 	if int64(v) < lo || int64(v) > hi {
 		bad("%s %d out of range %d..%d", name, v, lo, hi)
+	}
+}
+
+// checkSet is checkRange for a param the encoder leaves out when it is zero
+// (the datapath's default then applies).
+func checkSet[T ~int | ~uint8 | ~uint16 | ~uint32 | ~int16](bad func(format string, a ...any), name string, v T, lo, hi int64) {
+	if v != 0 {
+		checkRange(bad, name, v, lo, hi)
+	}
+}
+
+// checkList refuses a list of more than max values, or holding one out of
+// lo..hi.
+func checkList[T ~uint8 | ~uint16 | ~uint32 | ~int16](bad func(format string, a ...any), name string, v []T, max int, lo, hi int64) {
+	if len(v) > max {
+		bad("%s: %d of them, want at most %d", name, len(v), max)
+	}
+	for i, x := range v {
+		if int64(x) < lo || int64(x) > hi {
+			bad("%s[%d] %d out of range %d..%d", name, i, x, lo, hi)
+		}
 	}
 }

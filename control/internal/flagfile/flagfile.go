@@ -13,6 +13,12 @@ import (
 	"strings"
 )
 
+// Flag declares on fs the option naming the file (--conf) that Parse
+// reads; example is where a package installs it.
+func Flag(fs *flag.FlagSet, example string) *string {
+	return fs.String("conf", "", "read options from this file (name = value per line; the command line wins), e.g. "+example)
+}
+
 // Load sets every flag of fs that the file names and the command line did
 // not. Call it after fs.Parse. An unknown name, a line without "=" or a
 // value the flag refuses is an error naming the file and line: a typo in a

@@ -4,9 +4,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/e3fabric/e3fabric/control/internal/testutil"
 )
 
 func TestLoad(t *testing.T) {
@@ -35,14 +36,8 @@ func TestLoad(t *testing.T) {
 			node := fs.String("node", "", "")
 			every := fs.Duration("every", time.Second, "")
 			err := Parse(fs, append([]string{"-conf", path}, tc.args...), conf)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
+			if testutil.WantErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if *node != tc.wantNode || *every != tc.wantEvery {
 				t.Errorf("node %q every %v, want %q %v", *node, *every, tc.wantNode, tc.wantEvery)

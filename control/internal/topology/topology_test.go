@@ -3,6 +3,8 @@ package topology
 import (
 	"strings"
 	"testing"
+
+	"github.com/e3fabric/e3fabric/control/internal/testutil"
 )
 
 const base = `
@@ -130,14 +132,8 @@ customer_ports:
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			topo, _, err := Parse([]byte(base + "segments: " + tc.segments + "\n"))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
+			if testutil.WantErr(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			sg := topo.Segment("site1")
 			if sg == nil || len(sg.Ports) != 2 || sg.Ports[0].Node != "leaf1" {
