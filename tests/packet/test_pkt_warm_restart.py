@@ -227,6 +227,15 @@ class Stream:
         return got
 
 
+def nices(pid):
+    """The nice values of pid's threads."""
+    out = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/stat") as f:
+            out.add(int(f.read().rsplit(")", 1)[1].split()[16]))
+    return out
+
+
 def test_handover_moves_the_node_to_a_new_process(lab):
     sw, wire, peer, _ = lab
     before = settled(sw, wire, peer)
@@ -248,6 +257,9 @@ def test_handover_moves_the_node_to_a_new_process(lab):
     assert len(got) == len(set(got)), sorted(n for n in set(got) if got.count(n) > 1)[:10]
     assert got == sorted(got)
     assert stream.sent - 1 in got, (stream.sent, got[-5:])   # the new process forwards
+    # It started at a low priority, so as not to take the CPUs from the
+    # process still forwarding, and forwards at the old one's (ours).
+    assert nices(pid) == {os.getpriority(os.PRIO_PROCESS, 0)}, nices(pid)
     # The neighbour held on and never saw the session go down.
     assert peer.timeouts == 0 and peer.state == UP
     assert {p["state"] for p in peer.received} == {UP}

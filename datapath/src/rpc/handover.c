@@ -22,6 +22,7 @@
  * RPC once the handover starts. If the new process fails or falls silent,
  * the old one kills it and carries on as before.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -31,11 +32,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "base/dp.h"
 #include "port/port.h"
@@ -47,6 +52,10 @@ enum msg { MSG_HELLO = 1, MSG_CONFIG, MSG_READY, MSG_STOPPED, MSG_STATE, MSG_RUN
 #define TAKEOVER_FD 3
 #define START_TIMEOUT_MS 60000    /* EAL, the ports and the tables of a big node */
 #define SWITCH_TIMEOUT_MS 10000   /* loading the live part */
+/* The new process starts at this nice value and takes the old one's at
+ * READY: its EAL start and port opening (page faults over its whole
+ * memory) must not take the CPUs from the process still forwarding. */
+#define START_NICE 19
 
 struct msg_hdr {
 	uint32_t type;
@@ -60,6 +69,39 @@ struct e3_handover {
 	bool ready;        /* READY received */
 	bool stopped;      /* STOPPED sent */
 };
+
+/* Whether this process may take back a higher priority it gave up. */
+static bool may_raise_priority(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	return syscall(SYS_capget, &h, d) == 0 &&
+	       (d[CAP_TO_INDEX(CAP_SYS_NICE)].effective & CAP_TO_MASK(CAP_SYS_NICE)) != 0;
+}
+
+/* Every thread of this process at the old process's (our parent's) nice
+ * value: the one it ran at before it lowered ours. */
+static void take_parent_priority(void)
+{
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, (id_t)getppid());
+
+	if (errno != 0 || getpriority(PRIO_PROCESS, 0) <= nice)
+		return;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && setpriority(PRIO_PROCESS, (id_t)atoi(e->d_name), nice) != 0)
+			fprintf(stderr, "e3-vswitchd: takeover: thread %s stays at a low priority: %s\n",
+				e->d_name, strerror(errno));
+	closedir(d);
+}
 
 static cpu_set_t start_cpus;   /* the process's CPUs before EAL pinned its main thread */
 static bool have_start_cpus;
@@ -240,6 +282,7 @@ int e3_handover_start(int argc, char **argv, bool no_huge, struct e3_handover **
 		free(v);
 		return E3_ERR(err, E3_EIO, "socketpair: %s", strerror(errno));
 	}
+	bool renice = may_raise_priority();
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -253,6 +296,8 @@ int e3_handover_start(int argc, char **argv, bool no_huge, struct e3_handover **
 		else if (dup2(sv[1], TAKEOVER_FD) < 0)
 			_exit(127);
 		close_range(TAKEOVER_FD + 1, ~0u, 0);
+		if (renice)
+			setpriority(PRIO_PROCESS, 0, START_NICE);
 		execvp(v[0], v);
 		_exit(127);
 	}
@@ -396,6 +441,7 @@ int e3_handover_join(int fd, struct e3_handover_stats *st, char *err)
 		return E3_ERR(err, E3_EIO, "the old process is gone");
 	if (load_part(fd, MSG_CONFIG, "handover config", &cs, START_TIMEOUT_MS, err) != 0)
 		return -1;
+	take_parent_priority();
 	if (send_msg(fd, MSG_READY, NULL, 0) != 0)
 		return E3_ERR(err, E3_EIO, "the old process is gone");
 	/* From READY to STOPPED the old one holds its neighbours (100 ms at
