@@ -8,6 +8,7 @@ bench/UPGRADE.md.
 Streams from h1 at --rate datagrams/s: the E-Line red (to h2), the E-LAN
 green to h3 (known unicast) and as broadcasts (BUM, at h3), and from h4 the
 ECMP E-Line blue (to h5). Each scenario, --runs times:
+  none           nothing done: the host's load alone (the floor under the others)
   leaf-cold      leaf1's e3-vswitchd SIGTERMed and started again (its agent reprograms it)
   leaf-warm      leaf1 warm-restarted (SIGUSR2, --checkpoint)
   leaf-handover  leaf1 handed over to a new process (SIGHUP)
@@ -53,6 +54,7 @@ KINDS = (("eline", "E-Line red (h1 -> h2)"), ("elan", "E-LAN green unicast (h1 -
          ("site-from", "E-LAN violet from the site (h6 -> h7)"))
 # scenario -> (stream seconds, what it is)
 SCENARIOS = {
+    "none": (12, "nothing done: what the host's load alone costs the streams, the floor under every other row"),
     "leaf-cold": (12, "leaf1 (the customers' leaf): SIGTERM, started again, reprogrammed by its agent"),
     "leaf-warm": (12, "leaf1: warm restart (SIGUSR2; exits, resumes from its checkpoint)"),
     "leaf-handover": (12, "leaf1: handover (SIGHUP; a new process opens the ports beside the old one "
@@ -100,7 +102,7 @@ class Bench(FailoverBench):
         took = None
         try:
             time.sleep(self.a.fault_at)
-            t0 = time.monotonic()
+            t0, began = time.monotonic(), time.time()
             self.inject(scenario, spine)
             took = time.monotonic() - t0
         finally:
@@ -110,6 +112,7 @@ class Bench(FailoverBench):
             return {"stalled": True}
         out = {kind: json.loads(path.read_text()) for kind, path in outs.items()}
         out["took_s"] = round(took, 1)
+        out["began"] = began   # wall clock, as the streams' "start"
         # The scenario must have ended inside the stream, or its tail went unmeasured.
         out["inside"] = took is not None and self.a.fault_at + took < seconds
         out["relabelled"] = self.labels() != self.before
@@ -125,7 +128,9 @@ class Bench(FailoverBench):
         lab, cp = self.lab, self.cp
         node = {"leaf": "leaf1", "site": "leaf2"}.get(scenario.split("-")[0], spine)
         e3ctl = lambda *a: cp.e3ctl(*a, timeout=300)  # noqa: E731
-        if scenario.endswith("-cold"):
+        if scenario == "none":
+            pass
+        elif scenario.endswith("-cold"):
             lab.stop(node)
             lab.start(node, ports=False)
         elif scenario.endswith("-warm"):
@@ -171,6 +176,21 @@ def bfd_timers() -> str:
     return f"{b.get('tx_ms', 10)} ms x {b.get('multiplier', 3)}"
 
 
+AFTER_S = 1.0   # how long after a scenario its losses still count as its own
+
+
+def during(run: dict, kind: str, args):
+    """The datagrams of kind lost (or late) while the scenario ran, from its
+    start to AFTER_S after its end (the others fell to the host's load);
+    None for a run that did not keep the times."""
+    start = run[kind].get("start")
+    if start is None or "began" not in run:
+        return None
+    lo = (run["began"] - start) * args.rate
+    hi = (run["began"] + run["took_s"] + AFTER_S - start) * args.rate
+    return sum(max(0, int(min(b, hi) - max(a, lo)) + 1) for a, b in run[kind]["missing"] if b >= lo and a <= hi)
+
+
 def report(results: dict, args, elapsed: float) -> str:
     rows = []
     shown = [s for s in SCENARIOS if s in results]
@@ -179,18 +199,20 @@ def report(results: dict, args, elapsed: float) -> str:
         for kind, name in KINDS:
             lost = stats([r[kind]["lost"] for r in runs])
             late = stats([r[kind].get("late", 0) for r in runs])
+            own = stats([x for x in (during(r, kind, args) for r in runs) if x is not None])
             w = stats([r[kind]["loss_window_ms"] for r in runs])
             if lost is None:
                 continue
+            own = f"{own['min']:.0f} / {own['median']:.0f} / {own['max']:.0f}" if own else "-"
             rows.append(f"| {scenario} | {name} | {lost['min']} / {lost['median']} / {lost['max']} | "
-                        f"{late['min']} / {late['median']} / {late['max']} | "
+                        f"{late['min']} / {late['median']} / {late['max']} | {own} | "
                         f"{w['min']:.0f} / {w['median']:.0f} / {w['max']:.0f} |")
         if runs:
             took = stats([r["took_s"] for r in runs])
             relabelled = sum(1 for r in runs if r["relabelled"])
             outside = sum(1 for r in runs if not r["inside"])
             rows.append(f"| {scenario} | (the scenario took {took['median']} s median; {len(runs)} runs; "
-                        f"relabelled in {relabelled}; ran past the stream in {outside}) | | | |")
+                        f"relabelled in {relabelled}; ran past the stream in {outside}) | | | | |")
     scen = "\n".join(f"- `{k}`: {SCENARIOS[k][1]}." for k in shown)
     took = f"Run took {elapsed / 60:.0f} min."
     if set(shown) != set(args.scenarios):
@@ -203,15 +225,17 @@ def report(results: dict, args, elapsed: float) -> str:
 {args.rate} sequence-numbered datagrams/s (`tests/lab/udpstream.py`); per
 scenario, min / median / max over the runs of the datagrams lost, of those
 of them that came but more than 50 ms after they were sent (late: counted as
-lost), and of the loss window (the longest silence a gap caused). Each
+lost), of them while the scenario ran (from its start to {AFTER_S:.0f} s after its
+end: the rest fell to the host's load, as the `none` row shows), and of the
+loss window (the longest silence a gap caused). Each
 stream starts once its receiver listens; the scenario starts
 {args.fault_at:.0f} s into the stream and must end inside it.
 Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()};
 five datapaths (adaptive polling, `--no-huge`), five agents and the controller share them.
 BFD {bfd_timers()} (the demo's); a warm restart or a handover asks the neighbours to wait 3 s. {took}
 
-| scenario | service | datagrams lost | of them late | loss window (ms) |
-| --- | --- | --- | --- | --- |
+| scenario | service | datagrams lost | of them late | of them during the scenario | loss window (ms) |
+| --- | --- | --- | --- | --- | --- |
 {chr(10).join(rows)}
 
 {scen}

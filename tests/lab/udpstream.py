@@ -85,6 +85,10 @@ def analyse(arrivals, sent, rate, late_ms=50.0):
     if got and got[0] > 0:
         missing.insert(0, [0, got[0] - 1])
     reordered = sum(1 for a, b in zip(arrivals, arrivals[1:]) if b[0] < a[0])
+    # When the sender sent datagram 0 (wall clock), from the earliest one
+    # that came: it paces the others from there, so that missing ones can
+    # be placed in time.
+    start = min((t_sent - seq / rate for seq, t_sent, _ in arrivals), default=None)
     return {
         "received": len(got),
         # Counted in lost: they came, but too late.
@@ -97,6 +101,7 @@ def analyse(arrivals, sent, rate, late_ms=50.0):
         "loss_window_ms": round(max(windows), 1) if windows else 0.0,
         "first": got[0] if got else None,
         "last": got[-1] if got else None,
+        "start": start,
     }
 
 
