@@ -254,8 +254,10 @@ three such windows.
 A late datagram came, but more than 50 ms after it was sent: for that long
 the host ran neither the datapaths on its way nor the receiver (two CPUs
 shared by five datapaths, five agents, the controller, the VLAN shims and
-the streams). It happens most while a handover's new process starts (it
-faults in about 120 MB) and while the controller restarts; the rolling
+the streams). The `none` row is that load alone, with nothing restarted:
+it sets the floor under every other row. Lateness happens most while a
+handover's new process starts (it faults in about 120 MB, though at nice
+19 until it takes over) and while the controller restarts; the rolling
 upgrade's losses are nearly all late ones. A stall longer than a detection
 time (here 100 ms) also takes BFD sessions down, which then wait out
 wait-to-restore (5 s): the controller avoids the restoring links but still
@@ -271,11 +273,18 @@ unusable at once, so the protected traffic on them (ECMP members and a
 site's leaves included) moves to its backups while the node still
 forwards, and nothing but its own single-homed customers loses the
 restart. Stopped with SIGTERM, a node announces AdminDown, and the paths
-over its links move at once too. A restart that outlasts its hold is one
-without warning: in one `spine-warm` run the host kept the new process
-from loading its checkpoint for 4.9 s, past the 3 s hold, so the
-neighbours' link sessions timed out, the controller repaired, and that
-run's E-Line and E-LAN traffic came up to 1.7 s late (none lost).
+over its links move at once too. A restart that outlasts its hold (a host
+that keeps the new process from loading its checkpoint past the 3 s) is
+one without warning: the neighbours' link sessions time out and the
+controller repairs, as after a failure.
+
+What a row loses outside its scenario (the column before the last against
+the first) came before the scenario began or seconds after it ended, and
+late: the host stalling, in the wake of the run before (a drained
+scenario leaves its undrain's moves back and wait-to-restore timers
+behind) or of this one. In the median, the spines' rows lose nothing
+during the scenario, and a drained or handed-over leaf's rows at most 3
+datagrams, nearly all its own single-homed customers'.
 
 The lab restarts one build (the binary is not a new version); the package
 upgrade itself is `tests/package`'s.
