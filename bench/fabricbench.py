@@ -28,8 +28,7 @@ STREAM = REPO / "tests" / "lab" / "udpstream.py"
 
 class FabricBench:
     """examples/demo.yaml in a lab named PREFIX, its controller on
-    API_PORT and ETCD_PORT (each bench its own, so that they may run side by
-    side); state is a scratch directory."""
+    API_PORT and ETCD_PORT; state is a scratch directory."""
     PREFIX = ""
     API_PORT = ETCD_PORT = 0
 

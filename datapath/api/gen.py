@@ -556,9 +556,16 @@ def go_encoder(s, name, o, fields, out, variant=None):
 GO_TYPE_RANGE = {"uint8": (0, 255), "uint16": (0, 65535), "uint32": (0, 2**32 - 1), "int16": (-32768, 32767)}
 
 
-def go_check_value(s, f, x, label, args, out, ind):
+def int_list(f):
+    """An optional list of integers: checkList checks it whole, empty or not."""
+    return f["type"] == "array" and f["of"]["type"] in INTS and not f.get("required")
+
+
+def go_check_value(s, f, x, label, args, out, ind, rng="checkRange"):
     """Statements checking value x (a Go expression) of field f; label is
-    the param's name as messages give it (a format; args its operands)."""
+    the param's name as messages give it (a format; args its operands);
+    rng checks an integer's range (checkSet: but for 0, which an encoder
+    leaves out)."""
     t = f["type"]
     a = "".join(f", {v}" for v in args)
 
@@ -573,7 +580,7 @@ def go_check_value(s, f, x, label, args, out, ind):
         conds = ([f"{x} < {lo}"] if tlo is None or lo > tlo else []) + \
                 ([f"{x} > {hi}"] if thi is None or hi < thi else [])
         if conds and not args:
-            out.append(f'{ind}checkRange(bad, "{label}", {x}, {lo}, {hi})')
+            out.append(f'{ind}{rng}(bad, "{label}", {x}, {lo}, {hi})')
         elif conds:
             check(" || ".join(conds), f" %d out of range {lo}..{hi}", x)
     elif t == "str":
@@ -592,7 +599,7 @@ def go_check_value(s, f, x, label, args, out, ind):
         check(f"!{x}.Valid()", " %d: want 1..4094 or untagged", f"uint16({x})")
     elif t == "array":
         mx, e = s.eval(f["max"]), f["of"]
-        if e["type"] in INTS and not f.get("required") and not args:
+        if int_list(f) and not args:
             lo, hi = (s.eval(r) for r in e["range"])
             out.append(f'{ind}checkList(bad, "{label}", {x}, {mx}, {lo}, {hi})')
             return
@@ -623,16 +630,14 @@ def go_check_field(s, o, f, recv, out, ind="\t"):
     if mode == "ptr":
         go_check_value(s, f, "*" + name, f["name"], [], inner, ind + "\t")
         cond = f"{name} != nil"
+    elif f["type"] in INTS or int_list(f):
+        # Left out when zero or empty, which checkSet and checkList pass.
+        go_check_value(s, f, name, f["name"], [], out, ind, rng="checkSet")
+        return
     else:
         zero = {"str": '""', "mac": '""', "enum": '""'}.get(f["type"], "0")
         cond = f"len({name}) > 0" if f["type"] == "array" else f"{name} != {zero}"
         go_check_value(s, f, name, f["name"], [], inner, ind + "\t")
-    if cond.endswith(" != 0") and len(inner) == 1 and inner[0].lstrip().startswith("checkRange("):
-        out.append(ind + inner[0].lstrip().replace("checkRange(", "checkSet(", 1))
-        return
-    if len(inner) == 1 and inner[0].lstrip().startswith("checkList("):
-        out.append(ind + inner[0].lstrip())   # an empty list passes it
-        return
     if f["type"] != "bool" and inner:
         out.append(f"{ind}if {cond} {{")
         out.extend(inner)

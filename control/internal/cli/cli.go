@@ -142,8 +142,6 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			*p = true
 			continue
 		}
-		var v string
-		var err error
 		switch name {
 		case "--token":
 			return nil, usageError("--token would show the token to every user (ps): use --token-file FILE or $E3_TOKEN")
@@ -151,18 +149,29 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 			o.paths.Disjoint = "node"
 		case "-h", "--help":
 			return nil, errHelp
+		case "--storm":
+			v, err := value()
+			if err != nil {
+				return nil, err
+			}
+			s, err := dpconfig.ParseStorm(v)
+			if err != nil {
+				return nil, err
+			}
+			o.storm = &s
 		default:
 			p, isStr := strs[name]
 			l, isList := lists[name]
 			n, isInt := ints[name]
-			if !isStr && !isList && !isInt && name != "--storm" {
+			if !isStr && !isList && !isInt {
 				if strings.HasPrefix(a, "--") {
 					return nil, fmt.Errorf("unknown option %s", name)
 				}
 				o.args = append(o.args, a)
 				continue
 			}
-			if v, err = value(); err != nil {
+			v, err := value()
+			if err != nil {
 				return nil, err
 			}
 			switch {
@@ -170,16 +179,10 @@ func parse(args []string, getenv func(string) string) (*opts, error) {
 				*p = v
 			case isList:
 				*l = append(*l, v)
-			case isInt:
+			default:
 				if *n, err = strconv.Atoi(v); err != nil || *n < 0 {
 					return nil, fmt.Errorf("%s %q: want a number >= 0", name, v)
 				}
-			default:
-				s, err := dpconfig.ParseStorm(v)
-				if err != nil {
-					return nil, err
-				}
-				o.storm = &s
 			}
 		}
 	}
@@ -496,7 +499,6 @@ func parseCircuits(ss []string) ([]model.Circuit, error) {
 	return out, nil
 }
 
-// print writes v as JSON (--json) or through table.
 // show prints v as print does, or returns err: what the call that
 // fetched v gave with it.
 func (o *opts) show(w io.Writer, v any, err error, table func(*tabwriter.Writer)) error {
@@ -506,6 +508,7 @@ func (o *opts) show(w io.Writer, v any, err error, table func(*tabwriter.Writer)
 	return o.print(w, v, table)
 }
 
+// print writes v as JSON (--json) or through table.
 func (o *opts) print(w io.Writer, v any, table func(*tabwriter.Writer)) error {
 	if o.json || table == nil {
 		enc := json.NewEncoder(w)

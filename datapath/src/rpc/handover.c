@@ -89,9 +89,7 @@ static void take_parent_priority(void)
 
 	if (errno != 0 || getpriority(PRIO_PROCESS, 0) <= nice)
 		return;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
-	DIR *d = opendir(path);
+	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 
 	if (d == NULL)
