@@ -12,7 +12,8 @@ A handover (SIGHUP) does the same without a gap for the start: a new
 process of the binary opens the ports beside the old one, which then stops
 and passes it the live state. A stream crossing it arrives with no frame
 twice (the new process drops what the old one forwarded); the old one names
-the new one to systemd (MAINPID, then a barrier) before it exits; and a new
+the new one to systemd (MAINPID, then a barrier) before it exits; a new
+pid that af_packet could not open the ports on is skipped; and a new
 process that dies on the way leaves the old one forwarding."""
 import json
 import os
@@ -28,8 +29,8 @@ import pytest
 
 from pkt_bfd import DOWN, INIT, UP, neighbour_on_f1
 from pkt_frames import customer_frame, token
-from pkt_net import assert_delivered, wait_for
-from pkt_switch import Switch
+from pkt_net import assert_delivered, nsexec, wait_for
+from pkt_switch import CUSTOMER, FABRIC, Switch
 
 HOLD_MS = 3000
 SVC = 10
@@ -275,6 +276,39 @@ def test_handover_moves_the_node_to_a_new_process(lab):
     assert rc is None and again != pid
     assert sw.rpc("config_dump") == before["config"]
     assert peer.timeouts == 0 and session(sw)["state"] == "up"
+
+
+def fanout_clash(sw, pid):
+    """A free pid whose af_packet fanout groups (pid XOR ifindex, 16 bits)
+    would meet pid's on another of the switch's interfaces, or None."""
+    links = json.loads(nsexec(sw.ns, "ip", "-j", "link", "show").stdout)
+    ifx = [x["ifindex"] for x in links if x["ifname"] in CUSTOMER + FABRIC]
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid_max = int(f.read())
+    return next((t for t in sorted({pid ^ a ^ b for a in ifx for b in ifx if a != b})
+                 if 300 < t < pid_max and not os.path.exists(f"/proc/{t}")), None)
+
+
+def test_handover_skips_a_pid_whose_fanout_groups_are_taken(lab):
+    """DPDK's af_packet names a port's fanout group by pid and interface,
+    so a new process on the wrong pid could not open its ports beside the
+    old one's. The next pid is made that one (ns_last_pid); the switch forks
+    again."""
+    sw, wire, peer, _ = lab
+    settled(sw, wire, peer)
+    old = sw.proc.pid
+    taken = fanout_clash(sw, old)
+    assert taken is not None
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(taken - 1))
+    rc, pid = sw.handover()
+
+    assert rc == 0 and pid not in (old, taken)
+    log = open(sw.logpath).read()
+    assert f"handed over to pid {pid}" in log and "PACKET_FANOUT" not in log, log
+    tok = token()
+    got = wire.exchange([("c1p", customer_frame(B, A, tok, vlan=100))], expect=1, match=tok)
+    assert_delivered(got, {"c2p": 1})
 
 
 def test_handover_to_a_process_that_dies_leaves_the_old_one_forwarding(lab):

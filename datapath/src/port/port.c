@@ -379,6 +379,24 @@ void e3_port_close(struct e3_port *p)
 	free(p);
 }
 
+bool e3_port_fanout_clash(pid_t a, pid_t b)
+{
+	for (uint16_t i = 0; i < RTE_MAX_ETHPORTS; i++) {
+		const struct e3_port *p = e3_port_tbl[i];
+
+		if (p == NULL || p->kernel_ifindex == 0)
+			continue;
+		for (uint16_t j = 0; j < RTE_MAX_ETHPORTS; j++) {
+			const struct e3_port *q = e3_port_tbl[j];
+
+			if (q != NULL && q->kernel_ifindex != 0 &&
+			    (((unsigned)a ^ p->kernel_ifindex) & 0xffff) == (((unsigned)b ^ q->kernel_ifindex) & 0xffff))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* The PMD (DPDK 22.11) does not read its sockets' PACKET_STATISTICS, so
  * we do: every AF_PACKET socket of this process is one of an af_packet
  * port's queues, told apart by the interface it is bound to. Reading the

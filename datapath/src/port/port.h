@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <rte_build_config.h>
 #include <rte_ether.h>
@@ -53,6 +54,13 @@ static inline uint32_t e3_port_max_frame(const struct e3_port *p, unsigned n_tag
 {
 	return p->mtu + RTE_ETHER_HDR_LEN + 4u * n_tags;
 }
+
+/* af_packet (DPDK 22.11) names a port's PACKET_FANOUT group (pid XOR the
+ * interface's index, 16 bits), and the kernel keeps one name per network
+ * namespace: a socket joining another interface's group fails, one joining
+ * the same interface's shares its frames. Would the groups of process b's
+ * ports (ours, opened by b) meet those of process a's? */
+bool e3_port_fanout_clash(pid_t a, pid_t b);
 
 /* Main lcore: add what the kernel dropped on af_packet ports' receive
  * rings since the last call to their rx_ring_full counters. */

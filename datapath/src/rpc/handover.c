@@ -56,6 +56,7 @@ enum msg { MSG_HELLO = 1, MSG_CONFIG, MSG_READY, MSG_STOPPED, MSG_STATE, MSG_RUN
  * READY: its EAL start and port opening (page faults over its whole
  * memory) must not take the CPUs from the process still forwarding. */
 #define START_NICE 19
+#define FORK_TRIES 8
 
 struct msg_hdr {
 	uint32_t type;
@@ -281,8 +282,21 @@ int e3_handover_start(int argc, char **argv, bool no_huge, struct e3_handover **
 		return E3_ERR(err, E3_EIO, "socketpair: %s", strerror(errno));
 	}
 	bool renice = may_raise_priority();
-	pid_t pid = fork();
+	pid_t self = getpid(), pid;
 
+	/* A child whose pid would put one of its af_packet ports in a fanout
+	 * group of ours could not open that port: it leaves at once (both
+	 * sides reach the same answer) and we fork again. */
+	for (int tries = 1;; tries++) {
+		bool retry = tries < FORK_TRIES;
+
+		pid = fork();
+		if (pid == 0 && retry && e3_port_fanout_clash(self, getpid()))
+			_exit(0);
+		if (pid <= 0 || !retry || !e3_port_fanout_clash(self, pid))
+			break;
+		waitpid(pid, NULL, 0);
+	}
 	if (pid == 0) {
 		/* The new process gets the CPUs we started with (EAL pins
 		 * lcores within them) and no descriptor of ours but fd 3: our
