@@ -431,7 +431,7 @@ static void test_elan(void)
 	tagged(&want, HB, HA, 0, 301);
 	expect_one("c1", &want);
 	expect_none("f0");
-	/* A burst of mixed frames goes through the bulk lookups together. */
+	/* A burst of mixed frames goes through elan_in together. */
 	struct rte_mbuf *burst[6];
 
 	for (int i = 0; i < 6; i++) {
@@ -875,6 +875,48 @@ static void test_circuit_burst(void)
 	CHECK_EQ(drops("c0", E3_DROP_NO_CIRCUIT), none + 2);
 }
 
+/* One burst of the same MACs from two circuits of an E-LAN on c0: elan_in
+ * sends a frame the way the last one went only when it also came from the
+ * same circuit. A sits on c0/700: from c0/701 a frame to A goes there,
+ * from c0/700 it is same_circuit. */
+static void test_conversation_burst(void)
+{
+	static const int vlan[] = { 701, 701, 700, 701, 700, 700 };
+	static struct e3_service_conf s;
+	const struct e3_circuit_conf cc[] = { { 70, "c0", 700, 7 }, { 71, "c0", 701, 7 } };
+	struct rte_mbuf *m[RTE_DIM(vlan)], *out[8];
+	struct frame f, want;
+
+	s = (struct e3_service_conf){ .id = 7, .type = E3_SVC_ELAN };
+	must(e3_node_service_add(&s, err));
+	for (unsigned k = 0; k < RTE_DIM(cc); k++)
+		must(e3_node_circuit_add(&cc[k], err));
+	send_tagged("c0", BC, HA, 0, 700);                       /* A learned on c0/700 */
+	CHECK_EQ(tx_drain("c0"), 1);
+	uint64_t same = drops("c0", E3_DROP_SAME_CIRCUIT);
+
+	for (unsigned k = 0; k < RTE_DIM(vlan); k++) {
+		tagged(&f, HA, HB, 0, vlan[k]);
+		m[k] = mk(&f);
+	}
+	rx_on("c0", m, RTE_DIM(vlan));
+	unsigned n = tx_of("c0", out, 8);
+
+	CHECK_EQ(n, 3);
+	tagged(&want, HA, HB, 0, 700);
+	for (unsigned j = 0; j < n && j < 3; j++) {
+		CHECK_EQ(rte_pktmbuf_pkt_len(out[j]), want.len);
+		CHECK_MEM(bytes_of(out[j]), want.b, want.len);
+	}
+	rte_pktmbuf_free_bulk(out, n);
+	CHECK_EQ(drops("c0", E3_DROP_SAME_CIRCUIT) - same, 3);
+
+	e3_mac_flush(7, E3_NONE);
+	for (unsigned k = 0; k < RTE_DIM(cc); k++)
+		must(e3_node_circuit_del(cc[k].id, err));
+	must(e3_node_service_del(7, err));
+}
+
 struct mac_find { uint8_t mac[6]; struct e3_mac_info *out; bool found; };
 
 static void mac_find_fn(const struct e3_mac_info *mi, void *arg)
@@ -1019,6 +1061,7 @@ int main(void)
 		{ "egress_mtu", test_egress_mtu },
 		{ "push_burst", test_push_burst },
 		{ "circuit_burst", test_circuit_burst },
+		{ "conversation_burst", test_conversation_burst },
 		{ "learning_corners", test_learning_corners },
 		{ "fuzz_no_leak", test_fuzz },
 	};

@@ -38,6 +38,7 @@ struct circuit_memo {
 	uint32_t vlan;          /* looked up: a VLAN, E3_VLAN_UNTAGGED, or UINT32_MAX = none */
 	uint32_t cid;
 	bool pop;
+	uint8_t next;           /* NX_ELINE or NX_ELAN: the service's stage (its bit set in pending) */
 	const struct e3_service *s;
 	struct e3_circ_ctr *cc;
 	struct e3_svc_ctr *sc;
@@ -126,7 +127,9 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 		}
 		circuit_memo_count(mm);
 		*mm = (struct circuit_memo){ .vlan = key, .cid = cid, .pop = pop, .s = s,
+					     .next = s->type == E3_SVC_ELINE ? NX_ELINE : NX_ELAN,
 					     .cc = &b->w->st.circ[cid], .sc = &b->w->st.svc[c.service] };
+		b->pending |= 1u << mm->next;
 	}
 	const uint32_t cid = mm->cid;
 	const bool pop = mm->pop;
@@ -143,12 +146,9 @@ static __rte_always_inline void customer_in_one(struct e3_burst *b, unsigned i, 
 	mt->svc = s;
 	mt->circuit = cid;
 	mt->tc = (uint8_t)pcp;
-	if (s->type == E3_SVC_ELINE) {
-		e3_next_set(b, i, NX_ELINE);
-	} else {
-		e3_next_set(b, i, NX_ELAN);
+	mt->next = mm->next;
+	if (mm->next == NX_ELAN)
 		e3_elan_keys(b, i);
-	}
 	if (n_tags)
 		if (pop)
 			E3_TRACE(b, i, CUST_TAG_POPPED, b->rx->port_id, vlan, pcp, cid, s->id);

@@ -44,55 +44,58 @@ E3_TRACE_EVENT(ELAN_TERM_REMOTE, "elan-term service %u: dst behind source %u");
 E3_TRACE_EVENT(ELAN_TERM_LOCAL,  "elan-term service %u: dst on circuit %u");
 E3_TRACE_EVENT(ELAN_TERM_SITE,   "elan-term service %u: from the site of circuit %u, back to it");
 
-/* The burst's frames of one stage and what the MAC table said of them, each
- * destination read once (e3_mac_dest_at). The keys were made, and their
- * buckets prefetched, when the frames were parsed (e3_elan_keys). */
+/* What the MAC table said of a stage's frames, one frame at a time. A
+ * burst is often one conversation: a key the frame before had is not
+ * looked up again, nor a source learned again where it was just learned,
+ * and a frame with the keys and circuit of the last one that went to a PW
+ * or a circuit goes the same way at once (the table only changes on the
+ * main lcore, and a burst may take it as it was at its first frame). The
+ * keys were made, and their buckets prefetched, when the frames were
+ * parsed (e3_elan_keys). */
 struct lookups {
-	unsigned n;
-	uint8_t idx[E3_BURST];
-	int32_t src_pos[E3_BURST];
-	uint32_t src_dest[E3_BURST], dst_dest[E3_BURST];   /* or E3_MAC_ABSENT */
+	uint64_t src, dst;              /* the keys looked up last (valid once n > 0) */
+	int32_t src_pos;                /* and what the table said: the source's slot, */
+	uint32_t src_dest, dst_dest;    /* where each is (or E3_MAC_ABSENT) */
+	unsigned n;                     /* frames looked up */
 	uint64_t last_src;              /* the last source learned (E3_MAC_EMPTY: none) */
 	uint32_t last_dest;             /* and where */
+	/* The last frame sent to a PW or a circuit, and where it came from. */
+	uint64_t way_src, way_dst;
+	uint32_t way_from, way_out, way_below;
+	uint8_t way_next;               /* NX_TX_PW or NX_TX_CIRCUIT; NX_DONE: none */
 };
 
-static __rte_always_inline void lookup(struct e3_burst *b, uint8_t next, struct lookups *l)
+static __rte_always_inline void lookups_init(struct lookups *l)
 {
-	unsigned n = 0;
-
+	l->n = 0;
+	l->src = l->dst = 0;
+	l->src_pos = -1;
+	l->src_dest = l->dst_dest = E3_MAC_ABSENT;
 	l->last_src = E3_MAC_EMPTY;
 	l->last_dest = E3_NONE;
-	for (unsigned i = 0; i < b->n; i++)
-		if (b->meta[i].next == next)
-			l->idx[n++] = (uint8_t)i;
-	l->n = n;
-	/* A burst is often one conversation: a key the frame before had is
-	 * looked up once (the table only changes on the main lcore). */
-	uint64_t src = 0, dst = 0;
-
-	for (unsigned k = 0; k < n; k++) {
-		const struct e3_meta *mt = &b->meta[l->idx[k]];
-
-		if (k == 0 || mt->src_key != src) {
-			src = mt->src_key;
-			l->src_pos[k] = e3_mac_find(src);
-			l->src_dest[k] = e3_mac_dest_at(l->src_pos[k]);
-		} else {
-			l->src_pos[k] = l->src_pos[k - 1];
-			l->src_dest[k] = l->src_dest[k - 1];
-		}
-		if (k == 0 || mt->dst_key != dst) {
-			dst = mt->dst_key;
-			l->dst_dest[k] = e3_mac_dest_at(e3_mac_find(dst));
-		} else {
-			l->dst_dest[k] = l->dst_dest[k - 1];
-		}
-	}
+	l->way_src = l->way_dst = 0;
+	l->way_from = l->way_out = l->way_below = 0;
+	l->way_next = NX_DONE;
 }
 
-static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, unsigned k, uint32_t dest)
+static __rte_always_inline void lookup(struct e3_burst *b, unsigned i, struct lookups *l)
 {
-	unsigned i = l->idx[k];
+	const struct e3_meta *mt = &b->meta[i];
+
+	if (l->n == 0 || mt->src_key != l->src) {
+		l->src = mt->src_key;
+		l->src_pos = e3_mac_find(l->src);
+		l->src_dest = e3_mac_dest_at(l->src_pos);
+	}
+	if (l->n == 0 || mt->dst_key != l->dst) {
+		l->dst = mt->dst_key;
+		l->dst_dest = e3_mac_dest_at(e3_mac_find(l->dst));
+	}
+	l->n++;
+}
+
+static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, unsigned i, uint32_t dest)
+{
 	uint64_t src = b->meta[i].src_key;
 
 	/* A multicast source is bogus: forward, don't learn. */
@@ -106,24 +109,51 @@ static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, uns
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(b->pkts[i], const struct rte_ether_hdr *);
 	const struct e3_service *s = b->meta[i].svc;
 
-	if (l->src_dest[k] == E3_MAC_ABSENT &&
+	if (l->src_dest == E3_MAC_ABSENT &&
 	    e3_mac_svc_full(s->id, s->mac_limit ? s->mac_limit : e3.settings.mac_limit)) {
 		b->w->st.svc[s->id].mac_refused++;
 		return;
 	}
-	if (!e3_mac_learn(b->w->idx, s->id, eh->src_addr.addr_bytes, dest, l->src_pos[k],
-			  l->src_dest[k])) {
+	if (!e3_mac_learn(b->w->idx, s->id, eh->src_addr.addr_bytes, dest, l->src_pos, l->src_dest)) {
 		b->w->learn_drops++;
 		b->w->st.svc[s->id].learn_lost++;
 	}
 }
 
+/* Frame i, from `from` (elan_in: its circuit; elan_term: its source), has
+ * the keys and origin of the last frame sent on: it goes the same way. */
+static __rte_always_inline bool same_way(struct e3_burst *b, unsigned i, uint32_t from,
+					 const struct lookups *l)
+{
+	struct e3_meta *mt = &b->meta[i];
+
+	if (l->way_next == NX_DONE || mt->src_key != l->way_src || mt->dst_key != l->way_dst ||
+	    from != l->way_from)
+		return false;
+	mt->below = l->way_below;
+	mt->out = l->way_out;
+	mt->next = l->way_next;
+	return true;
+}
+
+static __rte_always_inline void went(const struct e3_burst *b, unsigned i, uint32_t from,
+				    struct lookups *l)
+{
+	const struct e3_meta *mt = &b->meta[i];
+
+	l->way_src = mt->src_key;
+	l->way_dst = mt->dst_key;
+	l->way_from = from;
+	l->way_out = mt->out;
+	l->way_below = mt->below;
+	l->way_next = mt->next;
+}
+
 /* Destination of a known MAC, or E3_NONE when unknown (flood). */
-static __rte_always_inline uint32_t known_dest(const struct lookups *l, unsigned k,
-						     const struct e3_service *s)
+static __rte_always_inline uint32_t known_dest(const struct lookups *l, const struct e3_service *s)
 {
 	/* Broadcast/multicast: never in the table, flooded. */
-	uint32_t d = l->dst_dest[k];
+	uint32_t d = l->dst_dest;
 
 	if (d == E3_MAC_ABSENT)
 		return E3_NONE;
@@ -210,16 +240,22 @@ static __rte_always_inline bool storm_admit(struct e3_burst *b, unsigned i, uint
 static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
+	unsigned n = 0;
 
-	lookup(b, NX_ELAN, &l);
-	for (unsigned k = 0; k < l.n; k++) {
-		unsigned i = l.idx[k];
+	lookups_init(&l);
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_ELAN)
+			continue;
+		n++;
+		if (!tracing && same_way(b, i, b->meta[i].circuit, &l))
+			continue;
+		lookup(b, i, &l);
 		const struct e3_service *s = b->meta[i].svc;
 		uint32_t in = b->meta[i].circuit;
 		const struct e3_site *site = e3_service_site(s, in);
 
-		learn(b, &l, k, in);
-		uint32_t d = known_dest(&l, k, s);
+		learn(b, &l, i, in);
+		uint32_t d = known_dest(&l, s);
 
 		if (unlikely(site != NULL)) {
 			/* From a multi-homed site: its segment label goes below. */
@@ -237,19 +273,22 @@ static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool traci
 			uint32_t nhlfe = e3_service_remote(s, (uint16_t)d);
 
 			E3_TRACE(b, i, ELAN_IN_REMOTE, s->id, (uint16_t)d, nhlfe);
-			if (nhlfe != E3_NONE)
+			if (nhlfe != E3_NONE) {
 				e3_to_pw(b, i, nhlfe);
-			else if (storm_admit(b, i, in))     /* that remote is gone */
+				went(b, i, in, &l);
+			} else if (storm_admit(b, i, in)) {     /* that remote is gone */
 				e3_next_set(b, i, NX_ELAN_FLOOD);
+			}
 		} else if (d == in) {
 			E3_TRACE(b, i, ELAN_IN_INGRESS, s->id);
 			e3_drop(b, i, E3_DROP_SAME_CIRCUIT);
 		} else {
 			E3_TRACE(b, i, ELAN_IN_LOCAL, s->id, d);
 			e3_to_circuit(b, i, d);
+			went(b, i, in, &l);
 		}
 	}
-	return l.n;
+	return n;
 }
 
 /* The local circuit on the multi-homed site whose segment source is
@@ -269,14 +308,21 @@ static __rte_always_inline unsigned elan_term(struct e3_burst *b, const bool tra
 {
 	struct lookups l;
 
-	lookup(b, NX_ELAN_TERM, &l);
-	for (unsigned k = 0; k < l.n; k++) {
-		unsigned i = l.idx[k];
+	unsigned n = 0;
+
+	lookups_init(&l);
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->meta[i].next != NX_ELAN_TERM)
+			continue;
+		n++;
+		if (!tracing && same_way(b, i, b->meta[i].source, &l))
+			continue;
+		lookup(b, i, &l);
 		const struct e3_service *s = b->meta[i].svc;
 		uint32_t site = site_circuit(s, b->meta[i].source);
 
-		learn(b, &l, k, site != E3_NONE ? site : E3_MAC_REMOTE | b->meta[i].source);
-		uint32_t d = known_dest(&l, k, s);
+		learn(b, &l, i, site != E3_NONE ? site : E3_MAC_REMOTE | b->meta[i].source);
+		uint32_t d = known_dest(&l, s);
 
 		if (d == E3_NONE) {
 			e3_next_set(b, i, NX_ELAN_FLOOD);
@@ -289,9 +335,10 @@ static __rte_always_inline unsigned elan_term(struct e3_burst *b, const bool tra
 		} else {
 			E3_TRACE(b, i, ELAN_TERM_LOCAL, s->id, d);
 			e3_to_circuit(b, i, d);
+			went(b, i, b->meta[i].source, &l);
 		}
 	}
-	return l.n;
+	return n;
 }
 
 /* The frames elan_in and elan_term flood: from a customer to every other
