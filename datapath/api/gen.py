@@ -1003,7 +1003,13 @@ def go_kinds(s: Schema) -> str:
             "func (f *Fragment) Len() int {", "\tn := 0", "\tif f.Settings != nil {", "\t\tn++", "\t}"]
     for obj, o in lists:
         out.append(f"\tn += len(f.{o['list']['go']})")
-    out += ["\treturn n", "}", "", "// lists returns f's lists as a Config's, none of them nil (the form",
+    out += ["\treturn n", "}", "",
+            "// Reset empties f and keeps its lists' memory for the objects to come.",
+            "func (f *Fragment) Reset() {", "\tf.Settings = nil"]
+    for obj, o in lists:
+        g = o["list"]["go"]
+        out.append(f"\tf.{g} = f.{g}[:0]")
+    out += ["}", "", "// lists returns f's lists as a Config's, none of them nil (the form",
             "// config_dump returns), with the default settings.", "func (f *Fragment) lists() Config {",
             "\treturn Config{Version: Version, Settings: DefaultSettings(),"]
     for obj, o in lists:

@@ -52,12 +52,19 @@ func (ch *change) abort() {
 
 // build allocates the service id (fabric-wide) and the service's fragments.
 func build(rec *model.ServiceRecord, as *labels.Assigner, watch desired.Watcher) (map[string]*desired.Fragment, error) {
-	id, err := as.Get("", labels.KindService, "id")
-	if err != nil {
+	if err := assignID(rec, as); err != nil {
 		return nil, err
 	}
-	rec.ID = id
 	return desired.Build(rec, as, watch)
+}
+
+func assignID(rec *model.ServiceRecord, as *labels.Assigner) error {
+	id, err := as.Get("", labels.KindService, "id")
+	if err != nil {
+		return err
+	}
+	rec.ID = id
+	return nil
 }
 
 func (st *state) put(s *svcState) {

@@ -662,8 +662,14 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	order := keys(svcs)
 	fast := make([]*svcState, len(order))
 	if !upgrade {
-		parallel(len(order), func(i int) { fast[i] = replayed(st, svcs[order[i]]) })
+		scratch := sync.Pool{New: func() any { return desired.NewScratch() }}
+		parallel(len(order), func(i int) {
+			sc := scratch.Get().(*desired.Scratch)
+			fast[i] = replayed(st, svcs[order[i]], sc)
+			scratch.Put(sc)
+		})
 	}
+	presize(st, svcs, fast)
 	for i, name := range order {
 		s := fast[i]
 		if s == nil {
@@ -688,18 +694,44 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	return st, nil
 }
 
+// presize sizes the leader's indexes for the services being loaded, whose
+// growth one insert at a time would rehash them again and again on the
+// load's one serial path (replayed are those replayed, nil where not).
+func presize(st *state, svcs map[string]*storedRecord, replayed []*svcState) {
+	circuits, users := 0, map[string]int{}
+	for _, r := range svcs {
+		circuits += len(r.rec.Spec.Circuits)
+	}
+	for _, s := range replayed {
+		if s != nil {
+			for _, e := range s.deps {
+				users[e]++
+			}
+		}
+	}
+	st.services = make(map[string]*svcState, len(svcs))
+	st.circuits = make(map[model.CircuitKey]string, circuits)
+	for e, n := range users {
+		st.deps[st.elem(e)] = make(map[string]struct{}, n)
+	}
+}
+
 // replayed rebuilds a stored service that the current build stored (its
 // values and the digest of its roles) without changing st: nil if it
 // needs more (a check it watches is missing, or its roles differ), which
-// rebuild then does. Its fragments are dropped: etcd holds them.
-func replayed(st *state, r *storedRecord) *svcState {
+// rebuild then does. Its fragments are built in sc and dropped: etcd holds
+// them.
+func replayed(st *state, r *storedRecord, sc *desired.Scratch) *svcState {
 	if r.values == nil {
 		return nil
 	}
 	rec := *r.rec
 	as := st.alloc.NewReplay(r.values)
+	if assignID(&rec, as) != nil {
+		return nil
+	}
 	var checks []string
-	frags, err := build(&rec, as, func(node, from, to string, p model.Path) (uint32, error) {
+	nodes, err := desired.Replay(&rec, as, func(node, from, to string, p model.Path) (uint32, error) {
 		var buf [128]byte
 		cs := st.checks[string(desired.AppendCheckKey(buf[:0], from, to, p))]
 		if cs == nil { // made by rebuild, in order
@@ -711,12 +743,12 @@ func replayed(st *state, r *storedRecord) *svcState {
 			return 0, errRebuild
 		}
 		return id, nil
-	})
+	}, sc)
 	if err != nil || as.Check(r.roles) != nil {
 		return nil
 	}
 	keepValues(&rec, as)
-	return &svcState{rec: &rec, nodes: keys(frags), checks: distinct(checks), deps: deps(&rec, downView{})}
+	return &svcState{rec: &rec, nodes: nodes, checks: distinct(checks), deps: deps(&rec, downView{})}
 }
 
 var errRebuild = errors.New("rebuild in order")

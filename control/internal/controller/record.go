@@ -18,26 +18,24 @@ type storedRecord struct {
 	roles  string            // stored form: digest of their roles
 }
 
-// decodeRecord reads a record in either form.
+// decodeRecord reads a record in either form: the stored one (with
+// "values"), tried first, or schema 1's.
 func decodeRecord(b []byte, links model.Links) (*storedRecord, error) {
-	var probe struct {
-		Values json.RawMessage `json:"values"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, err
-	}
-	if probe.Values == nil {
+	var s model.StoredService
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		var probe struct {
+			Values json.RawMessage `json:"values"`
+		}
+		if json.Unmarshal(b, &probe) != nil || probe.Values != nil {
+			return nil, err
+		}
 		r := &model.ServiceRecord{}
 		if err := json.Unmarshal(b, r); err != nil {
 			return nil, err
 		}
 		return &storedRecord{rec: r}, nil
-	}
-	var s model.StoredService
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return nil, err
 	}
 	route, err := model.LoadRoute(&s.Route, links)
 	if err != nil {

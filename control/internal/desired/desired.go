@@ -26,21 +26,67 @@ type Watcher func(node, from, to string, p model.Path) (uint32, error)
 
 // builder accumulates fragments for one service or check.
 type builder struct {
-	name  string // for errors
-	rec   *model.ServiceRecord
-	as    *labels.Assigner
-	watch Watcher
-	frags map[string]*Fragment
-	site  map[model.CircuitKey]site // E-LAN circuits on multi-homed sites (segments.go)
+	name    string // for errors
+	rec     *model.ServiceRecord
+	as      *labels.Assigner
+	watch   Watcher
+	frags   map[string]*Fragment
+	site    map[model.CircuitKey]site // E-LAN circuits on multi-homed sites (segments.go)
+	scratch *Scratch                  // where frags come from, if the caller does not keep them
 }
 
 func (b *builder) frag(node string) *Fragment {
 	f := b.frags[node]
 	if f == nil {
-		f = &Fragment{}
+		if b.scratch != nil {
+			f = b.scratch.fragment(node)
+		} else {
+			f = &Fragment{}
+		}
 		b.frags[node] = f
 	}
 	return f
+}
+
+// Scratch lends its fragments to one build after another whose fragments
+// are not kept (a new leader replays every stored service only to check
+// its roles and find its nodes): each build reuses the memory of the one
+// before instead of allocating its own. One per goroutine.
+type Scratch struct {
+	frags map[string]*Fragment // by node, kept from build to build
+	cur   map[string]*Fragment // this build's
+}
+
+// NewScratch returns an empty Scratch.
+func NewScratch() *Scratch {
+	return &Scratch{frags: map[string]*Fragment{}, cur: map[string]*Fragment{}}
+}
+
+func (s *Scratch) fragment(node string) *Fragment {
+	f := s.frags[node]
+	if f == nil {
+		f = &Fragment{}
+		s.frags[node] = f
+	}
+	f.Reset()
+	return f
+}
+
+// Replay builds rec as Build does, with fragments lent by s, and returns
+// the nodes it has a fragment on; the fragments themselves are s's again
+// at its next use.
+func Replay(rec *model.ServiceRecord, as *labels.Assigner, watch Watcher, s *Scratch) ([]string, error) {
+	clear(s.cur)
+	b := &builder{name: "service " + rec.Spec.Name, rec: rec, as: as, watch: watch, frags: s.cur, scratch: s}
+	if err := b.service(); err != nil {
+		return nil, err
+	}
+	nodes := make([]string, 0, len(s.cur))
+	for n := range s.cur {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	return nodes, nil
 }
 
 func (b *builder) get(node, kind, role string) (uint32, error) {
@@ -57,19 +103,20 @@ func (b *builder) get(node, kind, role string) (uint32, error) {
 // names (and creates where new).
 func Build(rec *model.ServiceRecord, as *labels.Assigner, watch Watcher) (map[string]*Fragment, error) {
 	b := &builder{name: "service " + rec.Spec.Name, rec: rec, as: as, watch: watch, frags: map[string]*Fragment{}}
-	var err error
-	if rec.Spec.Type == model.ELine {
-		err = b.eline()
-	} else {
-		err = b.elan()
-	}
-	if err != nil {
+	if err := b.service(); err != nil {
 		return nil, err
 	}
 	for _, f := range b.frags {
 		f.Sort()
 	}
 	return b.frags, nil
+}
+
+func (b *builder) service() error {
+	if b.rec.Spec.Type == model.ELine {
+		return b.eline()
+	}
+	return b.elan()
 }
 
 func (b *builder) circuits(node string, reachable bool) error {

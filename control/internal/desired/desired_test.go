@@ -690,6 +690,69 @@ func TestRoleOrderIsStable(t *testing.T) {
 	}
 }
 
+// A replay into a scratch that earlier builds of other services used asks
+// for the same roles and finds the same nodes as a build of its own.
+func TestReplayInScratchMatchesBuild(t *testing.T) {
+	topo := load(t)
+	full := paths.New(topo, paths.Options{})
+	a := labels.New(nil)
+	checks := &checkSet{t: t, a: a, topo: topo, sessions: map[string]map[string]uint32{}}
+	type built struct {
+		rec    *model.ServiceRecord
+		values model.AllocValues
+		roles  string
+		nodes  []string
+	}
+	var all []built
+	for _, spec := range []model.ServiceSpec{
+		{Name: "eline", Type: model.ELine, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 1}, {Node: "leaf3", Port: "cust1", VLAN: 1}}},
+		{Name: "elan", Type: model.ELAN, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 3}, {Node: "leaf2", Port: "cust1", VLAN: 3}, {Node: "leaf3", Port: "cust1", VLAN: 3}}},
+		{Name: "eline-ecmp", Type: model.ELine, ECMP: true, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 2}, {Node: "leaf3", Port: "cust1", VLAN: 2}}},
+		{Name: "elan-site", Type: model.ELAN, ECMP: true, Circuits: []model.Circuit{
+			{Node: "leaf1", Port: "cust1", VLAN: 4, Segment: "site1"}, {Node: "leaf2", Port: "cust1", VLAN: 4, Segment: "site1"},
+			{Node: "leaf3", Port: "cust1", VLAN: 4}}},
+	} {
+		r, err := Route(&spec, full, full, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &model.ServiceRecord{Spec: spec, ID: uint32(len(all) + 1), Route: r}
+		as := a.NewAssigner(nil)
+		frags, err := Build(rec, as, checks.watch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as.Commit()
+		values, roles := as.Sequence()
+		nodes := make([]string, 0, len(frags))
+		for n := range frags {
+			nodes = append(nodes, n)
+		}
+		slices.Sort(nodes)
+		all = append(all, built{rec, values, roles, nodes})
+	}
+	sc := NewScratch()
+	for pass, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}} {
+		for _, i := range order {
+			b := all[i]
+			as := a.NewReplay(b.values)
+			nodes, err := Replay(b.rec, as, checks.watch, sc)
+			if err != nil {
+				t.Fatalf("pass %d, %s: %v", pass, b.rec.Spec.Name, err)
+			}
+			if err := as.Check(b.roles); err != nil {
+				t.Errorf("pass %d, %s: %v", pass, b.rec.Spec.Name, err)
+			}
+			if !slices.Equal(nodes, b.nodes) {
+				t.Errorf("pass %d, %s: nodes %v, want %v", pass, b.rec.Spec.Name, nodes, b.nodes)
+			}
+		}
+	}
+}
+
 // A check's key is the same whichever end names it.
 func TestCheckKey(t *testing.T) {
 	p := model.Path{{Link: 3, From: "leaf1", To: "spine2"}, {Link: 17, From: "spine2", To: "leaf4"}}

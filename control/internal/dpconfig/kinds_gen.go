@@ -132,6 +132,19 @@ func (f *Fragment) Len() int {
 	return n
 }
 
+// Reset empties f and keeps its lists' memory for the objects to come.
+func (f *Fragment) Reset() {
+	f.Settings = nil
+	f.Ports = f.Ports[:0]
+	f.Nexthops = f.Nexthops[:0]
+	f.BFD = f.BFD[:0]
+	f.NHLFEs = f.NHLFEs[:0]
+	f.ECMPs = f.ECMPs[:0]
+	f.Services = f.Services[:0]
+	f.Circuits = f.Circuits[:0]
+	f.Labels = f.Labels[:0]
+}
+
 // lists returns f's lists as a Config's, none of them nil (the form
 // config_dump returns), with the default settings.
 func (f *Fragment) lists() Config {
