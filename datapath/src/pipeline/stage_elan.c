@@ -149,6 +149,21 @@ static __rte_always_inline void went(const struct e3_burst *b, unsigned i, uint3
 	l->way_next = mt->next;
 }
 
+/* Whether frame i is the stage's (next nx) and left to decide: counted in
+ * *n, sent the last way at once where it can be (from: as same_way), else
+ * looked up. */
+static __rte_always_inline bool to_decide(struct e3_burst *b, unsigned i, uint8_t nx, uint32_t from,
+					  struct lookups *l, unsigned *n, const bool tracing)
+{
+	if (b->meta[i].next != nx)
+		return false;
+	(*n)++;
+	if (!tracing && same_way(b, i, from, l))
+		return false;
+	lookup(b, i, l);
+	return true;
+}
+
 /* Destination of a known MAC, or E3_NONE when unknown (flood). */
 static __rte_always_inline uint32_t known_dest(const struct lookups *l, const struct e3_service *s)
 {
@@ -244,12 +259,8 @@ static __rte_always_inline unsigned elan_in(struct e3_burst *b, const bool traci
 
 	lookups_init(&l);
 	for (unsigned i = 0; i < b->n; i++) {
-		if (b->meta[i].next != NX_ELAN)
+		if (!to_decide(b, i, NX_ELAN, b->meta[i].circuit, &l, &n, tracing))
 			continue;
-		n++;
-		if (!tracing && same_way(b, i, b->meta[i].circuit, &l))
-			continue;
-		lookup(b, i, &l);
 		const struct e3_service *s = b->meta[i].svc;
 		uint32_t in = b->meta[i].circuit;
 		const struct e3_site *site = e3_service_site(s, in);
@@ -307,17 +318,12 @@ static __rte_always_inline uint32_t site_circuit(const struct e3_service *s, uin
 static __rte_always_inline unsigned elan_term(struct e3_burst *b, const bool tracing)
 {
 	struct lookups l;
-
 	unsigned n = 0;
 
 	lookups_init(&l);
 	for (unsigned i = 0; i < b->n; i++) {
-		if (b->meta[i].next != NX_ELAN_TERM)
+		if (!to_decide(b, i, NX_ELAN_TERM, b->meta[i].source, &l, &n, tracing))
 			continue;
-		n++;
-		if (!tracing && same_way(b, i, b->meta[i].source, &l))
-			continue;
-		lookup(b, i, &l);
 		const struct e3_service *s = b->meta[i].svc;
 		uint32_t site = site_circuit(s, b->meta[i].source);
 
