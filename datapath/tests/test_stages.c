@@ -875,22 +875,31 @@ static void test_circuit_burst(void)
 	CHECK_EQ(drops("c0", E3_DROP_NO_CIRCUIT), none + 2);
 }
 
+static bool mac_find(uint32_t service, const char *mac, struct e3_mac_info *out);
+
 /* One burst of the same MACs from two circuits of an E-LAN on c0: elan_in
  * sends a frame the way the last one went only when it also came from the
  * same circuit. A sits on c0/700: from c0/701 a frame to A goes there,
- * from c0/700 it is same_circuit. */
+ * from c0/700 it is same_circuit. Likewise elan_term by the remote source:
+ * B's frames to A from sources 5 then 6 leave B learned behind 6. */
 static void test_conversation_burst(void)
 {
 	static const int vlan[] = { 701, 701, 700, 701, 700, 700 };
 	static struct e3_service_conf s;
+	static struct e3_label_conf l;
 	const struct e3_circuit_conf cc[] = { { 70, "c0", 700, 7 }, { 71, "c0", 701, 7 } };
 	struct rte_mbuf *m[RTE_DIM(vlan)], *out[8];
 	struct frame f, want;
+	struct e3_mac_info mi;
 
 	s = (struct e3_service_conf){ .id = 7, .type = E3_SVC_ELAN };
 	must(e3_node_service_add(&s, err));
 	for (unsigned k = 0; k < RTE_DIM(cc); k++)
 		must(e3_node_circuit_add(&cc[k], err));
+	for (uint32_t src = 5; src <= 6; src++) {
+		l = (struct e3_label_conf){ .label = 705 + src, .type = E3_LBL_ELAN, .service = 7, .source = src };
+		must(e3_node_label_add(&l, err));
+	}
 	send_tagged("c0", BC, HA, 0, 700);                       /* A learned on c0/700 */
 	CHECK_EQ(tx_drain("c0"), 1);
 	uint64_t same = drops("c0", E3_DROP_SAME_CIRCUIT);
@@ -911,7 +920,17 @@ static void test_conversation_burst(void)
 	rte_pktmbuf_free_bulk(out, n);
 	CHECK_EQ(drops("c0", E3_DROP_SAME_CIRCUIT) - same, 3);
 
+	for (uint32_t src = 5; src <= 6; src++) {
+		labelled(&f, FA0, lse(705 + src, 0, 1, 60), true, HA, HB);
+		m[src - 5] = mk(&f);
+	}
+	rx_on("f0", m, 2);
+	CHECK_EQ(tx_drain("c0"), 2);
+	CHECK(mac_find(7, HB, &mi) && mi.remote && mi.source == 6);
+
 	e3_mac_flush(7, E3_NONE);
+	for (uint32_t src = 5; src <= 6; src++)
+		must(e3_node_label_del(705 + src, err));
 	for (unsigned k = 0; k < RTE_DIM(cc); k++)
 		must(e3_node_circuit_del(cc[k].id, err));
 	must(e3_node_service_del(7, err));
