@@ -67,15 +67,8 @@ struct lookups {
 
 static __rte_always_inline void lookups_init(struct lookups *l)
 {
-	l->n = 0;
-	l->src = l->dst = 0;
-	l->src_pos = -1;
-	l->src_dest = l->dst_dest = E3_MAC_ABSENT;
-	l->last_src = E3_MAC_EMPTY;
-	l->last_dest = E3_NONE;
-	l->way_src = l->way_dst = 0;
-	l->way_from = l->way_out = l->way_below = 0;
-	l->way_next = NX_DONE;
+	*l = (struct lookups){ .src_pos = -1, .src_dest = E3_MAC_ABSENT, .dst_dest = E3_MAC_ABSENT,
+			       .last_src = E3_MAC_EMPTY, .last_dest = E3_NONE, .way_next = NX_DONE };
 }
 
 static __rte_always_inline void lookup(struct e3_burst *b, unsigned i, struct lookups *l)
@@ -121,16 +114,19 @@ static __rte_always_inline void learn(struct e3_burst *b, struct lookups *l, uns
 }
 
 /* Frame i, from `from` (elan_in: its circuit; elan_term: its source), has
- * the keys and origin of the last frame sent on: it goes the same way. */
+ * the keys and origin of the last frame sent on: it goes the same way.
+ * From a customer it also gets the segment label to push below (its
+ * site's); a fabric frame keeps the one it came with. */
 static __rte_always_inline bool same_way(struct e3_burst *b, unsigned i, uint32_t from,
-					 const struct lookups *l)
+					 const struct lookups *l, const bool customer)
 {
 	struct e3_meta *mt = &b->meta[i];
 
 	if (l->way_next == NX_DONE || mt->src_key != l->way_src || mt->dst_key != l->way_dst ||
 	    from != l->way_from)
 		return false;
-	mt->below = l->way_below;
+	if (customer)
+		mt->below = l->way_below;
 	mt->out = l->way_out;
 	mt->next = l->way_next;
 	return true;
@@ -158,7 +154,7 @@ static __rte_always_inline bool to_decide(struct e3_burst *b, unsigned i, uint8_
 	if (b->meta[i].next != nx)
 		return false;
 	(*n)++;
-	if (!tracing && same_way(b, i, from, l))
+	if (!tracing && same_way(b, i, from, l, nx == NX_ELAN))
 		return false;
 	lookup(b, i, l);
 	return true;
