@@ -24,16 +24,33 @@ type checkState struct {
 	// Its fragments until they are written (dropFrags): etcd holds them,
 	// and a change that needs them again rebuilds the check.
 	frags    map[string]*desired.Fragment
-	sessions map[string]uint32 // end -> session id
-	dirty    bool              // created on load: its record is to be written
+	sessions []checkSession // one per end
+	dirty    bool           // created on load: its record is to be written
+}
+
+// checkSession is a check's BFD session at one end. A check has two, so a
+// list beats a map: a loading leader looks one up per protected entry.
+type checkSession struct {
+	node string
+	id   uint32
+}
+
+// session returns the id of the check's session at node.
+func (cs *checkState) session(node string) (uint32, bool) {
+	for _, s := range cs.sessions {
+		if s.node == node {
+			return s.id, true
+		}
+	}
+	return 0, false
 }
 
 func newCheckState(rec *model.CheckRecord, frags map[string]*desired.Fragment) *checkState {
 	cs := &checkState{key: desired.Check{A: rec.A, Z: rec.Z, Path: rec.Path}.Key(), rec: rec, nodes: keys(frags),
-		frags: frags, sessions: map[string]uint32{}}
+		frags: frags}
 	for _, a := range rec.Allocs {
 		if a.Kind == model.KindSession {
-			cs.sessions[a.Node] = a.Value
+			cs.sessions = append(cs.sessions, checkSession{a.Node, a.Value})
 		}
 	}
 	return cs
@@ -82,7 +99,7 @@ func (st *state) watcher(ch *change, topo *topology.Topology, used *[]string) de
 			}
 		}
 		*used = append(*used, cs.key)
-		id, ok := cs.sessions[node]
+		id, ok := cs.session(node)
 		if !ok {
 			return 0, fmt.Errorf("check %s: no session at %s", cs.key, node)
 		}

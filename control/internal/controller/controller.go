@@ -439,7 +439,7 @@ func (c *Controller) sessionName(node string, b nodestate.BFDStatus) string {
 	}
 	if st := c.leader; st != nil {
 		for k, cs := range st.checks {
-			if id, ok := cs.sessions[node]; ok && id == b.ID {
+			if id, ok := cs.session(node); ok && id == b.ID {
 				return "path " + k
 			}
 		}
@@ -738,7 +738,7 @@ func replayed(st *state, r *storedRecord, sc *desired.Scratch) *svcState {
 			return 0, errRebuild
 		}
 		checks = append(checks, cs.key)
-		id, ok := cs.sessions[node]
+		id, ok := cs.session(node)
 		if !ok {
 			return 0, errRebuild
 		}

@@ -140,7 +140,7 @@ func (s *Snapshot) LinkBFD(l topology.Link) map[string]string {
 // nothing reports on the check, whether p's first link is up.
 func (s *Snapshot) usable(node, to string, p model.Path) bool {
 	if cs := s.checks[desired.CheckOf(node, to, p).Key()]; cs != nil {
-		id := cs.sessions[node]
+		id, _ := cs.session(node)
 		for _, b := range s.Status[node].BFD {
 			if b.ID == id {
 				return b.Usable
@@ -216,10 +216,10 @@ func (s *Snapshot) Checks(rec *model.ServiceRecord) []model.CheckView {
 		}
 		seen[key] = true
 		v := model.CheckView{Key: key, Path: k.Path.Nodes(k.A), State: map[string]string{}}
-		for end, id := range cs.sessions {
-			for _, b := range s.Status[end].BFD {
-				if b.ID == id {
-					v.State[end] = bfdState(b)
+		for _, end := range cs.sessions {
+			for _, b := range s.Status[end.node].BFD {
+				if b.ID == end.id {
+					v.State[end.node] = bfdState(b)
 				}
 			}
 		}

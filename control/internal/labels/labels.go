@@ -214,11 +214,19 @@ type Assigner struct {
 	vals   []uint32  // their values, in the same order
 	digest uint64    // of the roles in that order (Sequence)
 	// replay, when set, holds stored values per (node, kind) in the order
-	// the build that stored them asked for their roles (NewReplay).
-	replay    map[int32][]uint32
+	// the build that stored them asked for their roles (NewReplay). Keyed
+	// by names, not space ids: a replay's Get then makes one lookup in a
+	// map of the service's own spaces instead of one in the allocator's.
+	replay    map[spaceKey]*replayRun
 	replayErr error
 	// release holds values Commit frees (NewRelease).
 	release model.AllocValues
+}
+
+// replayRun is one space's stored values still to give back.
+type replayRun struct {
+	space  int32
+	values []uint32
 }
 
 // NewAssigner starts a change for a service whose current allocations are old
@@ -250,14 +258,16 @@ func (a *Allocator) NewReplay(values model.AllocValues) *Assigner {
 		n += len(r.Values)
 	}
 	s := &Assigner{a: a, old: map[roleKey]uint32{}, got: make(map[roleKey]uint32, n), order: make([]roleKey, 0, n),
-		vals: make([]uint32, 0, n), replay: make(map[int32][]uint32, len(values)), digest: fnvOffset}
-	for _, r := range values {
+		vals: make([]uint32, 0, n), replay: make(map[spaceKey]*replayRun, len(values)), digest: fnvOffset}
+	runs := make([]replayRun, len(values))
+	for j, r := range values {
 		i, err := a.space(r.Node, r.Kind)
 		if err != nil {
 			s.replayErr = fmt.Errorf("%w: %v", ErrReplay, err)
 			continue
 		}
-		s.replay[i] = r.Values
+		runs[j] = replayRun{space: i, values: r.Values}
+		s.replay[spaceKey{r.Node, r.Kind}] = &runs[j]
 	}
 	return s
 }
@@ -271,13 +281,14 @@ func (a *Allocator) NewRelease(v model.AllocValues) *Assigner {
 // Get returns the value of (node, kind, role), allocating it if new.
 func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 	var i int32
+	var run *replayRun
 	if s.replay != nil {
 		// Only looked up: replays run side by side, and a space with no
 		// stored value cannot give one back anyway.
-		var ok bool
-		if i, ok = s.a.ids[spaceKey{node, kind}]; !ok {
+		if run = s.replay[spaceKey{node, kind}]; run == nil {
 			return 0, fmt.Errorf("%w: no stored %s on %q for %s", ErrReplay, kind, node, role)
 		}
+		i = run.space
 	} else {
 		var err error
 		if i, err = s.a.space(node, kind); err != nil {
@@ -290,12 +301,11 @@ func (s *Assigner) Get(node, kind, role string) (uint32, error) {
 	}
 	v, ok := s.old[k]
 	switch {
-	case s.replay != nil:
-		q := s.replay[i]
-		if len(q) == 0 {
+	case run != nil:
+		if len(run.values) == 0 {
 			return 0, fmt.Errorf("%w: no stored %s on %q for %s", ErrReplay, kind, node, role)
 		}
-		s.replay[i], v = q[1:], q[0]
+		run.values, v = run.values[1:], run.values[0]
 	case !ok:
 		var err error
 		if v, err = s.a.alloc(i); err != nil {
@@ -318,9 +328,9 @@ func (s *Assigner) Check(digest string) error {
 	if s.replayErr != nil {
 		return s.replayErr
 	}
-	for i, q := range s.replay {
-		if len(q) > 0 {
-			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(q), s.a.maps[i].of.kind, s.a.maps[i].of.node)
+	for k, run := range s.replay {
+		if len(run.values) > 0 {
+			return fmt.Errorf("%w: %d %s on %q left over", ErrReplay, len(run.values), k.kind, k.node)
 		}
 	}
 	if d := strconv.FormatUint(s.digest, 16); d != digest {
