@@ -2,6 +2,7 @@ package desired
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -734,11 +735,15 @@ func TestReplayInScratchMatchesBuild(t *testing.T) {
 		slices.Sort(nodes)
 		all = append(all, built{rec, values, roles, nodes})
 	}
+	// One scratch and one assigner for all replays, as a loading leader's
+	// goroutines reuse theirs: a replay after a bigger or a smaller one
+	// gives back the same.
 	sc := NewScratch()
+	var as *labels.Assigner
 	for pass, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}} {
 		for _, i := range order {
 			b := all[i]
-			as := a.NewReplay(b.values)
+			as = a.ReplayIn(as, b.values)
 			nodes, err := Replay(b.rec, as, checks.watch, sc)
 			if err != nil {
 				t.Fatalf("pass %d, %s: %v", pass, b.rec.Spec.Name, err)
@@ -748,6 +753,9 @@ func TestReplayInScratchMatchesBuild(t *testing.T) {
 			}
 			if !slices.Equal(nodes, b.nodes) {
 				t.Errorf("pass %d, %s: nodes %v, want %v", pass, b.rec.Spec.Name, nodes, b.nodes)
+			}
+			if values, roles := as.Sequence(); !reflect.DeepEqual(values, b.values) || roles != b.roles {
+				t.Errorf("pass %d, %s: replayed %v %s, stored %v %s", pass, b.rec.Spec.Name, values, roles, b.values, b.roles)
 			}
 		}
 	}
