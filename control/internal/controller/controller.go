@@ -142,6 +142,9 @@ type state struct {
 	movedAt     map[string]time.Time
 	settleUntil time.Time
 	shift       map[int]float64
+	// What the load took: reading etcd, decoding the records, replaying
+	// the services, and indexing them (the "leading" log line).
+	loadTimes [4]time.Duration
 }
 
 type downView struct {
@@ -278,7 +281,10 @@ func (c *Controller) lead(ctx context.Context) error {
 	c.leader = st
 	c.record(model.Event{Time: time.Now(), Kind: "leader", Detail: fmt.Sprintf("leading; acting on agents' reports after %s", c.opt.Grace)})
 	c.mu.Unlock()
-	c.log.Info("leading", "generation", st.gen, "services", len(st.services))
+	lt := st.loadTimes
+	c.log.Info("leading", "generation", st.gen, "services", len(st.services), "checks", len(st.checks),
+		"load_read", lt[0].Round(time.Millisecond), "load_decode", lt[1].Round(time.Millisecond),
+		"load_replay", lt[2].Round(time.Millisecond), "load_index", lt[3].Round(time.Millisecond))
 	defer func() {
 		c.mu.Lock()
 		c.leader = nil
@@ -584,13 +590,28 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		movedAt:      map[string]time.Time{},
 	}
 	c := o.Etcd
+	t := time.Now()
+	phase := func(i int) {
+		now := time.Now()
+		st.loadTimes[i] += now.Sub(t)
+		t = now
+	}
 	if _, err := store.GetJSON(ctx, c, store.TopologyKey, st.topo); err != nil {
 		return nil, err
 	}
 	if _, err := store.GetJSON(ctx, c, store.GenerationKey, &st.gen); err != nil {
 		return nil, err
 	}
-	if err := loadDesired(ctx, c, st); err != nil {
+	// The desired keys are read while the records are decoded: the one
+	// waits on etcd, the other on the CPUs.
+	desiredRead := make(chan error, 1)
+	go func() { desiredRead <- loadDesired(ctx, c, st) }()
+	checks, svcs, err := loadRecords(ctx, c, model.LinksOf(st.topo), phase)
+	if derr := <-desiredRead; err == nil {
+		err = derr
+	}
+	phase(1)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := store.ListJSON(ctx, c, store.TenantPrefix, func(name string, v []byte) error {
@@ -603,51 +624,6 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	// Every stored value is reserved before anything is rebuilt, so that
 	// what a rebuild must allocate anew (a check missing from an older
 	// layout, a role an older build did not have) cannot take one.
-	checks, svcs := map[string]*model.CheckRecord{}, map[string]*storedRecord{}
-	links := model.LinksOf(st.topo)
-	// Listed first, decoded side by side: on a large fabric the decoding
-	// of checks and services is most of a load's serial time.
-	var checkKeys, names []string
-	var checkRaw, raw [][]byte
-	if _, err := store.ListJSON(ctx, c, store.CheckPrefix, func(key string, v []byte) error {
-		checkKeys, checkRaw = append(checkKeys, key), append(checkRaw, v)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := store.ListJSON(ctx, c, store.ServicePrefix, func(name string, v []byte) error {
-		names, raw = append(names, name), append(raw, v)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	checkRecs := make([]*model.CheckRecord, len(checkKeys))
-	recs, errs := make([]*storedRecord, len(names)), make([]error, len(checkKeys)+len(names))
-	parallel(len(checkKeys)+len(names), func(i int) {
-		if i < len(checkKeys) {
-			checkRecs[i] = &model.CheckRecord{}
-			if err := json.Unmarshal(checkRaw[i], checkRecs[i]); err != nil {
-				errs[i] = fmt.Errorf("etcd %s%s: %w", store.CheckPrefix, checkKeys[i], err)
-			}
-			return
-		}
-		j := i - len(checkKeys)
-		if recs[j], errs[i] = decodeRecord(raw[j], links); errs[i] != nil {
-			errs[i] = fmt.Errorf("etcd %s: %w", store.ServiceKey(names[j]), errs[i])
-		}
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	for i, key := range checkKeys {
-		checks[key] = checkRecs[i]
-	}
-	for i, name := range names {
-		svcs[name] = recs[i]
-	}
-	checkRaw, raw, checkRecs, recs = nil, nil, nil, nil
 	for key, r := range checks {
 		for _, a := range r.Allocs {
 			if err := st.alloc.Reserve(a.Node, a.Kind, a.Value); err != nil {
@@ -665,10 +641,12 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			return nil, err
 		}
 	}
+	phase(3)
 	schema, err := store.Schema(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	phase(0)
 	// A store to upgrade is written from the fragments rebuilt here
 	// (migrate.go); otherwise etcd holds them, and the rebuild only checks
 	// that every role gets its value back and finds each service's nodes
@@ -684,6 +662,7 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 			scratch.Put(sc)
 		})
 	}
+	phase(2)
 	presize(st, svcs, fast)
 	for i, name := range order {
 		s := fast[i]
@@ -699,14 +678,65 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 		st.paths.Route(&s.rec.Route)
 		st.put(s)
 	}
+	phase(3)
 	st.status, st.statusRev, err = store.Statuses(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	phase(0)
 	for _, s := range st.status {
 		st.meter.Observe(st.topo, s)
 	}
 	return st, nil
+}
+
+// loadRecords lists the stored path checks and services and decodes them,
+// side by side: on a large fabric decoding is most of a load's CPU.
+func loadRecords(ctx context.Context, c *clientv3.Client, links model.Links, phase func(int)) (
+	map[string]*model.CheckRecord, map[string]*storedRecord, error) {
+	var checkKeys, names []string
+	var checkRaw, raw [][]byte
+	if _, err := store.ListJSON(ctx, c, store.CheckPrefix, func(key string, v []byte) error {
+		checkKeys, checkRaw = append(checkKeys, key), append(checkRaw, v)
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	if _, err := store.ListJSON(ctx, c, store.ServicePrefix, func(name string, v []byte) error {
+		names, raw = append(names, name), append(raw, v)
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	phase(0)
+	checkRecs := make([]*model.CheckRecord, len(checkKeys))
+	recs, errs := make([]*storedRecord, len(names)), make([]error, len(checkKeys)+len(names))
+	parallel(len(checkKeys)+len(names), func(i int) {
+		if i < len(checkKeys) {
+			checkRecs[i] = &model.CheckRecord{}
+			if err := json.Unmarshal(checkRaw[i], checkRecs[i]); err != nil {
+				errs[i] = fmt.Errorf("etcd %s%s: %w", store.CheckPrefix, checkKeys[i], err)
+			}
+			return
+		}
+		j := i - len(checkKeys)
+		if recs[j], errs[i] = decodeRecord(raw[j], links); errs[i] != nil {
+			errs[i] = fmt.Errorf("etcd %s: %w", store.ServiceKey(names[j]), errs[i])
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	checks, svcs := make(map[string]*model.CheckRecord, len(checkKeys)), make(map[string]*storedRecord, len(names))
+	for i, key := range checkKeys {
+		checks[key] = checkRecs[i]
+	}
+	for i, name := range names {
+		svcs[name] = recs[i]
+	}
+	return checks, svcs, nil
 }
 
 // presize sizes the leader's indexes for the services being loaded, whose
