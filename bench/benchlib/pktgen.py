@@ -43,10 +43,6 @@ def pushback(res):
 VM_IDLE_SLEEP_US = 30
 
 
-# e3-pktgen's exit status when its links did not come up (main.c).
-LINKS_DOWN = 3
-
-
 class PktgenError(RuntimeError):
     pass
 
@@ -186,31 +182,19 @@ class Session:
         links (a generator whose ports are all memif servers must be up
         before the switch, its client, can start)."""
         self.gen = gen
-        self.cmd = gen.command(streams, learn=learn, learn_rate=learn_rate, imix=imix) + ["--serve"]
-        self.logf = open(gen.log, "a") if gen.log else subprocess.DEVNULL
-        self._start()
-        if wait:
-            try:
-                self.wait_ready()
-            except PktgenError:
-                if self.proc.returncode != LINKS_DOWN:
-                    raise
-                # As Pktgen.run: a generator whose memif links did not come
-                # up is started once more.
-                self.proc.stdin.close()
-                self.proc.stdout.close()
-                self._start()
-                self.wait_ready()
-
-    def _start(self):
-        for sock in self.gen.servers:
+        for sock in gen.servers:
             if os.path.exists(sock):
                 os.unlink(sock)
-        if self.gen.log:
-            self.logf.write("$ " + " ".join(self.cmd) + "\n")
+        cmd = gen.command(streams, learn=learn, learn_rate=learn_rate, imix=imix)
+        cmd.append("--serve")
+        self.logf = open(gen.log, "a") if gen.log else subprocess.DEVNULL
+        if gen.log:
+            self.logf.write("$ " + " ".join(cmd) + "\n")
             self.logf.flush()
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.logf, text=True, bufsize=1)
+        if wait:
+            self.wait_ready()
 
     def wait_ready(self):
         ready = self._read(self.gen.link_timeout + 30)
