@@ -152,9 +152,13 @@ def test_echo_flood_is_rate_limited_per_port(sw, wire):
     sends = [("f1p", oam_frame("f1", LABEL_IN, echo(1, h, seq, LABEL_IN))) for seq in range(n)]
     got = wire.exchange(sends, quiet=1.0, match=struct.pack("!I", h))
     answered = len(got["f1p"])
-    wait_for(lambda: sw.port_drops("f1").get("pw_oam_rate_limited", 0) + answered == n,
+    wait_for(lambda: sum(sw.port_drops("f1").values()) + answered == n,
              what="every request answered or counted")
-    limited = sw.port_drops("f1")["pw_oam_rate_limited"]
+    # On a busy host the kernel's ring (512 frames) may overflow before the
+    # switch polls it: counted as well.
+    drops = sw.port_drops("f1")
+    assert set(drops) <= {"pw_oam_rate_limited", "rx_ring_full"}, drops
+    limited = drops.get("pw_oam_rate_limited", 0)
     assert limited > 0 and answered > 0, (limited, answered)
     assert len(log(sw, h)) == answered
     no_customer_frames(got)
