@@ -190,6 +190,7 @@ class Bench:
                                  "the generator's memif sockets", sess.proc)
                         sw.start(scn, n)
                     sess.wait_ready()
+                    sw.forward()
                     # Teach the table once (no-op without --learn streams); a
                     # short stream proves the path works.
                     sess.trial(rate=10000, duration=0.2, learn=True,

@@ -63,6 +63,7 @@ def profile(name, scn, n, seconds, out, huge_dir, pvp_rate):
                      rx_queues=sw.gen_rx_queues, log=os.path.join(out, "pktgen-profile.log"),
                      huge_dir=huge_dir, idle_sleep_us=VM_IDLE_SLEEP_US if scn.vm else 0)
         sess = Session(gen, plan.streams, learn=plan.learn)
+        sw.forward()
         sess.trial(rate=10000, duration=0.2, learn=True, timeout=600)
         data = os.path.join(out, f"perf-{name}-{scn.name}-{n}.data")
         result = {}

@@ -152,6 +152,9 @@ class Switch:
         """The vhost-user socket of port vm0; the switch is its server."""
         return os.path.join(self.workdir, f"{self.name}-vm.sock")
 
+    def forward(self):
+        """Called once the generator's links are up (see LinkLimit)."""
+
     def start_vm(self):
         """The VM behind vm0: testpmd macswap on virtio_user, at idle
         priority on the generator's CPU (see the module's doc)."""
@@ -240,7 +243,7 @@ class LinkLimit(Switch):
             # io pairs port 0 (the generator's) with port 1 (the VM's).
             cmd += ["--vdev", f"net_vhost0,iface={self.vm_socket()},queues=1"]
         # io forwarding: rx queue q of a port goes out on tx queue q of its pair.
-        cmd += ["--", "-i", "--forward-mode=io", "--auto-start", f"--nb-cores={self.queues}",
+        cmd += ["--", "-i", "--forward-mode=io", f"--nb-cores={self.queues}",
                 f"--rxq={self.queues}", f"--txq={self.queues}",
                 "--total-num-mbufs=65536", "--disable-link-check", "--record-core-cycles"]
         if scenario.vm:
@@ -248,9 +251,16 @@ class LinkLimit(Switch):
         p = self._spawn(cmd, stdin=subprocess.PIPE)
         self.testpmd = p
         wait_for(lambda: "testpmd> " in self._log_since_spawn(),
-                 60, "testpmd to start forwarding", p, self.log)
+                 60, "testpmd to start", p, self.log)
         if scenario.vm:
             self.start_vm()
+
+    def forward(self):
+        """testpmd forwards only once the generator's links are up: DPDK
+        22.11's memif reads a port's ring address before its connected
+        flag, so a forwarding core polling a port while it connects may
+        read a ring not yet mapped (and crash)."""
+        self._command("start", "packet forwarding")
 
     def _command(self, line, answer=None, timeout=10):
         """Send testpmd a command; with `answer`, wait for the log to show

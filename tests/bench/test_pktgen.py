@@ -22,6 +22,16 @@ TAG = f"bn-t{os.getpid()}"
 CPU = (os.cpu_count() or 1) - 1  # the link's CPU; the generator takes CPU 0
 
 
+def print_logs(*paths):
+    """A failed test's logs, into its report: the test removes its folder."""
+    for path in paths:
+        try:
+            with open(path, errors="replace") as f:
+                print(f"--- {path} (last 60 lines)", *f.readlines()[-60:], sep="")
+        except OSError as e:
+            print(f"--- {path}: {e}")
+
+
 def stream(**kw):
     return ",".join(f"{k}={v}" for k, v in kw.items())
 
@@ -59,9 +69,10 @@ def gen(link):
 
 
 @pytest.fixture(scope="module")
-def session(gen):
+def session(gen, link):
     s = Session(gen, STREAMS, learn=LEARN, learn_rate=50000)
     try:
+        link.forward()
         yield s
     finally:
         s.close()
@@ -219,15 +230,19 @@ def test_lanes_feed_every_queue_of_a_multi_queue_link():
     os.makedirs(workdir, exist_ok=True)
     sw = LinkLimit(workdir, CPU, None, prefix=f"{TAG}-mq-link", workers=[CPU, CPU])
     gen = Pktgen(sw.sockets(2), cpus=[0, 0], queues=2, rx_queues=sw.gen_rx_queues,
-                 prefix=f"{TAG}-mq-pg")
+                 prefix=f"{TAG}-mq-pg", log=os.path.join(workdir, "pktgen.log"))
     session = None
     try:
         sw.start(BY_NAME["label-swap"], 1)
         session = Session(gen, [stream(port=0, frame="eth", src=HOST, dst=MAC_BASE, vary="dst",
                                        n=100),
                                 stream(port=1, frame="mpls", label=16)])
+        sw.forward()
         r = session.trial(rate=20000, duration=10, count=3001)
         fwd = sw._command("show fwd stats all", "Accumulated forward statistics")
+    except BaseException:
+        print_logs(sw.log, gen.log)
+        raise
     finally:
         if session:
             session.close()
