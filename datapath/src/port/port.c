@@ -202,7 +202,7 @@ static void link_update(struct e3_port *p)
 
 	if (up && is_af_packet(p->conf.devargs))
 		up = afp_link(p) != 0;
-	__atomic_store_n(&p->link_up, up, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->link_up, up, __ATOMIC_RELEASE); /* workers poll it then */
 	p->speed_mbps = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
 }
 

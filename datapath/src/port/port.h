@@ -3,8 +3,8 @@
  * port.h - DPDK devices attached as customer or fabric ports.
  *
  * A port object is RCU-published by DPDK port id; workers read it for the
- * kind, MTU, MAC and TX queue mapping. link_up is the only field written in
- * place (by the main lcore's link poll).
+ * kind, MTU, MAC and TX queue mapping, and poll its queues only while
+ * link_up, the only field written in place (by the main lcore's link poll).
  */
 #ifndef E3_PORT_H
 #define E3_PORT_H

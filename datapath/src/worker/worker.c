@@ -133,6 +133,15 @@ int e3_worker_main(void *arg)
 
 		for (unsigned k = 0; k < ql->n; k++) {
 			uint16_t port = ql->q[k].port;
+			const struct e3_port *p = e3_port_get(port);
+
+			/* Polled only while its link is up: DPDK 22.11's memif
+			 * loads a port's ring address before its connected
+			 * flag, so a poll while the port connects may read a
+			 * ring not mapped yet (the link poll sees the link up
+			 * only once it is). */
+			if (unlikely(p == NULL || !__atomic_load_n(&p->link_up, __ATOMIC_ACQUIRE)))
+				continue;
 			uint64_t t0 = timed ? rte_rdtsc() : 0;
 			uint16_t n = rte_eth_rx_burst(port, ql->q[k].queue, pkts, E3_BURST);
 
