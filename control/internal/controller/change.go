@@ -232,10 +232,14 @@ func (c *Controller) planRouted(st *state, ch *change, topo *topology.Topology, 
 
 // parallel calls f(0) .. f(n-1) on GOMAXPROCS goroutines and returns when
 // all have returned.
-func parallel(n int, f func(i int)) {
+func parallel(n int, f func(i int)) { parallelOn(runtime.GOMAXPROCS(0), n, f) }
+
+// parallelOn calls f(0) .. f(n-1) on at most workers goroutines: more than
+// the CPUs where f waits on etcd.
+func parallelOn(workers, n int, f func(i int)) {
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
-	for range min(runtime.GOMAXPROCS(0), n) {
+	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -142,9 +144,12 @@ type state struct {
 	movedAt     map[string]time.Time
 	settleUntil time.Time
 	shift       map[int]float64
-	// What the load took: reading etcd, decoding the records, replaying
-	// the services, and indexing them (the "leading" log line).
-	loadTimes [4]time.Duration
+	// What the load took (the "leading" log line): reading etcd's few
+	// other keys, reading and decoding the records (side by side),
+	// replaying the services and indexing them; and the desired keys'
+	// read, which overlaps the records'.
+	loadTimes   [4]time.Duration
+	loadDesired time.Duration
 }
 
 type downView struct {
@@ -284,7 +289,8 @@ func (c *Controller) lead(ctx context.Context) error {
 	lt := st.loadTimes
 	c.log.Info("leading", "generation", st.gen, "services", len(st.services), "checks", len(st.checks),
 		"load_read", lt[0].Round(time.Millisecond), "load_decode", lt[1].Round(time.Millisecond),
-		"load_replay", lt[2].Round(time.Millisecond), "load_index", lt[3].Round(time.Millisecond))
+		"load_replay", lt[2].Round(time.Millisecond), "load_index", lt[3].Round(time.Millisecond),
+		"load_desired", st.loadDesired.Round(time.Millisecond))
 	defer func() {
 		c.mu.Lock()
 		c.leader = nil
@@ -602,11 +608,16 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	if _, err := store.GetJSON(ctx, c, store.GenerationKey, &st.gen); err != nil {
 		return nil, err
 	}
-	// The desired keys are read while the records are decoded: the one
-	// waits on etcd, the other on the CPUs.
+	phase(0)
+	// The desired keys are read while the records are read and decoded.
 	desiredRead := make(chan error, 1)
-	go func() { desiredRead <- loadDesired(ctx, c, st) }()
-	checks, svcs, err := loadRecords(ctx, c, model.LinksOf(st.topo), phase)
+	go func() {
+		t := time.Now()
+		err := loadDesired(ctx, c, st)
+		st.loadDesired = time.Since(t)
+		desiredRead <- err
+	}()
+	checks, svcs, err := loadRecords(ctx, c, model.LinksOf(st.topo))
 	if derr := <-desiredRead; err == nil {
 		err = derr
 	}
@@ -690,51 +701,79 @@ func load(ctx context.Context, o Options, fence clientv3.Cmp) (*state, error) {
 	return st, nil
 }
 
-// loadRecords lists the stored path checks and services and decodes them,
-// side by side: on a large fabric decoding is most of a load's CPU.
-func loadRecords(ctx context.Context, c *clientv3.Client, links model.Links, phase func(int)) (
+// loadRecords lists the stored path checks and services and decodes them
+// as their pages come: the two listings wait on etcd, the decoders (one
+// per CPU) on the CPUs, and on a large fabric decoding is most of a
+// load's CPU.
+func loadRecords(ctx context.Context, c *clientv3.Client, links model.Links) (
 	map[string]*model.CheckRecord, map[string]*storedRecord, error) {
-	var checkKeys, names []string
-	var checkRaw, raw [][]byte
-	if _, err := store.ListJSON(ctx, c, store.CheckPrefix, func(key string, v []byte) error {
-		checkKeys, checkRaw = append(checkKeys, key), append(checkRaw, v)
-		return nil
-	}); err != nil {
-		return nil, nil, err
+	type stored struct {
+		key   string
+		value []byte
+		check bool
 	}
-	if _, err := store.ListJSON(ctx, c, store.ServicePrefix, func(name string, v []byte) error {
-		names, raw = append(names, name), append(raw, v)
-		return nil
-	}); err != nil {
-		return nil, nil, err
+	type decoded struct {
+		checks map[string]*model.CheckRecord
+		svcs   map[string]*storedRecord
+		err    error
 	}
-	phase(0)
-	checkRecs := make([]*model.CheckRecord, len(checkKeys))
-	recs, errs := make([]*storedRecord, len(names)), make([]error, len(checkKeys)+len(names))
-	parallel(len(checkKeys)+len(names), func(i int) {
-		if i < len(checkKeys) {
-			checkRecs[i] = &model.CheckRecord{}
-			if err := json.Unmarshal(checkRaw[i], checkRecs[i]); err != nil {
-				errs[i] = fmt.Errorf("etcd %s%s: %w", store.CheckPrefix, checkKeys[i], err)
+	items := make(chan stored, 4096)
+	outs := make([]decoded, runtime.GOMAXPROCS(0))
+	var decoders sync.WaitGroup
+	for w := range outs {
+		o := &outs[w]
+		o.checks, o.svcs = map[string]*model.CheckRecord{}, map[string]*storedRecord{}
+		decoders.Add(1)
+		go func() {
+			defer decoders.Done()
+			for it := range items {
+				if o.err != nil {
+					continue // drained, so that no listing waits
+				}
+				if it.check {
+					r := &model.CheckRecord{}
+					if err := json.Unmarshal(it.value, r); err != nil {
+						o.err = fmt.Errorf("etcd %s%s: %w", store.CheckPrefix, it.key, err)
+					}
+					o.checks[it.key] = r
+					continue
+				}
+				r, err := decodeRecord(it.value, links)
+				if err != nil {
+					o.err = fmt.Errorf("etcd %s: %w", store.ServiceKey(it.key), err)
+				}
+				o.svcs[it.key] = r
 			}
-			return
-		}
-		j := i - len(checkKeys)
-		if recs[j], errs[i] = decodeRecord(raw[j], links); errs[i] != nil {
-			errs[i] = fmt.Errorf("etcd %s: %w", store.ServiceKey(names[j]), errs[i])
-		}
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
-		}
+		}()
 	}
-	checks, svcs := make(map[string]*model.CheckRecord, len(checkKeys)), make(map[string]*storedRecord, len(names))
-	for i, key := range checkKeys {
-		checks[key] = checkRecs[i]
+	var listings sync.WaitGroup
+	listErrs := make([]error, 2)
+	for i, prefix := range []string{store.CheckPrefix, store.ServicePrefix} {
+		listings.Add(1)
+		go func() {
+			defer listings.Done()
+			_, listErrs[i] = store.ListJSON(ctx, c, prefix, func(key string, v []byte) error {
+				items <- stored{key, v, i == 0}
+				return nil
+			})
+		}()
 	}
-	for i, name := range names {
-		svcs[name] = recs[i]
+	listings.Wait()
+	close(items)
+	decoders.Wait()
+	errs := listErrs
+	nc, ns := 0, 0
+	for _, o := range outs {
+		errs = append(errs, o.err)
+		nc, ns = nc+len(o.checks), ns+len(o.svcs)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	checks, svcs := make(map[string]*model.CheckRecord, nc), make(map[string]*storedRecord, ns)
+	for _, o := range outs {
+		maps.Copy(checks, o.checks)
+		maps.Copy(svcs, o.svcs)
 	}
 	return checks, svcs, nil
 }
@@ -847,35 +886,74 @@ func rebuild(st *state, name string, r *storedRecord) (*svcState, error) {
 // only what changes. Whole-node keys of schema 1 are noted for migration.
 func loadDesired(ctx context.Context, c *clientv3.Client, st *state) error {
 	// Node by node: etcd counts the whole range on every page it returns,
-	// so one listing of millions of keys would cost their square. A node
-	// that left the topology took its keys with it.
-	for _, n := range st.topo.Nodes {
-		r, err := c.Get(ctx, nodestate.DesiredPrefix+n.Name)
-		if err != nil {
-			return fmt.Errorf("etcd get %s: %w", nodestate.DesiredPrefix+n.Name, err)
-		}
-		if len(r.Kvs) > 0 {
+	// so one listing of millions of keys would cost their square. A page
+	// is a linearizable read, a round trip through etcd's leader and a
+	// quorum, so a few nodes are read at once. A node that left the
+	// topology took its keys with it.
+	nodes := st.topo.Nodes
+	read := make([]desiredNode, len(nodes))
+	errs := make([]error, len(nodes))
+	parallelOn(desiredReaders, len(nodes), func(i int) {
+		read[i], errs[i] = readDesired(ctx, c, st.written, nodes[i].Name)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, n := range nodes {
+		r := read[i]
+		if r.legacy {
 			st.legacy = append(st.legacy, nodestate.DesiredPrefix+n.Name)
 		}
-		prefix := nodestate.DesiredNode(n.Name)
-		if _, err := store.ListJSON(ctx, c, prefix, func(obj string, v []byte) error {
-			if obj == nodestate.GenerationSuffix {
-				g, err := strconv.ParseInt(string(v), 10, 64)
-				if err != nil {
-					return fmt.Errorf("%s: %w", nodestate.GenerationKey(n.Name), err)
-				}
-				st.nodeGen[n.Name] = g
-				return nil
-			}
-			if strings.HasPrefix(obj, nodestate.PrepareInfix) {
-				st.prepared[prefix+obj] = n.Name // a change's first step whose second was not written
-				return nil
-			}
-			st.written.put(n.Name, prefix+obj, v)
-			return nil
-		}); err != nil {
-			return err
+		if r.hasGen {
+			st.nodeGen[n.Name] = r.gen
+		}
+		for _, k := range r.prepared {
+			st.prepared[k] = n.Name // a change's first step whose second was not written
+		}
+		if len(r.digests) > 0 {
+			st.written.of[n.Name] = r.digests
 		}
 	}
 	return nil
+}
+
+// desiredReaders is how many nodes' desired keys a load reads at once.
+const desiredReaders = 8
+
+// desiredNode is what one node's desired keys hold.
+type desiredNode struct {
+	legacy   bool // a whole-node key of schema 1
+	gen      int64
+	hasGen   bool
+	prepared []string
+	digests  map[uint64][16]byte // as digests.of[node]
+}
+
+func readDesired(ctx context.Context, c *clientv3.Client, d digests, node string) (desiredNode, error) {
+	var out desiredNode
+	r, err := c.Get(ctx, nodestate.DesiredPrefix+node)
+	if err != nil {
+		return out, fmt.Errorf("etcd get %s: %w", nodestate.DesiredPrefix+node, err)
+	}
+	out.legacy = len(r.Kvs) > 0
+	prefix := nodestate.DesiredNode(node)
+	_, err = store.ListJSON(ctx, c, prefix, func(obj string, v []byte) error {
+		switch {
+		case obj == nodestate.GenerationSuffix:
+			g, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", nodestate.GenerationKey(node), err)
+			}
+			out.gen, out.hasGen = g, true
+		case strings.HasPrefix(obj, nodestate.PrepareInfix):
+			out.prepared = append(out.prepared, prefix+obj)
+		default:
+			if out.digests == nil {
+				out.digests = map[uint64][16]byte{}
+			}
+			out.digests[d.keyHash(prefix+obj)] = valueDigest(v)
+		}
+		return nil
+	})
+	return out, err
 }

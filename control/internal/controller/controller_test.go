@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,6 +235,50 @@ func TestRestartAndTakeover(t *testing.T) {
 			}
 			seen[k] = name
 		}
+	}
+}
+
+// TestLoadRefusesCorruptKeys: a new leader whose stored records or desired
+// keys do not decode refuses to lead, naming the key, rather than lead on
+// part of the fabric (and the loads side by side end, whichever fails).
+func TestLoadRefusesCorruptKeys(t *testing.T) {
+	cli := storetest.Start(t, 23822)
+	ctx := context.Background()
+	c1, stop1 := start(t, cli, Options{IgnoreStatus: true})
+	importTopo(t, c1)
+	if err := c1.CreateServices(ctx, []model.ServiceSpec{eline("red", 100), elan("blue", 200)}); err != nil {
+		t.Fatal(err)
+	}
+	stop1()
+	r, err := cli.Get(ctx, store.CheckPrefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
+	if err != nil || len(r.Kvs) == 0 {
+		t.Fatalf("no stored check: %v", err)
+	}
+	check := string(r.Kvs[0].Key)
+	fence := clientv3.Compare(clientv3.CreateRevision("no-such-key"), "=", 0)
+	opt := New(Options{Etcd: cli, Log: quiet}).opt
+	for _, key := range []string{store.ServiceKey("blue"), check, nodestate.GenerationKey("leaf1")} {
+		t.Run(key, func(t *testing.T) {
+			r, err := cli.Get(ctx, key)
+			if err != nil || len(r.Kvs) == 0 {
+				t.Fatalf("%s not stored: %v", key, err)
+			}
+			good := string(r.Kvs[0].Value)
+			if _, err := cli.Put(ctx, key, "{"+good[:len(good)/2]); err != nil {
+				t.Fatal(err)
+			}
+			_, err = load(ctx, opt, fence)
+			if _, perr := cli.Put(ctx, key, good); perr != nil {
+				t.Fatal(perr)
+			}
+			if err == nil || !strings.Contains(err.Error(), key) {
+				t.Fatalf("load: %v, want an error naming %s", err, key)
+			}
+		})
+	}
+	st, err := load(ctx, opt, fence)
+	if err != nil || len(st.services) != 2 {
+		t.Fatalf("restored: %v, %d services", err, len(st.services))
 	}
 }
 

@@ -25,15 +25,17 @@ func valueDigest(v []byte) [16]byte {
 	return [16]byte(s[:16])
 }
 
+func (d digests) keyHash(key string) uint64 { return maphash.String(d.seed, key) }
+
 // same reports whether key of node is stored, and whether with value v.
 func (d digests) same(node, key string, v []byte) (stored, same bool) {
-	old, ok := d.of[node][maphash.String(d.seed, key)]
+	old, ok := d.of[node][d.keyHash(key)]
 	return ok, ok && v != nil && old == valueDigest(v)
 }
 
 // put records that key of node holds v, or (v nil) no longer exists.
 func (d digests) put(node, key string, v []byte) {
-	h := maphash.String(d.seed, key)
+	h := d.keyHash(key)
 	if v == nil {
 		delete(d.of[node], h)
 		return
