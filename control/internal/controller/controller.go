@@ -911,7 +911,7 @@ func loadDesired(ctx context.Context, c *clientv3.Client, st *state) error {
 			st.prepared[k] = n.Name // a change's first step whose second was not written
 		}
 		if len(r.digests) > 0 {
-			st.written.of[n.Name] = r.digests
+			st.written.putNode(n.Name, r.digests)
 		}
 	}
 	return nil

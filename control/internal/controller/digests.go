@@ -48,5 +48,9 @@ func (d digests) put(node, key string, v []byte) {
 	m[h] = valueDigest(v)
 }
 
+// putNode records a node's keys read at once: key hashes (keyHash) to
+// value digests (valueDigest).
+func (d digests) putNode(node string, of map[uint64][16]byte) { d.of[node] = of }
+
 // dropNode forgets every key of node (its keys were deleted with it).
 func (d digests) dropNode(node string) { delete(d.of, node) }
