@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -140,7 +141,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	start := time.Now()
+	start, createCPU := time.Now(), startCPU(cluster)
 	var slowest time.Duration
 	for i := 0; i < len(specs); i += *batch {
 		j := min(i+*batch, len(specs))
@@ -164,6 +165,7 @@ func run() error {
 		return err
 	}
 	fmt.Printf("total: %.1fs (%.2f ms/service), slowest transaction %.2fs\n", total.Seconds(), float64(total.Milliseconds())/float64(len(specs)), slowest.Seconds())
+	fmt.Printf("creation %s\n", createCPU.String(len(specs)))
 	fmt.Printf("etcd db size: %.1f MiB (in use %.1f MiB), revision %d\n", float64(st.DbSize)/(1<<20), float64(st.DbSizeInUse)/(1<<20), st.Header.Revision)
 	if *snapshot {
 		saved, err := c.SaveSnapshot(ctx)
@@ -262,12 +264,12 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		t0 := time.Now()
+		t0, loadCPU := time.Now(), startCPU(cluster)
 		go c2.Run(ctx)
 		if err := c2.WaitLeader(ctx); err != nil {
 			return err
 		}
-		ready := time.Since(t0)
+		ready, loadUse := time.Since(t0), loadCPU.String(len(specs))
 		stopLoadprof()
 		after, err := c2.Snapshot(ctx)
 		if err != nil {
@@ -278,6 +280,7 @@ func run() error {
 			relabelled = fmt.Sprintf("WROTE: generation %d -> %d", gen, after.Generation)
 		}
 		fmt.Printf("a new controller loaded the fabric and was ready in %.1fs; %s\n", ready.Seconds(), relabelled)
+		fmt.Printf("load %s\n", loadUse)
 		readyCell = fmt.Sprintf("%.1f s, %s", ready.Seconds(), relabelled)
 	}
 	// Old revisions of the desired configs are history: compact and
@@ -432,6 +435,60 @@ func cpuProfile(path string) (func(), error) {
 }
 
 // rssOf is process pid's resident set ("self": this one), in bytes.
+// cpuOf is the CPU time (user and system) process pid ("self" for this
+// one) has used so far.
+func cpuOf(pid string) time.Duration {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / userHZ
+}
+
+// userHZ is the unit of /proc's CPU times: USER_HZ, 100 on every Linux
+// architecture that e3fabric builds for.
+const userHZ = 100
+
+// cpuMeter splits the CPU a phase took between this process (the
+// controller) and the etcd members.
+type cpuMeter struct {
+	cluster       *etcdCluster
+	self, members time.Duration
+}
+
+func (c *etcdCluster) cpu() time.Duration {
+	var sum time.Duration
+	if c != nil {
+		for _, p := range c.procs {
+			sum += cpuOf(strconv.Itoa(p.Process.Pid))
+		}
+	}
+	return sum
+}
+
+func startCPU(c *etcdCluster) cpuMeter {
+	return cpuMeter{cluster: c, self: cpuOf("self"), members: c.cpu()}
+}
+
+// String says what the phase took since start, per service over n.
+func (m cpuMeter) String(n int) string {
+	self := cpuOf("self") - m.self
+	if m.cluster == nil {
+		return fmt.Sprintf("CPU %.1f s (%.2f ms/service; controller and embedded etcd in one process)",
+			self.Seconds(), ms(self)/float64(n))
+	}
+	members := m.cluster.cpu() - m.members
+	return fmt.Sprintf("CPU: controller %.1f s (%.2f ms/service), etcd members %.1f s (%.2f ms/service)",
+		self.Seconds(), ms(self)/float64(n), members.Seconds(), ms(members)/float64(n))
+}
+
 func rssOf(pid string) int64 {
 	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {

@@ -32,6 +32,7 @@ type Graph struct {
 	names []string
 	up    []bool  // node is in the graph
 	adj   [][]arc // node -> its edges, one per neighbour
+	arcs  int     // in adj, all together
 	// edge points into the topology's links, which are never changed:
 	// Disjoint's copies of the graph share them.
 	edge map[[2]int]*topology.Link // (min id, max id) -> chosen link
@@ -39,9 +40,10 @@ type Graph struct {
 
 	mu  sync.Mutex    // guards the caches below, and every tree's paths
 	spf map[int]*tree // source -> its shortest-path tree
-	// disjoint caches Disjoint's candidates by ends and links left out: on
-	// a leaf/spine fabric many services share them. Bounded (maxDisjoint),
-	// since their number grows with the square of the leaves.
+	// disjoint caches Disjoint's candidates by ends and links left out,
+	// where no shortest path avoids those links (else the source's tree
+	// has them). Bounded (maxDisjoint), since their number grows with the
+	// square of the nodes.
 	disjoint  map[string][][]int
 	downPorts map[string]bool
 	drained   map[string]bool // nodes in maintenance (topology.Node.Drained)
@@ -147,6 +149,7 @@ func (g *Graph) link() {
 	for _, a := range g.adj {
 		slices.SortFunc(a, func(x, y arc) int { return x.to - y.to })
 	}
+	g.arcs = 2 * len(g.edge)
 }
 
 // Without returns a copy of g without the given links (same costs).
@@ -192,6 +195,9 @@ func (g *Graph) spt(src int) *tree {
 // dijkstra computes the shortest-path tree from src over g without the
 // links in skip. With stop >= 0 it ends once stop is reached: stop's paths
 // are complete then, since every node on them is nearer (costs are >= 1).
+// Nodes are settled by distance, then by id, and a node's equal-cost
+// predecessors are kept in the order they were settled, so equal-cost
+// paths always come out in the same order.
 func (g *Graph) dijkstra(src, stop int, skip []int) *tree {
 	n := len(g.names)
 	t := &tree{dist: make([]int64, n), preds: make([][]int, n), paths: map[int][][]int{}}
@@ -199,15 +205,20 @@ func (g *Graph) dijkstra(src, stop int, skip []int) *tree {
 		t.dist[i] = -1
 	}
 	done := make([]bool, n)
+	// A node's predecessors are among its neighbours: each node reached
+	// gets room for as many in one shared array, so that appending them
+	// allocates nothing (on a leaf/spine fabric every leaf has a
+	// predecessor per spine).
+	slab := make([]int, g.arcs)
+	q := frontier{{0, src}}
 	t.dist[src] = 0
-	for {
-		u := -1
-		for i := range n {
-			if !done[i] && t.dist[i] >= 0 && (u < 0 || t.dist[i] < t.dist[u]) {
-				u = i
-			}
+	for len(q) > 0 {
+		it := q.pop()
+		u := it.node
+		if done[u] || it.dist != t.dist[u] { // settled, or improved since
+			continue
 		}
-		if u < 0 || u == stop {
+		if u == stop {
 			break
 		}
 		done[u] = true
@@ -217,13 +228,67 @@ func (g *Graph) dijkstra(src, stop int, skip []int) *tree {
 			}
 			switch d := t.dist[u] + a.cost; {
 			case t.dist[a.to] < 0 || d < t.dist[a.to]:
-				t.dist[a.to], t.preds[a.to] = d, []int{u}
+				if t.preds[a.to] == nil {
+					deg := len(g.adj[a.to])
+					t.preds[a.to], slab = slab[:0:deg], slab[deg:]
+				}
+				t.dist[a.to], t.preds[a.to] = d, append(t.preds[a.to][:0], u)
+				q.push(item{d, a.to})
 			case d == t.dist[a.to]:
 				t.preds[a.to] = append(t.preds[a.to], u)
 			}
 		}
 	}
 	return t
+}
+
+// frontier is dijkstra's queue: a binary heap of the nodes reached, least
+// distance first, then least id (a node improved is pushed again; its old
+// entry is skipped when popped).
+type frontier []item
+
+type item struct {
+	dist int64
+	node int
+}
+
+func (a item) before(b item) bool { return a.dist < b.dist || a.dist == b.dist && a.node < b.node }
+
+func (q *frontier) push(x item) {
+	h := append(*q, x)
+	for i := len(h) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !h[i].before(h[up]) {
+			break
+		}
+		h[i], h[up] = h[up], h[i]
+		i = up
+	}
+	*q = h
+}
+
+func (q *frontier) pop() item {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && h[c+1].before(h[c]) {
+			c++
+		}
+		if !h[c].before(h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	*q = h
+	return top
 }
 
 // Has reports whether node is in the graph (known and up).
@@ -413,6 +478,12 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 		skip = append(skip, h.Link)
 	}
 	slices.Sort(skip)
+	// Where some shortest path of g shares no link with p, the shortest
+	// paths without p's links are exactly those: no search needed (on a
+	// leaf/spine fabric, the paths through the other spines).
+	if cands := g.avoiding(g.all(g.spt(s), s, d), skip); cands != nil {
+		return g.path(g.pick(salt, cands)), true
+	}
 	kb := strconv.AppendInt(nil, int64(s), 10)
 	kb = strconv.AppendInt(append(kb, '>'), int64(d), 10)
 	for _, id := range skip {
@@ -438,6 +509,28 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 		return nil, false
 	}
 	return g.path(g.pick(salt, cands)), true
+}
+
+// avoiding returns those of paths (node ids) that use no link in skip, or
+// nil if none does.
+func (g *Graph) avoiding(paths [][]int, skip []int) [][]int {
+	var out [][]int
+	for _, ids := range paths {
+		if !g.crosses(ids, skip) {
+			out = append(out, ids)
+		}
+	}
+	return out
+}
+
+// crosses tells whether the path along the nodes ids uses a link in skip.
+func (g *Graph) crosses(ids []int, skip []int) bool {
+	for i := 0; i+1 < len(ids); i++ {
+		if slices.Contains(skip, g.edge[pairKey(ids[i], ids[i+1])].ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // Tree returns the edges of a tree of g spanning members: the
