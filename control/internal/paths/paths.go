@@ -213,9 +213,8 @@ func (g *Graph) dijkstra(src, stop int, skip []int) *tree {
 	q := frontier{{0, src}}
 	t.dist[src] = 0
 	for len(q) > 0 {
-		it := q.pop()
-		u := it.node
-		if done[u] || it.dist != t.dist[u] { // settled, or improved since
+		u := q.pop().node
+		if done[u] { // an entry from before an improvement
 			continue
 		}
 		if u == stop {
@@ -244,7 +243,7 @@ func (g *Graph) dijkstra(src, stop int, skip []int) *tree {
 
 // frontier is dijkstra's queue: a binary heap of the nodes reached, least
 // distance first, then least id (a node improved is pushed again; its old
-// entry is skipped when popped).
+// entry comes out after the node is settled, and is skipped).
 type frontier []item
 
 type item struct {

@@ -342,43 +342,59 @@ func leafSpine(t testing.TB, s, l int) *topology.Topology {
 	return topo
 }
 
-// linearScan is dijkstra as first written, a linear scan for the nearest
-// node: the reference the heap must match, predecessor for predecessor.
-func linearScan(g *Graph, src, stop int, skip []int) *tree {
+// expectedTree is what dijkstra must return, stated without a queue: the
+// nodes are settled by distance (Bellman-Ford's), then id, up to stop; a
+// node has the least distance through the settled nodes, and as its
+// predecessors the settled neighbours that give it, in settling order.
+func expectedTree(g *Graph, src, stop int, skip []int) ([]int64, [][]int) {
 	n := len(g.names)
-	t := &tree{dist: make([]int64, n), preds: make([][]int, n)}
-	for i := range t.dist {
-		t.dist[i] = -1
-	}
-	done := make([]bool, n)
-	t.dist[src] = 0
-	for {
-		u := -1
-		for i := range n {
-			if !done[i] && t.dist[i] >= 0 && (u < 0 || t.dist[i] < t.dist[u]) {
-				u = i
+	usable := func(a arc) bool { return g.up[a.to] && !slices.Contains(skip, a.link) }
+	final := slices.Repeat([]int64{-1}, n)
+	final[src] = 0
+	for changed := true; changed; {
+		changed = false
+		for u := range n {
+			for _, a := range g.adj[u] {
+				if final[u] >= 0 && usable(a) && (final[a.to] < 0 || final[u]+a.cost < final[a.to]) {
+					final[a.to], changed = final[u]+a.cost, true
+				}
 			}
 		}
-		if u < 0 || u == stop {
-			break
+	}
+	var order []int
+	for v := range n {
+		if final[v] >= 0 {
+			order = append(order, v)
 		}
-		done[u] = true
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if final[a] != final[b] {
+			return int(final[a] - final[b])
+		}
+		return a - b
+	})
+	if i := slices.Index(order, stop); i >= 0 {
+		order = order[:i]
+	}
+	dist, preds := slices.Repeat([]int64{-1}, n), make([][]int, n)
+	dist[src] = 0
+	for _, u := range order {
 		for _, a := range g.adj[u] {
-			if !g.up[a.to] || done[a.to] || slices.Contains(skip, a.link) {
+			if !usable(a) {
 				continue
 			}
-			switch d := t.dist[u] + a.cost; {
-			case t.dist[a.to] < 0 || d < t.dist[a.to]:
-				t.dist[a.to], t.preds[a.to] = d, []int{u}
-			case d == t.dist[a.to]:
-				t.preds[a.to] = append(t.preds[a.to], u)
+			switch d := final[u] + a.cost; {
+			case dist[a.to] < 0 || d < dist[a.to]:
+				dist[a.to], preds[a.to] = d, []int{u}
+			case d == dist[a.to]:
+				preds[a.to] = append(preds[a.to], u)
 			}
 		}
 	}
-	return t
+	return dist, preds
 }
 
-func TestDijkstraSettlesAsTheLinearScan(t *testing.T) {
+func TestDijkstraSettlesByDistanceThenID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := []struct {
 		name string
@@ -403,14 +419,15 @@ func TestDijkstraSettlesAsTheLinearScan(t *testing.T) {
 					for range rng.IntN(3) {
 						skip = append(skip, c.topo.Links[rng.IntN(len(c.topo.Links))].ID)
 					}
-					got, want := g.dijkstra(src, stop, skip), linearScan(g, src, stop, skip)
-					if !slices.Equal(got.dist, want.dist) {
-						t.Fatalf("from %d to %d without %v: distances %v, want %v", src, stop, skip, got.dist, want.dist)
+					got := g.dijkstra(src, stop, skip)
+					dist, preds := expectedTree(g, src, stop, skip)
+					if !slices.Equal(got.dist, dist) {
+						t.Fatalf("from %d to %d without %v: distances %v, want %v", src, stop, skip, got.dist, dist)
 					}
 					for v := range n {
-						if !slices.Equal(got.preds[v], want.preds[v]) {
+						if !slices.Equal(got.preds[v], preds[v]) {
 							t.Fatalf("from %d to %d without %v: node %d's predecessors %v, want %v",
-								src, stop, skip, v, got.preds[v], want.preds[v])
+								src, stop, skip, v, got.preds[v], preds[v])
 						}
 					}
 				}
