@@ -59,7 +59,7 @@ func newCheckState(rec *model.CheckRecord, frags map[string]*desired.Fragment) *
 // buildCheck allocates k's identifiers (keeping those of old allocs) and
 // returns its state; the assigner is for the caller to commit or abort.
 func buildCheck(st *state, k desired.Check, old []model.Alloc, topo *topology.Topology) (*checkState, *labels.Assigner, error) {
-	as := st.alloc.NewAssigner(old)
+	as := st.alloc.NewAssignerFor(old, k.Roles())
 	frags, err := desired.BuildCheck(k, as, topo.Fabric.BFD)
 	if err != nil {
 		as.Abort()

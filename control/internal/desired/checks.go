@@ -65,6 +65,11 @@ func CheckSession(as *labels.Assigner, end string) (uint32, error) {
 	return as.Get(end, model.KindSession, checkSessionRole)
 }
 
+// Roles is how many roles BuildCheck asks for: a session and a
+// terminating label at each end, and each way a label and an NHLFE per
+// transit node.
+func (k Check) Roles() int { return 4 + 4*max(len(k.Path)-1, 0) }
+
 // BuildCheck returns the check's fragment per node: at each end, a BFD
 // session that sends into its LSP toward the other end and an OAM label
 // entry that ends the other end's LSP; at each transit node the two LSPs'

@@ -80,10 +80,13 @@ type checkSet struct {
 func (c *checkSet) watch(node, from, to string, p model.Path) (uint32, error) {
 	k := CheckOf(from, to, p)
 	if c.sessions[k.Key()] == nil {
-		as := c.a.NewAssigner(nil)
+		as := c.a.NewAssignerFor(nil, k.Roles())
 		fs, err := BuildCheck(k, as, c.topo.Fabric.BFD)
 		if err != nil {
 			return 0, err
+		}
+		if n := len(as.Allocs()); n != k.Roles() { // the size the controller gives its maps
+			c.t.Errorf("check %s: %d roles, Roles says %d", k.Key(), n, k.Roles())
 		}
 		c.sessions[k.Key()] = map[string]uint32{}
 		for _, end := range []string{k.A, k.Z} {

@@ -233,7 +233,14 @@ type replayRun struct {
 // NewAssigner starts a change for a service whose current allocations are old
 // (already reserved in a).
 func (a *Allocator) NewAssigner(old []model.Alloc) *Assigner {
-	n := max(len(old), min(a.roles, 4096))
+	return a.NewAssignerFor(old, min(a.roles, 4096))
+}
+
+// NewAssignerFor is NewAssigner for a build that asks for about roles
+// roles: a path check's few, where NewAssigner sizes for the largest
+// service so far.
+func (a *Allocator) NewAssignerFor(old []model.Alloc, roles int) *Assigner {
+	n := max(len(old), roles)
 	s := &Assigner{a: a, old: make(map[roleKey]uint32, len(old)), got: make(map[roleKey]uint32, n),
 		order: make([]roleKey, 0, n), vals: make([]uint32, 0, n), digest: fnvOffset}
 	for _, x := range old {
