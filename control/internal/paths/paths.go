@@ -339,20 +339,24 @@ func (g *Graph) Shortest(src, dst, salt string) (model.Path, bool) {
 	if cands == nil {
 		return nil, false
 	}
-	return g.path(g.pick(salt, cands)), true
+	return g.path(g.pick(salt, cands, nil)), true
 }
 
-// pick chooses one of equal-cost candidates by their salted weight.
-func (g *Graph) pick(salt string, cands [][]int) []int {
-	best := 0
-	bestKey := g.tieKey(salt, cands[0])
-	for i := 1; i < len(cands); i++ {
-		k := g.tieKey(salt, cands[i])
-		if k < bestKey || (k == bestKey && g.joined(cands[i]) < g.joined(cands[best])) {
-			best, bestKey = i, k
+// pick chooses one of equal-cost candidates by their salted weight, among
+// those that use no link in skip (nil if none is left).
+func (g *Graph) pick(salt string, cands [][]int, skip []int) []int {
+	var best []int
+	var bestKey uint64
+	for _, c := range cands {
+		if skip != nil && g.crosses(c, skip) {
+			continue
+		}
+		k := g.tieKey(salt, c)
+		if best == nil || k < bestKey || (k == bestKey && g.joined(c) < g.joined(best)) {
+			best, bestKey = c, k
 		}
 	}
-	return cands[best]
+	return best
 }
 
 // all lists every shortest path from src to dst (nil if there is none),
@@ -480,8 +484,8 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 	// Where some shortest path of g shares no link with p, the shortest
 	// paths without p's links are exactly those: no search needed (on a
 	// leaf/spine fabric, the paths through the other spines).
-	if cands := g.avoiding(g.all(g.spt(s), s, d), skip); cands != nil {
-		return g.path(g.pick(salt, cands)), true
+	if ids := g.pick(salt, g.all(g.spt(s), s, d), skip); ids != nil {
+		return g.path(ids), true
 	}
 	kb := strconv.AppendInt(nil, int64(s), 10)
 	kb = strconv.AppendInt(append(kb, '>'), int64(d), 10)
@@ -507,19 +511,7 @@ func (g *Graph) Disjoint(p model.Path, src, dst, salt string) (model.Path, bool)
 	if cands == nil {
 		return nil, false
 	}
-	return g.path(g.pick(salt, cands)), true
-}
-
-// avoiding returns those of paths (node ids) that use no link in skip, or
-// nil if none does.
-func (g *Graph) avoiding(paths [][]int, skip []int) [][]int {
-	var out [][]int
-	for _, ids := range paths {
-		if !g.crosses(ids, skip) {
-			out = append(out, ids)
-		}
-	}
-	return out
+	return g.path(g.pick(salt, cands, nil)), true
 }
 
 // crosses tells whether the path along the nodes ids uses a link in skip.
