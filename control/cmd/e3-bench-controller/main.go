@@ -434,7 +434,6 @@ func cpuProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// rssOf is process pid's resident set ("self": this one), in bytes.
 // cpuOf is the CPU time (user and system) process pid ("self" for this
 // one) has used so far.
 func cpuOf(pid string) time.Duration {
@@ -489,6 +488,7 @@ func (m cpuMeter) String(n int) string {
 		self.Seconds(), ms(self)/float64(n), members.Seconds(), ms(members)/float64(n))
 }
 
+// rssOf is process pid's resident set ("self": this one), in bytes.
 func rssOf(pid string) int64 {
 	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
