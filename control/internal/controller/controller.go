@@ -132,6 +132,7 @@ type state struct {
 	checkRefs    map[string]int                 // check key -> how many watches of services use it
 	deps         map[string]map[string]struct{} // node or link element -> services whose route depends on it
 	graphs       graphCache
+	links        linkIndex // st.linksOf
 	// fullPass: no reaction has run since taking over (reactLocked).
 	fullPass bool
 	// Load (load.go): reservations (link -> Mbps), measured rates, when

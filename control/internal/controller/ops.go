@@ -151,7 +151,7 @@ func (c *Controller) createServices(ctx context.Context, st *state, specs []mode
 			routes[i], errs[i] = desired.Route(&valid[i], full, live, nil)
 		}
 	})
-	pre := newPrecoder(model.LinksOf(st.topo))
+	pre := newPrecoder(st.linksOf(st.topo))
 	for i, spec := range valid {
 		if spec.BandwidthMbps > 0 || spec.Paths != nil {
 			// One by one: each takes capacity from the next, and may
