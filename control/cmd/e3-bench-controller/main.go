@@ -449,8 +449,8 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// cpuOf is the CPU time (user and system) process pid ("self" for this
-// one) has used so far.
+// cpuOf is the CPU time (user and system) process pid has used so far, in
+// ticks (an etcd member's; this process's is selfCPU).
 func cpuOf(pid string) time.Duration {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
@@ -488,12 +488,12 @@ func (c *etcdCluster) cpu() time.Duration {
 }
 
 func startCPU(c *etcdCluster) cpuMeter {
-	return cpuMeter{cluster: c, self: cpuOf("self"), members: c.cpu()}
+	return cpuMeter{cluster: c, self: selfCPU(), members: c.cpu()}
 }
 
 // String says what the phase took since start, per service over n.
 func (m cpuMeter) String(n int) string {
-	self := cpuOf("self") - m.self
+	self := selfCPU() - m.self
 	if m.cluster == nil {
 		return fmt.Sprintf("CPU %.1f s (%.2f ms/service; controller and embedded etcd in one process)",
 			self.Seconds(), ms(self)/float64(n))

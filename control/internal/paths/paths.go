@@ -34,7 +34,7 @@ type Graph struct {
 	adj   [][]arc // node -> its edges, one per neighbour
 	arcs  int     // in adj, all together
 	// edge points into the topology's links, which are never changed:
-	// Disjoint's copies of the graph share them.
+	// Without's copies of the graph share them.
 	edge map[[2]int]*topology.Link // (min id, max id) -> chosen link
 	cost map[int]int64             // link id -> cost
 
