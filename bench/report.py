@@ -620,7 +620,7 @@ def main():
         "would take turns in slices of milliseconds, more than a virtio ring holds). Each "
         "frame crosses the switch twice; cycles/frame count each crossing. The search starts "
         "from a trial at a fixed rate instead of flat out (flat out the generator never "
-        "sleeps and the VM never runs).",
+        "sleeps and the VM never runs), and doubles the rate while its trials pass.",
         "- 64-byte customer frames (label scenarios: a 64-byte customer frame inside the "
         "22-byte pseudowire header). The varying field (MAC, label) walks the N values in a "
         "scattered order (a step co-prime with N), every value once per N frames.",

@@ -59,9 +59,12 @@ def ndr_steps(p: SearchParams, max_rate=None, bound=None):
     If max_rate is given it caps that bound (e.g. the link limit).
     With `bound` there is no flat-out trial: the search starts with a trial
     at that rate, and max_pps is what arrived in it (PVP: flat out, the
-    generator would starve the VM sharing its CPU).
-    Then: try the bound itself, and bisect [0, bound] until the interval is
-    within tolerance of its top or max_trials trials have run. The answer
+    generator would starve the VM sharing its CPU). While its trials pass,
+    the rate doubles: the bound is where the search starts, not a ceiling
+    on what a fast machine may show.
+    Then: bisect between the best rate that passed and the lowest that
+    failed until the interval is within tolerance of its top or max_trials
+    trials have run. The answer
     is the rate the generator really offered in the best passing trial
     (on a shared CPU it can fall a little short of the rate asked for).
     """
@@ -79,6 +82,7 @@ def ndr_steps(p: SearchParams, max_rate=None, bound=None):
     lo = 0.0
     best = 0.0
     rate = hi
+    growing = bool(bound)   # no trial has failed yet
     for _ in range(p.max_trials):
         if rate <= 0:
             break
@@ -92,6 +96,10 @@ def ndr_steps(p: SearchParams, max_rate=None, bound=None):
             best = max(best, min(t.achieved, rate))
         else:
             hi = rate
+            growing = False
+        if growing:
+            rate = hi = 2 * rate
+            continue
         if hi - lo <= p.tolerance * hi:
             break
         rate = (lo + hi) / 2

@@ -111,6 +111,23 @@ def test_a_bound_replaces_the_flat_out_probe():
     assert 2e6 * 0.99 <= r.ndr_pps <= 2e6
 
 
+def test_a_bound_that_holds_doubles_until_a_trial_fails():
+    # PVP on a machine faster than the bound: the search goes past it.
+    trial = model(10e6)
+    r = ndr_search(trial, SearchParams(tolerance=0.01, max_trials=20), bound=4e6)
+    assert trial.calls[:3] == [4e6, 8e6, 16e6]
+    assert r.max_pps == 4e6
+    assert 10e6 * 0.99 <= r.ndr_pps <= 10e6
+
+
+def test_the_generator_ends_a_bound_growing_past_it():
+    # Doubling stops where the generator cannot offer the rate asked for.
+    trial = model(50e6, gen_limit=6e6)
+    r = ndr_search(trial, SearchParams(tolerance=0.01, max_trials=20), bound=4e6)
+    assert trial.calls[:3] == [4e6, 8e6, 6e6]
+    assert r.ndr_pps <= 6e6
+
+
 def test_lockstep_alternates_trials_and_finds_what_each_search_finds_alone():
     p = SearchParams(tolerance=0.01, max_trials=6)
     switches = {"limit": model(9e6, overload=7e6), "e3": model(5e6, overload=6e6), "ovs": model(3e6)}
