@@ -244,7 +244,8 @@ Reading it: h1, h4 and h7 are single-homed on leaf1, h2 and h5 on leaf2, h3
 on leaf3, so a restart of one of those leaves loses their traffic for as
 long as the restart itself takes, whatever is drained: for a warm restart
 the old process's exit and the new one's start (`docs/ha.md` says where
-that time goes; on this host, busy with the streams, two to three seconds),
+that time goes; on this host, busy with the streams, one to three seconds
+as its load varies),
 and for a handover only the frames between the old process's last poll and
 the new one's drop of what its rings held (a few ms); the site h6 is on
 leaf2 and leaf3, and the spines carry nobody's only path. The rolling
@@ -257,8 +258,7 @@ shared by five datapaths, five agents, the controller, the VLAN shims and
 the streams). The `none` row is that load alone, with nothing restarted:
 it sets the floor under every other row. Lateness happens most while a
 handover's new process starts (it faults in about 120 MB, though at nice
-19 until it takes over) and while the controller restarts; the rolling
-upgrade's losses are nearly all late ones. A stall longer than a detection
+19 until it takes over) and while the controller restarts. A stall longer than a detection
 time (here 100 ms) also takes BFD sessions down, which then wait out
 wait-to-restore (5 s): the controller avoids the restoring links but still
 routes over them where nothing else connects, so unicast keeps flowing,
