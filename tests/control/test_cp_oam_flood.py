@@ -64,7 +64,7 @@ def test_forged_echo_flood_costs_bounded_writes(services, lab, tmp_path):
     # The writes counted are those between the two reads of the key: the
     # window is timed from before the first read to after the last.
     window0 = time.monotonic()
-    version0, _ = status_kv(cp, tmp_path)
+    version0, value0 = status_kv(cp, tmp_path)
 
     with in_netns(lab.ns(far.node)):
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -106,6 +106,9 @@ def test_forged_echo_flood_costs_bounded_writes(services, lab, tmp_path):
     assert not [e for e in st.get("oam", []) if e["handle"] == FORGED], "a forged handle reached etcd"
     assert len(value) < MAX_STATUS
     writes = version - version0
-    assert writes <= window / STATUS_MIN_INTERVAL + 2, (writes, window, elapsed)
+    # A newly applied generation is written at once, spacing or not (a
+    # stall of the host can make the controller move a path meanwhile).
+    generations = st.get("applied_generation", 0) - json.loads(value0).get("applied_generation", 0)
+    assert writes <= window / STATUS_MIN_INTERVAL + 2 + generations, (writes, window, elapsed, generations)
     # What the flood cost etcd: at most this many bytes of leaf1's status.
     assert writes * MAX_STATUS < 12 << 20
