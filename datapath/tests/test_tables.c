@@ -382,11 +382,17 @@ static void test_mac_table(void)
 	walk_n = 0;
 	e3_mac_walk(20, count_mac, NULL);
 	CHECK_EQ(walk_n, 3);
-	/* Aging: MAC 1 seen at 2, MACs 2-3 at 2 as well; refresh 3 at 9. */
+	/* Aging: MAC 1 seen at 2, MACs 2-3 at 2 as well; refresh 3 at 9.
+	 * Stamps are whole seconds, so an entry goes only once more than the
+	 * aging has passed on the clock: at 12 all three are kept, at 13 the
+	 * two not refreshed go. */
 	e3.settings.mac_aging_s = 10;
 	e3.now_s = 9;
 	learn(20, 3, 101);
 	e3.now_s = 12;
+	e3_mac_age_step(e3_mac_slots());
+	CHECK_EQ(st->n_macs, 3);
+	e3.now_s = 13;
 	e3_mac_age_step(e3_mac_slots());
 	CHECK(mac_pos(20, 1) < 0);
 	CHECK(mac_pos(20, 2) < 0);

@@ -313,7 +313,9 @@ void e3_mac_age_step(uint32_t budget)
 		age_cursor = age_cursor + 1 == n_slots ? 0 : age_cursor + 1;
 		if (!live(sl))
 			continue;
-		if (now - __atomic_load_n(&sl->v.last_seen, __ATOMIC_RELAXED) >= aging)
+		/* Whole-second stamps: more than the aging on the clock is at
+		 * least the aging since the last frame. */
+		if (now - __atomic_load_n(&sl->v.last_seen, __ATOMIC_RELAXED) > aging)
 			delete_at(pos);
 		else if (damp[pos].frozen && now - damp[pos].since >= e3.settings.mac_move_window_s)
 			unfreeze(pos, service_of_key(sl->key));
