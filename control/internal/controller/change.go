@@ -487,19 +487,34 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)
 	}
-	step, err := c.prepare(ctx, w)
+	step, err := c.prepare(ctx, w, ch.del, ch.topo == nil)
 	if err != nil {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)
 	}
-	if step != nil {
-		if err := c.writePrepared(ctx, st, step); err != nil {
+	up := map[string]bool{} // the agents a third step waits for: those keeping up
+	for n := range w.nodes {
+		if st.keepingUp(n) {
+			up[n] = true
+		}
+	}
+	if step != nil && len(step.vals) > 0 {
+		late, err := c.writePrepared(ctx, st, step)
+		if err != nil {
 			ch.abort()
 			return err
+		}
+		for _, n := range late {
+			delete(up, n)
 		}
 	}
 	for k, n := range st.prepared { // removed with the change they prepared
 		w.vals[k], w.nodes[n] = keyValue{n, nil}, true
+	}
+	if step != nil {
+		for k, v := range step.retire {
+			w.vals[k], w.nodes[v.node] = v, true
+		}
 	}
 	gen := st.gen + 1
 	ops, err := cp.ops()
@@ -586,6 +601,12 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	c.metrics.commit.Observe(time.Since(begin).Seconds())
 	c.log.Info("committed", "generation", gen, "services", len(ch.put), "deleted", len(ch.del),
 		"nodes", len(w.nodes), "keys", len(w.vals))
+	if step != nil && len(step.retire) > 0 {
+		for k, v := range step.retire {
+			st.prepared[k] = v.node
+		}
+		c.release(ctx, st, keys(up), r.Header.Revision)
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ type metrics struct {
 	repair  prometheus.Histogram // a failure's first report to the global repair's commit
 	events  *prometheus.CounterVec
 	steps   *prometheus.CounterVec // changes written in two steps (prepare.go), by outcome
+	held    *prometheus.CounterVec // changes whose removals waited for a third step (prepare.go), by outcome
 }
 
 func newMetrics() *metrics {
@@ -34,9 +35,13 @@ func newMetrics() *metrics {
 		steps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e3_controller_two_step_changes_total",
 			Help: "Changes written in two steps, additions first (make-before-break across nodes), by whether every agent applied the first in time (applied) or not (late)."},
 			[]string{"outcome"}),
+		held: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e3_controller_held_removals_total",
+			Help: "Changes whose removals stayed until the agents had applied them (make-before-break across nodes), by whether every agent applied the change in time (applied) or not (late)."},
+			[]string{"outcome"}),
 	}
 	for _, o := range []string{"applied", "late"} {
 		m.steps.WithLabelValues(o) // exported from the start, at 0
+		m.held.WithLabelValues(o)
 	}
 	return m
 }
@@ -44,7 +49,7 @@ func newMetrics() *metrics {
 // Collectors returns the controller's metrics, for a registry.
 func (c *Controller) Collectors() []prometheus.Collector {
 	m := c.metrics
-	return []prometheus.Collector{m.compute, m.commit, m.repair, m.events, m.steps, stateCollector{c}}
+	return []prometheus.Collector{m.compute, m.commit, m.repair, m.events, m.steps, m.held, stateCollector{c}}
 }
 
 func (m *metrics) observeEvent(e model.Event) {

@@ -18,71 +18,90 @@ import (
 
 // Make-before-break across nodes (docs/control-plane.md, "Two steps"). Each
 // agent applies its node's part of a change as it sees it, so a head end
-// could point at a new path before a transit node has its label. A change
-// that re-points or removes anything is therefore written in two
+// could point at a new path before a transit node has its label, or still
+// point at an old one after the transit node removed it. A change that
+// re-points or removes anything is therefore written in up to three
 // transactions. The first only adds, under keys of their own
 // (nodestate.PrepareKey), what the change creates on each node and nothing
 // forwards to yet: labels, plain NHLFEs and services new to the node. Once
 // the agents of those nodes report it applied (or PrepareWait has passed),
-// the second writes the change itself and removes those keys. The
-// objects a node's own re-point needs beside these (its protected NHLFEs,
-// its circuits) come with that re-point, which its agent orders.
+// the second writes the change itself and replaces those keys by what the
+// change removes that another node may still send to: labels and the plain
+// NHLFEs they use. Once the agents report the second applied (or
+// PrepareWait has passed), the third deletes them. The objects a node's own
+// re-point needs beside these (its protected NHLFEs, its circuits) come
+// with that re-point, which its agent orders.
 
 // DefaultPrepareWait bounds how long a change waits for the agents to
 // apply its first step: they take milliseconds, and one that has not
 // reported by then does not hold the fabric's changes back.
 const DefaultPrepareWait = time.Second
 
-// preparing is a change's first step: the prepare keys' values.
+// preparing is what a change writes beside itself: its first step (the
+// prepare keys' values) and what its second keeps until the third.
 type preparing struct {
-	vals  map[string]keyValue
-	nodes map[string]bool
+	vals   map[string]keyValue // first step
+	nodes  map[string]bool     // the nodes of vals
+	retire map[string]keyValue // kept by the second step, deleted by the third
 }
 
-// prepare returns the first step of the change whose writes are w (made
-// before st takes the change in), or nil when it needs none: it re-points
-// or removes nothing, or it creates nothing for a service that existed
-// before it.
-func (c *Controller) prepare(ctx context.Context, w *keyWrites) (*preparing, error) {
+// prepare returns what the change whose writes are w (made before st takes
+// the change in) writes beside itself, or nil when it needs nothing: it
+// re-points or removes nothing of a service that stays. gone names the
+// services the change deletes; holding removals applies only where the
+// nodes' links stay (topo: the change imports no topology).
+func (c *Controller) prepare(ctx context.Context, w *keyWrites, gone map[string]bool, topo bool) (*preparing, error) {
 	var breaks bool
-	var stored []string // changed service keys with a stored value
+	var keys, stored []string // changed keys of services that stay; those with a stored value
 	for k, v := range w.vals {
-		if _, ok := serviceOf(k, v.node); !ok {
+		name, ok := serviceOf(k, v.node)
+		if !ok {
 			continue
 		}
 		if v.b == nil {
 			breaks = true // a service leaves a node
-			continue
 		}
+		if gone[name] || w.st.services[name] == nil {
+			continue // deleted, or new in this change: carries no traffic yet
+		}
+		keys = append(keys, k)
 		if ok, _ := w.st.written.same(v.node, k, nil); ok {
 			stored = append(stored, k)
 		}
 	}
 	if len(stored) == 0 {
-		return nil, nil // only new keys and removals: nothing is re-pointed
+		return nil, nil // only new keys and deleted services: nothing is re-pointed
 	}
 	old, err := getValues(ctx, c.opt.Etcd, stored)
 	if err != nil {
 		return nil, err
 	}
-	p := &preparing{vals: map[string]keyValue{}, nodes: map[string]bool{}}
-	for k, v := range w.vals {
-		name, ok := serviceOf(k, v.node)
-		if !ok || v.b == nil {
-			continue
+	p := &preparing{vals: map[string]keyValue{}, nodes: map[string]bool{}, retire: map[string]keyValue{}}
+	for _, k := range keys {
+		v := w.vals[k]
+		name, _ := serviceOf(k, v.node)
+		cur, was := &dpconfig.Fragment{}, &dpconfig.Fragment{}
+		if v.b != nil {
+			if cur, err = dpconfig.DecodeFragment(v.b); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
 		}
-		if w.st.services[name] == nil {
-			continue // a service new in this change carries no traffic yet
-		}
-		cur, err := dpconfig.DecodeFragment(v.b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		was := &dpconfig.Fragment{}
 		if b, ok := old[k]; ok {
 			if was, err = dpconfig.DecodeFragment(b); err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
+		}
+		if topo {
+			if r := retirements(was, cur); r != nil {
+				b, err := dpconfig.EncodeFragment(r)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", k, err)
+				}
+				p.retire[nodestate.PrepareKey(v.node, name)] = keyValue{v.node, b}
+			}
+		}
+		if v.b == nil {
+			continue
 		}
 		add, broke := additions(was, cur)
 		breaks = breaks || broke
@@ -96,7 +115,10 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites) (*preparing, err
 		p.vals[nodestate.PrepareKey(v.node, name)] = keyValue{v.node, b}
 		p.nodes[v.node] = true
 	}
-	if !breaks || len(p.vals) == 0 {
+	if !breaks {
+		clear(p.vals) // nothing is re-pointed: what is new needs no first step
+	}
+	if len(p.vals) == 0 && len(p.retire) == 0 {
 		return nil, nil
 	}
 	return p, nil
@@ -189,6 +211,63 @@ func additions(was, cur *dpconfig.Fragment) (add *dpconfig.Fragment, broke bool)
 	return a, broke
 }
 
+// retirements returns what was has and cur drops that another node may
+// still send to while its agent applies the change: labels whose
+// references stay in place (in cur, or among these), with the plain NHLFEs
+// of was they need; nil if none. Labels that deliver to a circuit or a
+// session, or to a service cur does not have, go with the change.
+func retirements(was, cur *dpconfig.Fragment) *dpconfig.Fragment {
+	if len(was.Labels) == 0 {
+		return nil
+	}
+	now := keyed(cur.NHLFEs)
+	for _, x := range cur.ECMPs {
+		now[x.Key()] = dpconfig.NHLFE{ID: x.ID}
+	}
+	dropped := map[string]dpconfig.NHLFE{}
+	for _, x := range was.NHLFEs {
+		if _, ok := now[x.Key()]; !ok && x.Protect == nil {
+			dropped[x.Key()] = x
+		}
+	}
+	in := func(id uint32) bool {
+		k := fmt.Sprint(id)
+		_, a := now[k]
+		_, b := dropped[k]
+		return a || b
+	}
+	labels, services := keyed(cur.Labels), keyed(cur.Services)
+	r := &dpconfig.Fragment{}
+	kept := map[uint32]bool{}
+	keep := func(id uint32) {
+		if x, ok := dropped[fmt.Sprint(id)]; ok && !kept[id] {
+			kept[id] = true
+			r.NHLFEs = append(r.NHLFEs, x)
+		}
+	}
+	for _, x := range was.Labels {
+		if _, ok := labels[x.Key()]; ok || x.Circuit != nil || x.Session != nil || !refsIn(in, x.NHLFE, x.Branches) {
+			continue
+		}
+		if x.Service != nil {
+			if _, ok := services[fmt.Sprint(*x.Service)]; !ok {
+				continue
+			}
+		}
+		r.Labels = append(r.Labels, x)
+		if x.NHLFE != nil {
+			keep(*x.NHLFE)
+		}
+		for _, id := range x.Branches {
+			keep(id)
+		}
+	}
+	if len(r.Labels) == 0 {
+		return nil
+	}
+	return r
+}
+
 // refsIn says whether every NHLFE named (one, and the lists) is had.
 func refsIn(had func(uint32) bool, one *uint32, lists ...[]uint32) bool {
 	if one != nil && !had(*one) {
@@ -228,9 +307,10 @@ func changed[T interface {
 
 // writePrepared commits the first step as the next generation and waits
 // until the agents of its nodes that are keeping up have applied it, at
-// most PrepareWait. Its keys stay in st.prepared until a commit removes
-// them: the change's own, or the next one.
-func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing) error {
+// most PrepareWait; it returns those that did not. Its keys stay in
+// st.prepared until a commit removes them: the change's own, or the next
+// one.
+func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing) ([]string, error) {
 	gen := st.gen + 1
 	ops := make([]clientv3.Op, 0, len(p.vals)+len(st.prepared)+len(p.nodes)+1)
 	for k, v := range p.vals {
@@ -246,17 +326,17 @@ func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing)
 	var wait []string
 	for n := range p.nodes {
 		ops = append(ops, clientv3.OpPut(nodestate.GenerationKey(n), fmt.Sprint(gen)))
-		if s, ok := st.status[n]; ok && s.Error == "" && s.AppliedGeneration >= st.nodeGen[n] {
+		if st.keepingUp(n) {
 			wait = append(wait, n)
 		}
 	}
 	ops = append(ops, clientv3.OpPut(store.GenerationKey, fmt.Sprint(gen)))
 	r, err := c.opt.Etcd.Txn(ctx).If(st.fence).Then(ops...).Commit()
 	if err != nil {
-		return errorf(KindInternal, "etcd transaction: %v", err)
+		return nil, errorf(KindInternal, "etcd transaction: %v", err)
 	}
 	if !r.Succeeded {
-		return errorf(KindNotLeader, "lost leadership before writing")
+		return nil, errorf(KindNotLeader, "lost leadership before writing")
 	}
 	for n := range p.nodes {
 		st.nodeGen[n] = gen
@@ -272,10 +352,36 @@ func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing)
 	if len(late) > 0 {
 		c.metrics.steps.WithLabelValues("late").Inc()
 		c.log.Warn("a change's first step not applied in time: writing the change", "generation", gen, "nodes", late)
-		return nil
+		return late, nil
 	}
 	c.metrics.steps.WithLabelValues("applied").Inc()
-	return nil
+	return nil, nil
+}
+
+// keepingUp says whether node's agent reports, without an error, the last
+// generation written to it: a change waits only for such agents, so a
+// dead or failing one holds nothing back.
+func (st *state) keepingUp(node string) bool {
+	s, ok := st.status[node]
+	return ok && s.Error == "" && s.AppliedGeneration >= st.nodeGen[node]
+}
+
+// release is a change's third step: once the agents in wait have applied
+// the change (committed at revision rev), or PrepareWait has passed, it
+// deletes what the change's second step kept of what it removed (the
+// prepare keys in st.prepared). A failure leaves them to the next change,
+// which deletes them with its own writes.
+func (c *Controller) release(ctx context.Context, st *state, wait []string, rev int64) {
+	outcome := "applied"
+	if late := c.awaitApplied(ctx, wait, st.gen, rev); len(late) > 0 {
+		outcome = "late"
+		c.log.Warn("a change not applied in time: removing what it replaced", "generation", st.gen, "nodes", late)
+	}
+	if err := c.dropPrepared(ctx, st); err != nil {
+		c.log.Warn("a change's third step not written: the next change removes what it replaced", "err", err)
+		return
+	}
+	c.metrics.held.WithLabelValues(outcome).Inc()
 }
 
 // awaitApplied waits until every node of nodes reports an applied
@@ -307,9 +413,10 @@ func (c *Controller) awaitApplied(ctx context.Context, nodes []string, gen, rev 
 	return keys(left)
 }
 
-// dropPrepared removes the prepare keys a former leader left (it stopped
-// between a change's two steps): their values are reserved by no record,
-// so the allocator may hand them out again.
+// dropPrepared removes the prepare keys in st.prepared: a change's third
+// step, or what a former leader left (it stopped between a change's
+// steps). Their values are reserved by no record, so the allocator may
+// hand them out again.
 func (c *Controller) dropPrepared(ctx context.Context, st *state) error {
 	if len(st.prepared) == 0 {
 		return nil
@@ -329,10 +436,13 @@ func (c *Controller) dropPrepared(ctx context.Context, st *state) error {
 		return fmt.Errorf("etcd transaction: %w", err)
 	}
 	if !r.Succeeded {
-		return errors.New("lost leadership before removing a former leader's prepare keys")
+		return errors.New("lost leadership before removing prepare keys")
 	}
 	for n := range nodes {
 		st.nodeGen[n] = gen
+	}
+	for k, n := range st.prepared {
+		st.written.put(n, k, nil)
 	}
 	st.gen = gen
 	clear(st.prepared)

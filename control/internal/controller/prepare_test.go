@@ -95,7 +95,7 @@ func generationOf(key string) (string, bool) {
 type step map[string][]byte
 
 // steps returns the transactions on desired keys after revision rev, up
-// to and including the first that deletes a prepare key, and their
+// to and including the first that leaves no prepare key, and their
 // revisions.
 func steps(t *testing.T, cli *clientv3.Client, rev int64) ([]step, []int64) {
 	t.Helper()
@@ -104,8 +104,8 @@ func steps(t *testing.T, cli *clientv3.Client, rev int64) ([]step, []int64) {
 	var out []step
 	var revs []int64
 	at := map[int64]int{}
+	live := map[string]bool{} // prepare keys
 	for wr := range cli.Watch(ctx, nodestate.DesiredPrefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
-		done := false
 		for _, ev := range wr.Events {
 			i, ok := at[ev.Kv.ModRevision]
 			if !ok {
@@ -114,14 +114,20 @@ func steps(t *testing.T, cli *clientv3.Client, rev int64) ([]step, []int64) {
 				at[ev.Kv.ModRevision] = i
 			}
 			k := string(ev.Kv.Key)
+			prep := strings.Contains(k, "/"+nodestate.PrepareInfix)
 			if ev.Type == clientv3.EventTypeDelete {
 				out[i][k] = nil
-				done = done || strings.Contains(k, "/"+nodestate.PrepareInfix)
+				delete(live, k)
 			} else {
 				out[i][k] = ev.Kv.Value
+				if prep {
+					live[k] = true
+				}
 			}
 		}
-		if done {
+		if len(out) > 0 && len(live) == 0 && slices.ContainsFunc(keys(out[len(out)-1]), func(k string) bool {
+			return strings.Contains(k, "/"+nodestate.PrepareInfix)
+		}) {
 			return out, revs
 		}
 	}
@@ -161,12 +167,15 @@ func twoMemberLAN(t *testing.T, c *Controller) model.Circuit {
 	return third
 }
 
-// An E-LAN gains a member on leaf3 in two steps. The first only adds,
+// An E-LAN gains a member on leaf3 in three steps. The first only adds,
 // under prepare keys: leaf3's service and labels (no circuit), the
 // spines' new labels, the others' new NHLFEs; no service key changes. The
 // second, written once every agent has reported the first applied,
-// points the other members at leaf3, gives leaf3 its circuit and removes
-// the prepare keys.
+// points the other members at leaf3 and at the new flood tree, gives
+// leaf3 its circuit, and replaces the prepare keys by what the change
+// removed that another node may still send to: the old tree's labels. The
+// third, written once every agent has reported the second applied,
+// removes those.
 func TestTwoSteps(t *testing.T) {
 	cli := storetest.Start(t, etcdPort)
 	ctx := context.Background()
@@ -174,51 +183,68 @@ func TestTwoSteps(t *testing.T) {
 	third := twoMemberLAN(t, c)
 	agents := fakeAgents(t, cli)
 	reported(t, c, len(fabricNodes))
-	r, err := cli.Get(ctx, "/")
+	r, err := cli.Get(ctx, "/", clientv3.WithPrefix())
 	if err != nil {
 		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	for _, kv := range r.Kvs {
+		before[string(kv.Key)] = kv.Value
 	}
 	if err := c.UpdateService(ctx, "blue", []model.Circuit{third}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, revs := steps(t, cli, r.Header.Revision)
-	if len(got) != 2 {
-		t.Fatalf("%d transactions, want 2: %v", len(got), keysOf(got))
+	if len(got) != 3 {
+		t.Fatalf("%d transactions, want 3: %v", len(got), keysOf(got))
 	}
-	first, second := got[0], got[1]
-	var gen int64
-	var prepared []string
-	for k, v := range first {
-		switch node, isGen := generationOf(k); {
-		case isGen:
-			gen, _ = strconv.ParseInt(string(v), 10, 64)
-			prepared = append(prepared, node)
-		case !strings.Contains(k, "/"+nodestate.PrepareInfix):
-			t.Errorf("the first step writes %s", k)
-		default:
-			f, err := dpconfig.DecodeFragment(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(f.Circuits)+len(f.ECMPs)+len(f.BFD) > 0 || slices.ContainsFunc(f.NHLFEs, func(n dpconfig.NHLFE) bool { return n.Protect != nil }) {
-				t.Errorf("%s: %+v", k, f)
-			}
+	first, second, last := got[0], got[1], got[2]
+	isPrepare := func(k string) bool { return strings.Contains(k, "/"+nodestate.PrepareInfix) }
+	decode := func(k string, v []byte) *dpconfig.Fragment {
+		t.Helper()
+		f, err := dpconfig.DecodeFragment(v)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		return f
+	}
+	onlyLabelsAndPlain := func(k string, f *dpconfig.Fragment) {
+		t.Helper()
+		if len(f.Circuits)+len(f.ECMPs)+len(f.BFD) > 0 || slices.ContainsFunc(f.NHLFEs, func(n dpconfig.NHLFE) bool { return n.Protect != nil }) {
+			t.Errorf("%s: %+v", k, f)
 		}
 	}
-	if f, err := dpconfig.DecodeFragment(first[nodestate.PrepareKey("leaf3", "blue")]); err != nil ||
-		len(f.Services) != 1 || len(f.Labels) == 0 {
-		t.Fatalf("leaf3's first step: %+v, %v: want its service and labels", f, err)
+	// generations returns the nodes whose generation step s writes, and it.
+	generations := func(s step) ([]string, int64) {
+		var nodes []string
+		var gen int64
+		for k, v := range s {
+			if node, ok := generationOf(k); ok {
+				gen, _ = strconv.ParseInt(string(v), 10, 64)
+				nodes = append(nodes, node)
+			}
+		}
+		return nodes, gen
 	}
-	for _, n := range prepared {
+	for k, v := range first {
+		if _, isGen := generationOf(k); !isGen && !isPrepare(k) {
+			t.Errorf("the first step writes %s", k)
+		} else if !isGen {
+			onlyLabelsAndPlain(k, decode(k, v))
+		}
+	}
+	if f := decode("leaf3", first[nodestate.PrepareKey("leaf3", "blue")]); len(f.Services) != 1 || len(f.Labels) == 0 {
+		t.Fatalf("leaf3's first step: %+v: want its service and labels", f)
+	}
+	nodes, gen := generations(first)
+	for _, n := range nodes {
 		if rev, ok := agents.at(n, gen); !ok || rev > revs[1] {
 			t.Errorf("%s reported generation %d at revision %d (%v), after the second step (%d)", n, gen, rev, ok, revs[1])
 		}
 	}
 	for k := range first {
-		if strings.Contains(k, "/"+nodestate.PrepareInfix) {
-			if v, ok := second[k]; !ok || v != nil {
-				t.Errorf("the second step does not remove %s", k)
-			}
+		if _, ok := second[k]; isPrepare(k) && !ok {
+			t.Errorf("the second step leaves %s as the first wrote it", k)
 		}
 	}
 	for _, n := range []string{"leaf1", "leaf2", "leaf3"} {
@@ -226,8 +252,45 @@ func TestTwoSteps(t *testing.T) {
 			t.Errorf("the second step does not write %s's service", n)
 		}
 	}
+	var held int
+	for k, v := range second {
+		if !isPrepare(k) || v == nil {
+			continue
+		}
+		held++
+		node := strings.Split(strings.TrimPrefix(k, nodestate.DesiredPrefix), "/")[0]
+		f, svc := decode(k, v), nodestate.ServiceKey(node, "blue")
+		onlyLabelsAndPlain(k, f)
+		was, now := decode(svc, before[svc]), decode(svc, second[svc])
+		for _, l := range f.Labels {
+			if !slices.ContainsFunc(was.Labels, func(x dpconfig.Label) bool { return x.Equal(l) }) ||
+				slices.ContainsFunc(now.Labels, func(x dpconfig.Label) bool { return x.Label == l.Label }) {
+				t.Errorf("%s keeps label %d: not one the change removed from %s", k, l.Label, svc)
+			}
+		}
+		if v, ok := last[k]; !ok || v != nil {
+			t.Errorf("the third step does not remove %s", k)
+		}
+	}
+	if held == 0 {
+		t.Errorf("the second step keeps nothing of the old flood tree: %v", keys(second))
+	}
+	for k, v := range last {
+		if _, isGen := generationOf(k); !isGen && (!isPrepare(k) || v != nil) {
+			t.Errorf("the third step writes %s", k)
+		}
+	}
+	nodes, gen = generations(second)
+	for _, n := range nodes {
+		if rev, ok := agents.at(n, gen); !ok || rev > revs[2] {
+			t.Errorf("%s reported generation %d at revision %d (%v), after the third step (%d)", n, gen, rev, ok, revs[2])
+		}
+	}
 	if n := testutil.ToFloat64(c.metrics.steps.WithLabelValues("applied")); n != 1 {
 		t.Errorf("two-step changes applied in time: %v, want 1", n)
+	}
+	if n := testutil.ToFloat64(c.metrics.held.WithLabelValues("applied")); n != 1 {
+		t.Errorf("changes whose removals were held: %v, want 1", n)
 	}
 }
 
