@@ -605,7 +605,8 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		for k, v := range step.retire {
 			st.prepared[k] = v.node
 		}
-		c.release(ctx, st, keys(up), r.Header.Revision)
+		// The change is stored: its caller leaving does not stop the rest.
+		c.release(context.WithoutCancel(ctx), st, keys(up), r.Header.Revision)
 	}
 	return nil
 }

@@ -303,8 +303,9 @@ func keysOf(steps []step) [][]string {
 }
 
 // An agent that reports but does not apply the first step holds the
-// change back no longer than PrepareWait; a prepare key left by a leader that stopped
-// between the steps is removed by the next one.
+// change back no longer than PrepareWait, once: the third step does not
+// wait for it again. A prepare key left by a leader that stopped between
+// the steps is removed by the next one.
 func TestTwoStepsLateAndLeftOver(t *testing.T) {
 	cli := storetest.Start(t, etcdPort)
 	ctx := context.Background()
@@ -317,6 +318,10 @@ func TestTwoStepsLateAndLeftOver(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(c.metrics.steps.WithLabelValues("late")); n != 1 {
 		t.Errorf("two-step changes late: %v, want 1", n)
+	}
+	// The agent late for the first step is not waited for again.
+	if n := testutil.ToFloat64(c.metrics.held.WithLabelValues("applied")); n != 1 {
+		t.Errorf("changes whose removals were held, applied in time: %v, want 1", n)
 	}
 	stop()
 	left := nodestate.PrepareKey("leaf1", "blue")
