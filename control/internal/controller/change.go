@@ -487,7 +487,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)
 	}
-	step, err := c.prepare(ctx, w, ch.del, ch.topo == nil)
+	step, err := c.prepare(ctx, w, ch.del, keptLinks(st.topo, ch.topo))
 	if err != nil {
 		ch.abort()
 		return errorf(KindInternal, "%v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/nodestate"
 	"github.com/e3fabric/e3fabric/control/internal/store"
+	"github.com/e3fabric/e3fabric/control/internal/topology"
 )
 
 // Make-before-break across nodes (docs/control-plane.md, "Two steps"). Each
@@ -48,11 +49,11 @@ type preparing struct {
 // prepare returns what the change whose writes are w (made before st takes
 // the change in) writes beside itself, or nil when it needs nothing: it
 // re-points or removes nothing of a service that stays. gone names the
-// services the change deletes; holding removals applies only where the
-// nodes' links stay (topo: the change imports no topology).
-func (c *Controller) prepare(ctx context.Context, w *keyWrites, gone map[string]bool, topo bool) (*preparing, error) {
+// services the change deletes, links the links it keeps (keptLinks): what
+// it removes is kept for a third step only where its next hops stay.
+func (c *Controller) prepare(ctx context.Context, w *keyWrites, gone map[string]bool, links map[uint32]bool) (*preparing, error) {
 	var breaks bool
-	var keys, stored []string // changed keys of services that stay; those with a stored value
+	var staying, stored []string // changed keys of services that stay; those with a stored value
 	for k, v := range w.vals {
 		name, ok := serviceOf(k, v.node)
 		if !ok {
@@ -64,7 +65,7 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites, gone map[string]
 		if gone[name] || w.st.services[name] == nil {
 			continue // deleted, or new in this change: carries no traffic yet
 		}
-		keys = append(keys, k)
+		staying = append(staying, k)
 		if ok, _ := w.st.written.same(v.node, k, nil); ok {
 			stored = append(stored, k)
 		}
@@ -77,7 +78,7 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites, gone map[string]
 		return nil, err
 	}
 	p := &preparing{vals: map[string]keyValue{}, nodes: map[string]bool{}, retire: map[string]keyValue{}}
-	for _, k := range keys {
+	for _, k := range staying {
 		v := w.vals[k]
 		name, _ := serviceOf(k, v.node)
 		cur, was := &dpconfig.Fragment{}, &dpconfig.Fragment{}
@@ -91,14 +92,12 @@ func (c *Controller) prepare(ctx context.Context, w *keyWrites, gone map[string]
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
 		}
-		if topo {
-			if r := retirements(was, cur); r != nil {
-				b, err := dpconfig.EncodeFragment(r)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", k, err)
-				}
-				p.retire[nodestate.PrepareKey(v.node, name)] = keyValue{v.node, b}
+		if r := retirements(was, cur, links); r != nil {
+			b, err := dpconfig.EncodeFragment(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
 			}
+			p.retire[nodestate.PrepareKey(v.node, name)] = keyValue{v.node, b}
 		}
 		if v.b == nil {
 			continue
@@ -211,12 +210,36 @@ func additions(was, cur *dpconfig.Fragment) (add *dpconfig.Fragment, broke bool)
 	return a, broke
 }
 
+// keptLinks returns the ids of the links a change keeps as they were (the
+// same ends): those of the topology it imports (next; nil: it imports none)
+// that the current one has too. A next hop is a link's.
+func keptLinks(cur, next *topology.Topology) map[uint32]bool {
+	out := map[uint32]bool{}
+	if cur == nil {
+		return out
+	}
+	was := map[int]string{}
+	for _, l := range cur.Links {
+		was[l.ID] = l.Name()
+	}
+	if next == nil {
+		next = cur
+	}
+	for _, l := range next.Links {
+		if was[l.ID] == l.Name() {
+			out[uint32(l.ID)] = true
+		}
+	}
+	return out
+}
+
 // retirements returns what was has and cur drops that another node may
 // still send to while its agent applies the change: labels whose
 // references stay in place (in cur, or among these), with the plain NHLFEs
-// of was they need; nil if none. Labels that deliver to a circuit or a
-// session, or to a service cur does not have, go with the change.
-func retirements(was, cur *dpconfig.Fragment) *dpconfig.Fragment {
+// of was they need, on next hops of links that stay; nil if none. Labels
+// that deliver to a circuit or a session, or to a service cur does not
+// have, go with the change.
+func retirements(was, cur *dpconfig.Fragment, links map[uint32]bool) *dpconfig.Fragment {
 	if len(was.Labels) == 0 {
 		return nil
 	}
@@ -226,7 +249,7 @@ func retirements(was, cur *dpconfig.Fragment) *dpconfig.Fragment {
 	}
 	dropped := map[string]dpconfig.NHLFE{}
 	for _, x := range was.NHLFEs {
-		if _, ok := now[x.Key()]; !ok && x.Protect == nil {
+		if _, ok := now[x.Key()]; !ok && x.Protect == nil && links[x.Nexthop] {
 			dropped[x.Key()] = x
 		}
 	}

@@ -357,3 +357,120 @@ func TestServiceOf(t *testing.T) {
 		}
 	}
 }
+
+// A change keeps, for its third step, the labels it removes that another
+// node may still send to, with the plain NHLFEs they use; not what
+// delivers to a circuit or a session, nor a label whose service leaves the
+// node, nor one whose next hop goes with a link the change removes.
+func TestRetirements(t *testing.T) {
+	id := func(v uint32) *uint32 { return &v }
+	swap := func(l, nh uint32) dpconfig.Label { return dpconfig.Label{Label: l, Type: "swap", NHLFE: id(nh)} }
+	nhlfe := func(i, link uint32) dpconfig.NHLFE { return dpconfig.NHLFE{ID: i, Nexthop: link, Label: 100 + i} }
+	svc := []dpconfig.Service{{ID: 7, Type: "elan"}}
+	links := map[uint32]bool{1: true, 2: true}
+	for _, tc := range []struct {
+		name     string
+		was, cur dpconfig.Fragment
+		labels   []uint32
+		nhlfes   []uint32
+	}{
+		{"an old transit entry stays with its NHLFE",
+			dpconfig.Fragment{Labels: []dpconfig.Label{swap(20, 1)}, NHLFEs: []dpconfig.NHLFE{nhlfe(1, 1)}},
+			dpconfig.Fragment{Labels: []dpconfig.Label{swap(21, 2)}, NHLFEs: []dpconfig.NHLFE{nhlfe(2, 2)}},
+			[]uint32{20}, []uint32{1}},
+		{"an old tree's branches stay",
+			dpconfig.Fragment{Labels: []dpconfig.Label{{Label: 30, Type: "replicate", RPFPort: "fab1", Branches: []uint32{1, 2}}},
+				NHLFEs: []dpconfig.NHLFE{nhlfe(1, 1), nhlfe(2, 2)}},
+			dpconfig.Fragment{NHLFEs: []dpconfig.NHLFE{nhlfe(2, 2)}},
+			[]uint32{30}, []uint32{1}},
+		{"a label the change keeps is no removal",
+			dpconfig.Fragment{Labels: []dpconfig.Label{swap(20, 1)}, NHLFEs: []dpconfig.NHLFE{nhlfe(1, 1)}},
+			dpconfig.Fragment{Labels: []dpconfig.Label{swap(20, 2)}, NHLFEs: []dpconfig.NHLFE{nhlfe(2, 2)}},
+			nil, nil},
+		{"a next hop whose link goes",
+			dpconfig.Fragment{Labels: []dpconfig.Label{swap(20, 3)}, NHLFEs: []dpconfig.NHLFE{nhlfe(3, 9)}},
+			dpconfig.Fragment{},
+			nil, nil},
+		{"an E-LAN label stays while its service does",
+			dpconfig.Fragment{Labels: []dpconfig.Label{{Label: 40, Type: "elan", Service: id(7), Source: new(uint16)}}, Services: svc},
+			dpconfig.Fragment{Services: svc},
+			[]uint32{40}, nil},
+		{"not once its service leaves the node",
+			dpconfig.Fragment{Labels: []dpconfig.Label{{Label: 40, Type: "elan", Service: id(7), Source: new(uint16)}}, Services: svc},
+			dpconfig.Fragment{},
+			nil, nil},
+		{"nor what delivers to a circuit or a session",
+			dpconfig.Fragment{Labels: []dpconfig.Label{{Label: 50, Type: "circuit", Circuit: id(3)}, {Label: 51, Type: "oam", Session: id(2048)}}},
+			dpconfig.Fragment{},
+			nil, nil},
+	} {
+		r := retirements(&tc.was, &tc.cur, links)
+		var labels, nhlfes []uint32
+		if r != nil {
+			for _, l := range r.Labels {
+				labels = append(labels, l.Label)
+			}
+			for _, n := range r.NHLFEs {
+				nhlfes = append(nhlfes, n.ID)
+			}
+		}
+		if !slices.Equal(labels, tc.labels) || !slices.Equal(nhlfes, tc.nhlfes) {
+			t.Errorf("%s: labels %v, NHLFEs %v; want %v, %v", tc.name, labels, nhlfes, tc.labels, tc.nhlfes)
+		}
+	}
+}
+
+// Draining a leaf moves green's flood tree to the other spine; the old
+// tree's labels stay until every agent has moved off them.
+func TestDrainHoldsTheOldTree(t *testing.T) {
+	cli := storetest.Start(t, etcdPort)
+	ctx := context.Background()
+	c, _ := start(t, cli, Options{IgnoreStatus: true, PrepareWait: 10 * time.Second})
+	importTopo(t, c)
+	if err := c.CreateService(ctx, elan("green", 300)); err != nil {
+		t.Fatal(err)
+	}
+	agents := fakeAgents(t, cli)
+	reported(t, c, len(fabricNodes))
+	for _, drained := range []bool{true, false} {
+		r, err := cli.Get(ctx, "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetDrained(ctx, "leaf2", drained); err != nil {
+			t.Fatal(err)
+		}
+		got, revs := steps(t, cli, r.Header.Revision)
+		if len(got) != 3 {
+			t.Fatalf("drained %v: %d transactions, want 3: %v", drained, len(got), keysOf(got))
+		}
+		var trees int
+		for k, v := range got[1] {
+			if !strings.Contains(k, "/"+nodestate.PrepareInfix) || v == nil {
+				continue
+			}
+			f, err := dpconfig.DecodeFragment(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range f.Labels {
+				if l.Type == dpconfig.LabelReplicate {
+					trees++
+				}
+			}
+		}
+		if trees == 0 {
+			t.Errorf("drained %v: the second step keeps no label of the old tree: %v", drained, keysOf(got))
+		}
+		for k, v := range got[1] {
+			if node, ok := generationOf(k); ok {
+				gen, _ := strconv.ParseInt(string(v), 10, 64)
+				if rev, ok := agents.at(node, gen); !ok || rev > revs[2] {
+					t.Errorf("drained %v: %s applied the change at revision %d (%v), after the third step (%d)",
+						drained, node, rev, ok, revs[2])
+				}
+			}
+		}
+		reported(t, c, len(fabricNodes))
+	}
+}
