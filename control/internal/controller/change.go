@@ -598,7 +598,8 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		st.topo = ch.topo
 	}
 	st.gen = gen
-	c.metrics.commit.Observe(time.Since(begin).Seconds())
+	st.committed = time.Now()
+	c.metrics.commit.Observe(st.committed.Sub(begin).Seconds())
 	c.log.Info("committed", "generation", gen, "services", len(ch.put), "deleted", len(ch.del),
 		"nodes", len(w.nodes), "keys", len(w.vals))
 	if step != nil && len(step.retire) > 0 {

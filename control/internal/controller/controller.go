@@ -115,6 +115,7 @@ type state struct {
 	nodeGen    map[string]int64
 	written    digests                    // of every desired key's stored value (digests.go)
 	prepared   map[string]string          // prepare keys stored (prepare.go) -> their node
+	committed  time.Time                  // when the last change was stored (before its third step)
 	macs       map[string]int64           // node -> MACs its E-LANs may learn (macadmit.go)
 	disjointBy map[string]map[string]bool // service -> those whose paths keep disjoint from it
 	elems      map[string]string          // element keys (deps), one copy each
@@ -436,7 +437,7 @@ func (c *Controller) reactLocked(ctx context.Context, st *state, why string, ful
 	if st.gen != gen {
 		ev := model.Event{Time: now, Kind: "repair", Detail: fmt.Sprintf("recomputed: generation %d -> %d", gen, st.gen)}
 		if !c.failedAt.IsZero() {
-			ev.TookMS = now.Sub(c.failedAt).Milliseconds()
+			ev.TookMS = st.committed.Sub(c.failedAt).Milliseconds()
 		}
 		c.record(ev)
 	}
