@@ -159,8 +159,8 @@ def test_mac_limit(sw, wire):
 
 def test_mac_aging(sw, wire):
     elan(sw)
-    # Learned first: entries are stamped in whole seconds, so under a 1 s
-    # aging a new one may go within milliseconds, before anyone sees it.
+    # Learned, then aged: with whole-second stamps a 1 s aging takes it 1-2 s
+    # after its last frame.
     learn(sw, wire, "c1", A)
     sw.rpc("settings_set", mac_aging_s=1)
     wait_for(lambda: A not in sw.macs(SVC), timeout=15, what=f"{A} aged out")

@@ -493,9 +493,11 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 		return errorf(KindInternal, "%v", err)
 	}
 	up := map[string]bool{} // the agents a third step waits for: those keeping up
-	for n := range w.nodes {
-		if st.keepingUp(n) {
-			up[n] = true
+	if step != nil && len(step.retire) > 0 {
+		for n := range w.nodes {
+			if st.keepingUp(n) {
+				up[n] = true
+			}
 		}
 	}
 	if step != nil && len(step.vals) > 0 {
