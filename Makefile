@@ -76,7 +76,7 @@ bench-migration: build
 	@python3 bench/migration.py $(MIGRATION_ARGS)
 
 # Controller and agent at scale (bench/controller/README.md): 10,000 on
-# 4 x 32 with the embedded etcd, then 8 x 128 on an etcd cluster (SIZES).
+# 4 x 32 with the embedded etcd, then 8 x 32 on an etcd cluster (SIZES).
 bench-controller: build
 	@cd control && go run ./cmd/e3-bench-controller --batch 1000
 	@SIZES="$(or $(SIZES),10000 30000 45000)" ./bench/controller/scale.sh

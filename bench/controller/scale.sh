@@ -1,8 +1,9 @@
 #!/bin/bash
 # The controller at provider scale (bench/controller/README.md): 8 spines x
-# 128 leaves against a three-member etcd cluster (mutual TLS, authentication),
-# one run per size, then the table of their rows. SIZES overrides the sizes;
-# a size past what the fabric holds stops with the refusal that says why.
+# 32 leaves (SPINES, LEAVES; a spine has a port per leaf, and a node takes 32)
+# against a three-member etcd cluster (mutual TLS, authentication), one run
+# per size, then the table of their rows. SIZES overrides the sizes; a size
+# past what the fabric holds stops with the refusal that says why.
 set -euo pipefail
 cd "$(dirname "$0")/../../control"
 go build -o "${TMPDIR:-/tmp}/e3-bench-controller" ./cmd/e3-bench-controller
@@ -12,7 +13,7 @@ for n in ${SIZES:-10000 30000 45000}; do
   echo "== $n services"
   log=$(mktemp)
   ok=1
-  "$bench" --services "$n" --spines 8 --leaves 128 --batch 100 --snapshot=false --etcd-cluster 3 2>&1 \
+  "$bench" --services "$n" --spines "${SPINES:-8}" --leaves "${LEAVES:-32}" --batch 100 --snapshot=false --etcd-cluster 3 2>&1 \
     | grep --line-buffered -v '^{' | tee "$log" || ok=0
   [ "$ok" = 1 ] && rows+=("$(sed -n 's/^row: //p' "$log")") || echo "($n: stopped)"
   rm -f "$log"

@@ -128,11 +128,11 @@ func run() error {
 	if err := c.WaitLeader(ctx); err != nil {
 		return err
 	}
-	topo := fabric(*spines, *leaves)
+	specs := workload(*services, *circuits, *leaves)
+	topo := fabric(*spines, *leaves, customerPorts(specs))
 	if err := c.ImportTopology(ctx, topo, nil); err != nil {
 		return err
 	}
-	specs := workload(*services, *circuits, *leaves)
 	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction; %s; %s\n",
 		*spines, *leaves, *services, *circuits, *batch, where, memNote)
 	if *memprof != "" {
@@ -329,7 +329,7 @@ func oneChange(ctx context.Context, c *controller.Controller, cli *clientv3.Clie
 		spec := workload(1, circuits, leaves)[0]
 		spec.Name = fmt.Sprintf("change%02d", i)
 		for j := range spec.Circuits {
-			spec.Circuits[j].Port, spec.Circuits[j].VLAN = "cust3", dpconfig.VLAN(1+i)
+			spec.Circuits[j].Port, spec.Circuits[j].VLAN = changesPort, dpconfig.VLAN(1+i)
 		}
 		for _, op := range []func() error{
 			func() error { return c.CreateService(ctx, spec) },
@@ -527,8 +527,13 @@ func stats(xs []int) string {
 	return fmt.Sprintf("min %d  mean %d  max %d  (of 1048560)", xs[0], sum/len(xs), xs[len(xs)-1])
 }
 
-// fabric is a full bipartite leaf/spine fabric with two customer ports per leaf.
-func fabric(spines, leaves int) *topology.Topology {
+// changesPort is every leaf's customer port for the single changes timed on
+// the full fabric, apart from the workload's.
+const changesPort = "changes"
+
+// fabric is a full bipartite leaf/spine fabric with custPorts customer ports
+// per leaf (cust1..) and changesPort.
+func fabric(spines, leaves, custPorts int) *topology.Topology {
 	t := &topology.Topology{Name: "bench"}
 	for s := 1; s <= spines; s++ {
 		t.Nodes = append(t.Nodes, topology.Node{Name: fmt.Sprintf("spine%d", s), Role: "spine"})
@@ -536,9 +541,10 @@ func fabric(spines, leaves int) *topology.Topology {
 	for l := 1; l <= leaves; l++ {
 		leaf := fmt.Sprintf("leaf%d", l)
 		t.Nodes = append(t.Nodes, topology.Node{Name: leaf, Role: "leaf"})
-		// cust3 is kept for the single changes timed on the full fabric.
-		t.CustomerPorts = append(t.CustomerPorts, topology.CustomerPort{Node: leaf, Port: "cust1"},
-			topology.CustomerPort{Node: leaf, Port: "cust2"}, topology.CustomerPort{Node: leaf, Port: "cust3"})
+		for k := 1; k <= custPorts; k++ {
+			t.CustomerPorts = append(t.CustomerPorts, topology.CustomerPort{Node: leaf, Port: fmt.Sprintf("cust%d", k)})
+		}
+		t.CustomerPorts = append(t.CustomerPorts, topology.CustomerPort{Node: leaf, Port: changesPort})
 		for s := 1; s <= spines; s++ {
 			t.Links = append(t.Links, topology.Link{
 				A: topology.Endpoint{Node: leaf, Port: fmt.Sprintf("fab%d", s)},
@@ -546,6 +552,23 @@ func fabric(spines, leaves int) *topology.Topology {
 		}
 	}
 	return t
+}
+
+// customerPorts is the number of customer ports the busiest leaf of specs
+// uses (workload's cust1..), at least one.
+func customerPorts(specs []model.ServiceSpec) int {
+	used := map[string]int{}
+	most := 1
+	for _, s := range specs {
+		for _, c := range s.Circuits {
+			var k int
+			if _, err := fmt.Sscanf(c.Port, "cust%d", &k); err == nil && k > used[c.Node] {
+				used[c.Node] = k
+				most = max(most, k)
+			}
+		}
+	}
+	return most
 }
 
 // workload spreads n services over random distinct leaves (fixed seed), each

@@ -4,7 +4,7 @@ package dpconfig
 
 // Limits of the datapath (docs/control-api.md, "Limits").
 const (
-	MaxPorts       = 64        // ports
+	MaxPorts       = 32        // ports a node takes, fabric and customer: a label entry's in_ports is a set of 32 port ids, and DPDK as Debian builds it has 32 (RTE_MAX_ETHPORTS)
 	MaxWorkers     = 16        // worker lcores
 	MaxQueues      = 8         // rx queues per port
 	MaxNexthops    = 4096      // nexthop ids: 0..MAX_NEXTHOPS-1

@@ -427,6 +427,9 @@ func (t *Topology) Normalize(prev *Topology) error {
 	if err := t.checkSegments(ports); err != nil {
 		return err
 	}
+	if err := checkPortsPerNode(ports); err != nil {
+		return err
+	}
 	macs := map[string]string{}
 	for k, kind := range ports {
 		if kind != "fabric" {
@@ -445,6 +448,43 @@ func (t *Topology) Normalize(prev *Topology) error {
 		return a.Node < b.Node || (a.Node == b.Node && a.Port < b.Port)
 	})
 	return t.assignLinkIDs(prev)
+}
+
+// checkPortsPerNode refuses a node with more ports than its datapath takes
+// (dpconfig.MaxPorts, fabric and customer together): the agent could not
+// open the rest, and the services through them would never forward.
+func checkPortsPerNode(ports map[[2]string]string) error {
+	type count struct{ fabric, customer int }
+	per := map[string]*count{}
+	for k, kind := range ports {
+		c := per[k[0]]
+		if c == nil {
+			c = &count{}
+			per[k[0]] = c
+		}
+		if kind == "fabric" {
+			c.fabric++
+		} else {
+			c.customer++
+		}
+	}
+	names := make([]string, 0, len(per))
+	for n, c := range per {
+		if c.fabric+c.customer > dpconfig.MaxPorts {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	c := per[names[0]]
+	err := fmt.Errorf("topology: node %s has %d ports (%d fabric, %d customer): a node's datapath takes at most %d",
+		names[0], c.fabric+c.customer, c.fabric, c.customer, dpconfig.MaxPorts)
+	if len(names) > 1 {
+		err = fmt.Errorf("%w (and %d other nodes have more)", err, len(names)-1)
+	}
+	return err
 }
 
 // checkSegments validates the segments against the ports ((node, port) ->

@@ -1,9 +1,11 @@
 package topology
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/e3fabric/e3fabric/control/internal/dpconfig"
 	"github.com/e3fabric/e3fabric/control/internal/testutil"
 )
 
@@ -69,6 +71,7 @@ func TestParseRefuses(t *testing.T) {
 		{"memif path", "nodes: [{name: a}]\ncustomer_ports: [{node: a, port: p, devargs: 'net_memif0,socket=/run/e3/../etc/x,socket-abstract=no'}]", "key socket"},
 		{"bfd key not hex", "nodes: [{name: a}]\nfabric: {bfd: {auth_key: nothex, auth_key_id: 1}}", "auth_key"},
 		{"bfd key too long", "nodes: [{name: a}, {name: b}]\nlinks: [{a: {node: a, port: p}, b: {node: b, port: p}, bfd: {auth_key: '" + strings.Repeat("ab", 21) + "'}}]", "auth_key"},
+		{"too many ports", portsYAML(dpconfig.MaxPorts + 1), fmt.Sprintf("node a has %d ports (%d fabric, 1 customer): a node's datapath takes at most %d", dpconfig.MaxPorts+1, dpconfig.MaxPorts, dpconfig.MaxPorts)},
 		{"abstract memif", "nodes: [{name: a}]\ncustomer_ports: [{node: a, port: p, devargs: 'net_memif0,socket=/run/e3/a/m.sock'}]", "socket-abstract=no"},
 	}
 	for _, tc := range tests {
@@ -163,5 +166,33 @@ services:
 	}
 	if c := s.Circuits[0].Storm; c == nil || c.MulticastPPS != 7 || s.Circuits[1].Storm != nil {
 		t.Fatalf("circuit storms %+v, %+v", c, s.Circuits[1].Storm)
+	}
+}
+
+// portsYAML is a topology whose node a has n ports: n-1 links and a host.
+func portsYAML(n int) string {
+	var b strings.Builder
+	b.WriteString("nodes: [{name: a}")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, ", {name: b%d}", i)
+	}
+	b.WriteString("]\nlinks: [")
+	for i := 1; i < n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "{a: {node: a, port: f%d}, b: {node: b%d, port: f}}", i, i)
+	}
+	b.WriteString("]\nhosts: [{name: h, node: a, port: c}]\n")
+	return b.String()
+}
+
+// A node may have as many ports as its datapath takes, not one more.
+func TestPortsPerNode(t *testing.T) {
+	if _, _, err := Parse([]byte(portsYAML(dpconfig.MaxPorts))); err != nil {
+		t.Fatalf("%d ports: %v", dpconfig.MaxPorts, err)
+	}
+	if _, _, err := Parse([]byte(portsYAML(dpconfig.MaxPorts + 1))); err == nil {
+		t.Fatalf("%d ports: accepted", dpconfig.MaxPorts+1)
 	}
 }

@@ -5,7 +5,7 @@
 #ifndef E3_LIMITS_GEN_H
 #define E3_LIMITS_GEN_H
 
-#define E3_MAX_PORTS      64           /* ports */
+#define E3_MAX_PORTS      32           /* ports a node takes, fabric and customer: a label entry's in_ports is a set of 32 port ids, and DPDK as Debian builds it has 32 (RTE_MAX_ETHPORTS) */
 #define E3_MAX_WORKERS    16           /* worker lcores */
 #define E3_MAX_QUEUES     8            /* rx queues per port */
 #define E3_MAX_NEXTHOPS   4096         /* nexthop ids: 0..MAX_NEXTHOPS-1 */

@@ -13,6 +13,10 @@
 #include "worker/stats.h"
 #include "worker/worker.h"
 
+/* The controller refuses a topology that puts more than E3_MAX_PORTS ports on
+ * a node: each must be a DPDK port here. */
+_Static_assert(E3_MAX_PORTS <= RTE_MAX_ETHPORTS, "E3_MAX_PORTS: each port is a DPDK port");
+
 /* ---- ports -------------------------------------------------------------- */
 
 /* A fabric port's MAC changed: the nexthops on it carry it as source. */
@@ -72,8 +76,8 @@ int e3_node_port_add(const struct e3_port_conf *in, char *err)
 				      (int)dn, c.devargs, o->conf.name);
 	}
 	if (p == NULL) {
-		if (n_ports >= E3_MAX_PORTS || n_ports >= RTE_MAX_ETHPORTS)
-			return E3_ERR(err, E3_ENOSPC, "at most %u ports", RTE_MIN(E3_MAX_PORTS, RTE_MAX_ETHPORTS));
+		if (n_ports >= E3_MAX_PORTS)
+			return E3_ERR(err, E3_ENOSPC, "at most %u ports", E3_MAX_PORTS);
 		e3_workers_auto(&c);
 		int rc = e3_port_open(&c, &p, err);
 
