@@ -1,7 +1,10 @@
 """Constants and helpers of the control-plane tests (tests/control)."""
 import re
 import time
+import urllib.request
 from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from lab.control import wait_for
 from lab.traffic import ping_until
@@ -126,3 +129,18 @@ def settled(lab, cp):
     wait_for("no repair held back", generation_still, timeout=60)
     cp.wait_converged()
     first_contact(lab, "h1", RED_H2)
+
+
+def scrape(url, token=None, context=None):
+    """{(sample name, frozenset(labels)): value} of a /metrics page."""
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(req, timeout=30, context=context) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = r.read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            key = (s.name, frozenset(s.labels.items()))
+            assert key not in out, f"duplicate series {key}"
+            out[key] = s.value
+    return out

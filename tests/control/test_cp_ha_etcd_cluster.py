@@ -19,7 +19,7 @@ import time
 import pytest
 
 from cplib import (BLUE, BLUE_H5, EXT_API_PORT, EXT_API_PORT2, EXT_ETCD_BASE, FABRIC, RED, RED_H2, clean_ping,
-                   ensure_service, first_contact)
+                   ensure_service, first_contact, scrape)
 from lab.control import ETCD, ControlPlane, EtcdCluster, LabError, wait_for
 
 
@@ -60,6 +60,11 @@ def test_control_plane_survives_losing_an_etcd_member(lab, cluster, ext_cp):
     cp.wait_converged()
     first_contact(lab, "h1", RED_H2)
     clean_ping(lab, "h1", RED_H2)
+    # The controller follows the cluster's database against etcd's default
+    # quota, through the members' authentication and TLS.
+    m = scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())
+    assert m[("e3_controller_etcd_quota_bytes", frozenset())] == 2 << 30
+    assert m[("e3_controller_etcd_db_bytes", frozenset())] > 0
 
     # Kill the raft leader: the hardest member to lose (an election follows).
     victim = wait_for("an etcd leader", lambda: etcd_leader(cluster))

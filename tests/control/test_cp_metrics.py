@@ -4,28 +4,11 @@ its datapath's counters (the values the datapath answers, read before and
 after the scrape), and the controller's /metrics the fabric's state, its
 costs and its events, behind the API's tokens."""
 import urllib.error
-import urllib.request
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-from cplib import REPO, RED_H2
+from cplib import REPO, RED_H2, scrape
 from lab.traffic import ping
-
-
-def scrape(url, token=None, context=None):
-    """{(sample name, frozenset(labels)): value} of a /metrics page."""
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
-    with urllib.request.urlopen(req, timeout=30, context=context) as r:
-        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        text = r.read().decode()
-    out = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            key = (s.name, frozenset(s.labels.items()))
-            assert key not in out, f"duplicate series {key}"
-            out[key] = s.value
-    return out
 
 
 def test_agent_metrics_need_the_token_and_bound_connections(services):
@@ -148,6 +131,10 @@ def test_controller_metrics(services, lab):
             sum(s["status"]["state"] == state for s in svcs), state
     assert one(m, "e3_controller_events_total", kind="leader") >= 1
     assert one(m, "e3_controller_etcd_request_seconds_count", method="Range") > 0
+    # etcd's database against its quota (the embedded etcd's, 8 GiB).
+    assert one(m, "e3_controller_etcd_quota_bytes") == 8 << 30
+    assert 0 < one(m, "e3_controller_etcd_db_bytes") < 8 << 30
+    assert one(m, "e3_controller_etcd_full_total") == 0
 
     # A change (a service created and deleted: two commits) is timed.
     cp.create_service("mtest", "eline", ["leaf1:cust1:3201", "leaf3:cust1:3201"])

@@ -47,6 +47,7 @@ func run() error {
 		etcdRoot   = flag.String("etcd-root-credentials", "", "external etcd: root's credentials file, to turn authentication on and issue nodes' credentials")
 		etcdCADir  = flag.String("etcd-ca-dir", "", "external etcd: the directory of the CA that signs its clients' certificates (e3-controller certs)")
 		maxReq     = flag.Uint("etcd-max-request-bytes", 64<<20, "embedded etcd: largest transaction (desired configs of big fabrics are large)")
+		etcdQuota  = flag.String("etcd-quota", "auto", "etcd's backend quota, a size (e.g. 8GiB): the embedded etcd's, or an external cluster's --quota-backend-bytes; new services are refused past 90% of it. auto: 8GiB for the embedded etcd, etcd's default 2GiB for a cluster")
 		listen     = flag.String("listen", "127.0.0.1:8080", "northbound API address")
 		advertise  = flag.String("advertise", "", "this replica's API URL, shown to clients of followers (default http://<listen>)")
 		tokenFile  = flag.String("token-file", "", "file holding the API's admin bearer token (default: <data-dir>/token, created if missing)")
@@ -92,9 +93,13 @@ func run() error {
 		*maxConns = max(int(lim)-512, 16)
 		log.Warn("--max-conns lowered to leave descriptors to etcd", "max_conns", *maxConns, "nofile", lim)
 	}
+	quota, err := quotaOf(*etcdQuota, *endpoints == "")
+	if err != nil {
+		return err
+	}
 	var parties etcdParties
 	if *endpoints == "" {
-		e, p, err := embeddedEtcd(ctx, *dataDir, *etcdListen, *etcdPeer, *maxReq, log)
+		e, p, err := embeddedEtcd(ctx, *dataDir, *etcdListen, *etcdPeer, *maxReq, quota, log)
 		if err != nil {
 			return err
 		}
@@ -132,7 +137,7 @@ func run() error {
 	}
 	c := controller.New(controller.Options{Etcd: cli, LinkCost: *linkCost, IgnoreStatus: *ignore, Advertise: *advertise,
 		Grace: *grace, RepairHold: *hold, LoadWindow: *loadWindow, Reoptimize: *reopt, ReoptimizeGain: *reoptGain,
-		ReoptimizeHold: *reoptHold, Log: log})
+		ReoptimizeHold: *reoptHold, EtcdQuota: quota, Log: log})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

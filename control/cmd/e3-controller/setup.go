@@ -15,6 +15,7 @@ import (
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
 	"github.com/e3fabric/e3fabric/control/internal/etcdauth"
+	"github.com/e3fabric/e3fabric/control/internal/memlimit"
 	"github.com/e3fabric/e3fabric/control/internal/secrets"
 	"github.com/e3fabric/e3fabric/control/internal/store"
 	"github.com/e3fabric/e3fabric/control/internal/topology"
@@ -79,7 +80,27 @@ type etcdParties struct {
 // TLS on its client and peer ports with a CA made in dataDir, and, on first
 // start, authentication with root and the controller's user, whose
 // credentials files it keeps in dataDir.
-func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint, log *slog.Logger) (*embed.Etcd, etcdParties, error) {
+// embeddedQuota is the embedded etcd's backend quota: etcd's suggested
+// largest, four times its default (a fabric's database grows by 18-27 KiB
+// per 8-circuit E-LAN; docs/control-plane.md, "Sizing").
+const embeddedQuota = 8 << 30
+
+// quotaOf reads --etcd-quota.
+func quotaOf(opt string, embedded bool) (int64, error) {
+	switch {
+	case opt != "auto":
+		q, err := memlimit.ParseSize(opt)
+		if err != nil || q == 0 {
+			return 0, fmt.Errorf("--etcd-quota %q: want a size such as 8GiB, or auto", opt)
+		}
+		return q, nil
+	case embedded:
+		return embeddedQuota, nil
+	}
+	return controller.DefaultEtcdQuota, nil
+}
+
+func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint, quota int64, log *slog.Logger) (*embed.Etcd, etcdParties, error) {
 	var p etcdParties
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
 	for flag, raw := range map[string]string{"--etcd-listen": listen, "--etcd-peer-listen": peer} {
@@ -93,7 +114,7 @@ func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint
 	if err != nil {
 		return nil, p, err
 	}
-	o := store.EmbedOptions{DataDir: dataDir + "/etcd", ClientURL: listen, PeerURL: peer, MaxRequest: maxReq,
+	o := store.EmbedOptions{DataDir: dataDir + "/etcd", ClientURL: listen, PeerURL: peer, MaxRequest: maxReq, Quota: quota,
 		CertFile: dataDir + "/etcd-member.crt", KeyFile: dataDir + "/etcd-member.key",
 		CAFile: pki.CAPath(), CRLFile: pki.CRLPath()}
 	if err := pki.ServerFiles(o.CertFile, o.KeyFile, "e3-controller-etcd", hosts); err != nil {

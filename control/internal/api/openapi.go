@@ -56,7 +56,7 @@ var errorText = map[int]string{
 	http.StatusTooManyRequests:       "this client has too many requests (or this token too many streams) in progress",
 	http.StatusNotImplemented:        "not offered by this controller",
 	http.StatusServiceUnavailable:    "this replica is not the leader: send changes to the leader",
-	http.StatusInsufficientStorage:   "a node's labels, ids or MAC table would be exhausted",
+	http.StatusInsufficientStorage:   "a node's labels, ids or MAC table, or etcd's database, would be exhausted",
 	http.StatusGatewayTimeout:        "the controller did not finish in time",
 }
 

@@ -450,6 +450,10 @@ func (c *Controller) recompute(ctx context.Context, st *state, ch *change, names
 func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	begin := time.Now()
 	c.metrics.compute.Observe(begin.Sub(ch.start).Seconds())
+	if err := c.admitRoom(st, ch); err != nil {
+		ch.abort()
+		return err
+	}
 	topo := st.topo
 	if ch.topo != nil {
 		topo = ch.topo
@@ -490,7 +494,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	step, err := c.prepare(ctx, w, ch.del, keptLinks(st.topo, ch.topo))
 	if err != nil {
 		ch.abort()
-		return errorf(KindInternal, "%v", err)
+		return err
 	}
 	up := map[string]bool{} // the agents a third step waits for: those keeping up
 	if step != nil && len(step.retire) > 0 {
@@ -566,7 +570,7 @@ func (c *Controller) commit(ctx context.Context, st *state, ch *change) error {
 	r, err := c.opt.Etcd.Txn(ctx).If(st.fence).Then(ops...).Commit()
 	if err != nil {
 		ch.abort()
-		return errorf(KindInternal, "etcd transaction: %v", err)
+		return c.etcdFailed(err)
 	}
 	if !r.Succeeded {
 		ch.abort()

@@ -76,7 +76,11 @@ type Options struct {
 	// the agents to apply its first (prepare.go; default
 	// DefaultPrepareWait).
 	PrepareWait time.Duration
-	Log         *slog.Logger
+	// EtcdQuota is etcd's backend quota in bytes (default
+	// DefaultEtcdQuota, etcd's own): new services are refused near it
+	// (room.go).
+	EtcdQuota int64
+	Log       *slog.Logger
 }
 
 // Controller is one replica.
@@ -91,6 +95,7 @@ type Controller struct {
 	// failedAt: when the first report of a change not yet repaired came in.
 	failedAt time.Time
 	metrics  *metrics
+	room     storeRoom // etcd's database against its quota
 }
 
 type svcState struct {
@@ -204,7 +209,12 @@ func New(o Options) *Controller {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Controller{opt: o, log: o.Log, ready: make(chan struct{}), metrics: newMetrics()}
+	if o.EtcdQuota == 0 {
+		o.EtcdQuota = DefaultEtcdQuota
+	}
+	c := &Controller{opt: o, log: o.Log, ready: make(chan struct{}), metrics: newMetrics()}
+	c.room.quota = o.EtcdQuota
+	return c
 }
 
 // Run campaigns for leadership and, while leader, follows agents' status.
@@ -214,6 +224,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return err
 	}
 	close(c.ready)
+	go c.room.follow(ctx, c.opt.Etcd)
 	for ctx.Err() == nil {
 		if err := c.lead(ctx); err != nil && ctx.Err() == nil {
 			c.log.Error("leadership ended", "err", err)

@@ -19,6 +19,8 @@ type metrics struct {
 	events  *prometheus.CounterVec
 	steps   *prometheus.CounterVec // changes written in two steps (prepare.go), by outcome
 	held    *prometheus.CounterVec // changes whose removals waited for a third step (prepare.go), by outcome
+	// storeFull counts changes refused for etcd's quota (room.go).
+	storeFull prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -38,6 +40,8 @@ func newMetrics() *metrics {
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e3_controller_held_removals_total",
 			Help: "Changes whose removals stayed until the agents had applied them (make-before-break across nodes), by whether every agent applied the change in time (applied) or not (late)."},
 			[]string{"outcome"}),
+		storeFull: prometheus.NewCounter(prometheus.CounterOpts{Name: "e3_controller_etcd_full_total",
+			Help: "Changes refused because etcd's database was near its quota (new services) or at it (any write)."}),
 	}
 	for _, o := range []string{"applied", "late"} {
 		m.steps.WithLabelValues(o) // exported from the start, at 0
@@ -49,7 +53,15 @@ func newMetrics() *metrics {
 // Collectors returns the controller's metrics, for a registry.
 func (c *Controller) Collectors() []prometheus.Collector {
 	m := c.metrics
-	return []prometheus.Collector{m.compute, m.commit, m.repair, m.events, m.steps, m.held, stateCollector{c}}
+	room := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "e3_controller_etcd_db_bytes",
+			Help: "The largest etcd member's database file, as last read (every 5 s)."},
+			func() float64 { return float64(c.room.size.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "e3_controller_etcd_quota_bytes",
+			Help: "etcd's backend quota, as the controller knows it (--etcd-quota); new services are refused past 90% of it."},
+			func() float64 { return float64(c.room.quota) }),
+	}
+	return append([]prometheus.Collector{m.compute, m.commit, m.repair, m.events, m.steps, m.held, m.storeFull, stateCollector{c}}, room...)
 }
 
 func (m *metrics) observeEvent(e model.Event) {

@@ -356,7 +356,7 @@ func (c *Controller) writePrepared(ctx context.Context, st *state, p *preparing)
 	ops = append(ops, clientv3.OpPut(store.GenerationKey, fmt.Sprint(gen)))
 	r, err := c.opt.Etcd.Txn(ctx).If(st.fence).Then(ops...).Commit()
 	if err != nil {
-		return nil, errorf(KindInternal, "etcd transaction: %v", err)
+		return nil, c.etcdFailed(err)
 	}
 	if !r.Succeeded {
 		return nil, errorf(KindNotLeader, "lost leadership before writing")

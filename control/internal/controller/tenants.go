@@ -99,7 +99,7 @@ func (c *Controller) DeleteTenant(ctx context.Context, name string) error {
 func (c *Controller) txn(ctx context.Context, st *state, ops ...clientv3.Op) error {
 	r, err := c.opt.Etcd.Txn(ctx).If(st.fence).Then(ops...).Commit()
 	if err != nil {
-		return errorf(KindInternal, "etcd: %v", err)
+		return c.etcdFailed(err)
 	}
 	if !r.Succeeded {
 		return errorf(KindNotLeader, "leadership lost")
