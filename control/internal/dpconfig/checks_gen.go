@@ -164,8 +164,8 @@ func (x *Label) checkParams(bad func(format string, a ...any)) {
 		checkRange(bad, "circuit", *x.Circuit, 0, 65535)
 	}
 	if len(x.InPorts) > 0 {
-		if len(x.InPorts) > 16 {
-			bad("in_ports: %d of them, want at most 16", len(x.InPorts))
+		if len(x.InPorts) > 32 {
+			bad("in_ports: %d of them, want at most 32", len(x.InPorts))
 		}
 		for i := range x.InPorts {
 			if n := len(x.InPorts[i]); n < 1 || n > 31 {

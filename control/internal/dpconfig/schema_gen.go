@@ -15,7 +15,7 @@ const (
 	MaxBranches    = 256       // flood branches per service or REPLICATE entry
 	MaxELineCopies = 1         // an E-Line's branches: the other end's new place during a move
 	MaxSessions    = 4096      // BFD session ids (and protection bytes): 0..MAX_SESSIONS-1
-	MaxInPorts     = 16        // ports a label entry takes frames from
+	MaxInPorts     = 32        // ports a label entry takes frames from: any of its node's (MAX_PORTS)
 	MaxECMPs       = 65536     // ECMP groups per node
 	MaxECMPMembers = 8         // NHLFEs an ECMP group spreads flows over
 	MaxPeers       = 8         // other leaves of a circuit's multi-homed segment

@@ -16,7 +16,7 @@
 #define E3_MAX_BRANCHES   256          /* flood branches per service or REPLICATE entry */
 #define E3_MAX_ELINE_COPIES 1            /* an E-Line's branches: the other end's new place during a move */
 #define E3_MAX_SESSIONS   4096         /* BFD session ids (and protection bytes): 0..MAX_SESSIONS-1 */
-#define E3_MAX_IN_PORTS   16           /* ports a label entry takes frames from */
+#define E3_MAX_IN_PORTS   32           /* ports a label entry takes frames from: any of its node's (MAX_PORTS) */
 #define E3_MAX_ECMPS      65536        /* ECMP groups per node */
 #define E3_MAX_ECMP_MEMBERS 8            /* NHLFEs an ECMP group spreads flows over */
 #define E3_MAX_PEERS      8            /* other leaves of a circuit's multi-homed segment */

@@ -137,6 +137,10 @@ static int service_typed(uint32_t id, uint8_t type, char *err)
 	return 0;
 }
 
+/* A label entry may take frames from every port of its node: the
+ * controller never has to leave one out. */
+_Static_assert(E3_MAX_IN_PORTS == E3_MAX_PORTS, "in_ports: any of the node's ports");
+
 static int label_validate(const struct e3_label_conf *c, char *err)
 {
 	if (c->label < E3_LABEL_MIN || c->label >= E3_LABEL_SPACE)
