@@ -193,14 +193,8 @@ func additions(was, cur *dpconfig.Fragment) (add *dpconfig.Fragment, broke bool)
 		services[x.Key()] = x
 	}
 	for _, x := range cur.Labels {
-		if _, ok := labels[x.Key()]; ok || x.Circuit != nil || x.Session != nil ||
-			!refsIn(have, x.NHLFE, x.Branches, nil) {
+		if !standsAlone(x, labels, services, have) {
 			continue
-		}
-		if x.Service != nil {
-			if _, ok := services[fmt.Sprint(*x.Service)]; !ok {
-				continue
-			}
 		}
 		a.Labels = append(a.Labels, x)
 	}
@@ -269,13 +263,8 @@ func retirements(was, cur *dpconfig.Fragment, links map[uint32]bool) *dpconfig.F
 		}
 	}
 	for _, x := range was.Labels {
-		if _, ok := labels[x.Key()]; ok || x.Circuit != nil || x.Session != nil || !refsIn(in, x.NHLFE, x.Branches) {
+		if !standsAlone(x, labels, services, in) {
 			continue
-		}
-		if x.Service != nil {
-			if _, ok := services[fmt.Sprint(*x.Service)]; !ok {
-				continue
-			}
 		}
 		r.Labels = append(r.Labels, x)
 		if x.NHLFE != nil {
@@ -292,6 +281,23 @@ func retirements(was, cur *dpconfig.Fragment, links map[uint32]bool) *dpconfig.F
 }
 
 // refsIn says whether every NHLFE named (one, and the lists) is had.
+// standsAlone says whether label x, which one side of a change has, may be
+// on the node in a step of its own (added before the change, or removed
+// after it): the other side has no such label, x has no circuit or session
+// (those come and go with the change), every NHLFE it uses is there (has)
+// and its service, if any, is on the node.
+func standsAlone(x dpconfig.Label, other map[string]dpconfig.Label, services map[string]dpconfig.Service, has func(uint32) bool) bool {
+	if _, ok := other[x.Key()]; ok || x.Circuit != nil || x.Session != nil || !refsIn(has, x.NHLFE, x.Branches) {
+		return false
+	}
+	if x.Service != nil {
+		if _, ok := services[fmt.Sprint(*x.Service)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func refsIn(had func(uint32) bool, one *uint32, lists ...[]uint32) bool {
 	if one != nil && !had(*one) {
 		return false
