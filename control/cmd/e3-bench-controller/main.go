@@ -49,8 +49,10 @@ func run() error {
 	var (
 		services = flag.Int("services", 10000, "E-LAN services to create")
 		circuits = flag.Int("circuits", 8, "circuits (on distinct leaves) per service")
-		spines   = flag.Int("spines", 4, "spine nodes")
+		spines   = flag.Int("spines", 4, "spine nodes (with --pods: each pod's)")
 		leaves   = flag.Int("leaves", 32, "leaf nodes")
+		pods     = flag.Int("pods", 0, "three tiers: the leaves in this many pods, each with --spines spines of its own, joined by --supers super spines (0: two tiers)")
+		supers   = flag.Int("supers", 0, "with --pods: super spines, each linked to every pod's spines")
 		batch    = flag.Int("batch", 500, "services per transaction")
 		port     = flag.Int("etcd-port", 23798, "embedded etcd client port (peer = port+1); a cluster's members use port+2i and port+2i+1")
 		members  = flag.Int("etcd-cluster", 0, "run against an etcd cluster of this many member processes (mutual TLS, authentication on) instead of an embedded etcd")
@@ -130,11 +132,20 @@ func run() error {
 	}
 	specs := workload(*services, *circuits, *leaves)
 	topo := fabric(*spines, *leaves, customerPorts(specs))
+	shape := fmt.Sprintf("%d x %d", *spines, *leaves)
+	if *pods > 0 {
+		if *leaves%*pods != 0 || *supers < 1 {
+			return fmt.Errorf("--pods %d: want --leaves a multiple of it and --supers > 0", *pods)
+		}
+		topo = clos(*pods, *spines, *supers, *leaves, customerPorts(specs))
+		shape = fmt.Sprintf("%d pods x (%d x %d) + %d", *pods, *spines, *leaves / *pods, *supers)
+	}
 	if err := c.ImportTopology(ctx, topo, nil); err != nil {
 		return err
 	}
-	fmt.Printf("fabric: %d spines, %d leaves; %d E-LAN services x %d circuits, %d per transaction; %s; %s\n",
-		*spines, *leaves, *services, *circuits, *batch, where, memNote)
+	fmt.Printf("fabric: %s (spines x leaves%s); %d E-LAN services x %d circuits, %d per transaction; %s; %s\n",
+		shape, map[bool]string{true: ", three tiers: pods x (spines x leaves) + super spines"}[*pods > 0],
+		*services, *circuits, *batch, where, memNote)
 	if *memprof != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
@@ -307,8 +318,8 @@ func run() error {
 	if cluster != nil {
 		rssCell = fmt.Sprintf("%.0f / %.0f KiB", float64(held)/1024/n, float64(returned)/1024/n)
 	}
-	fmt.Printf("row: | %d | %d x %d | %.1f s (%.2f ms/service) | %.1f ms, %.1f KiB | %s | %.0f KiB | %s | %.0f MiB | %.1f KiB |\n",
-		len(specs), *spines, *leaves, total.Seconds(), float64(total.Microseconds())/1000/n,
+	fmt.Printf("row: | %d | %s | %.1f s (%.2f ms/service) | %.1f ms, %.1f KiB | %s | %.0f KiB | %s | %.0f MiB | %.1f KiB |\n",
+		len(specs), shape, total.Seconds(), float64(total.Microseconds())/1000/n,
 		float64(change.Microseconds())/1000, float64(written)/1024, rssCell, float64(ms.HeapInuse)/1024/n,
 		readyCell, float64(st.DbSize)/(1<<20), float64(biggest)/1024)
 	return nil
@@ -549,6 +560,33 @@ func fabric(spines, leaves, custPorts int) *topology.Topology {
 			t.Links = append(t.Links, topology.Link{
 				A: topology.Endpoint{Node: leaf, Port: fmt.Sprintf("fab%d", s)},
 				B: topology.Endpoint{Node: fmt.Sprintf("spine%d", s), Port: fmt.Sprintf("fab%d", l)}})
+		}
+	}
+	return t
+}
+
+// clos is a three-tier fabric: pods of leaves/pods leaves, each leaf linked
+// to its pod's spines, each pod spine to every super spine.
+func clos(pods, spines, supers, leaves, custPorts int) *topology.Topology {
+	t := fabric(0, leaves, custPorts)
+	per := leaves / pods
+	for k := 1; k <= supers; k++ {
+		t.Nodes = append(t.Nodes, topology.Node{Name: fmt.Sprintf("super%d", k), Role: "spine"})
+	}
+	for p := 1; p <= pods; p++ {
+		for s := 1; s <= spines; s++ {
+			spine := fmt.Sprintf("p%ds%d", p, s)
+			t.Nodes = append(t.Nodes, topology.Node{Name: spine, Role: "spine"})
+			for l := (p-1)*per + 1; l <= p*per; l++ {
+				t.Links = append(t.Links, topology.Link{
+					A: topology.Endpoint{Node: fmt.Sprintf("leaf%d", l), Port: fmt.Sprintf("fab%d", s)},
+					B: topology.Endpoint{Node: spine, Port: fmt.Sprintf("down%d", l-(p-1)*per)}})
+			}
+			for k := 1; k <= supers; k++ {
+				t.Links = append(t.Links, topology.Link{
+					A: topology.Endpoint{Node: spine, Port: fmt.Sprintf("up%d", k)},
+					B: topology.Endpoint{Node: fmt.Sprintf("super%d", k), Port: fmt.Sprintf("p%ds%d", p, s)}})
+			}
 		}
 	}
 	return t
