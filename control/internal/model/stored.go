@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -16,15 +17,15 @@ import (
 // when it would not. Everything else (hops, roles, per-node fragments) is
 // derived again on load.
 type StoredService struct {
-	Spec            ServiceSpec                  `json:"spec"`
-	ID              uint32                       `json:"id"`
-	Generation      int64                        `json:"generation"`
-	NodeGenerations map[string]int64             `json:"node_generations"`
-	Route           StoredRoute                  `json:"route"`
-	Values          map[string]map[string]Deltas `json:"values"`
-	Roles           string                       `json:"roles"`
-	Move            *Move                        `json:"move,omitempty"`
-	Peers           map[string]string            `json:"peers,omitempty"`
+	Spec            ServiceSpec       `json:"spec"`
+	ID              uint32            `json:"id"`
+	Generation      int64             `json:"generation"`
+	NodeGenerations NodeGenerations   `json:"node_generations"`
+	Route           StoredRoute       `json:"route"`
+	Values          StoredValues      `json:"values"`
+	Roles           string            `json:"roles"`
+	Move            *Move             `json:"move,omitempty"`
+	Peers           map[string]string `json:"peers,omitempty"`
 }
 
 // Deltas is a list of values stored as the first and then each one's
@@ -49,23 +50,90 @@ func (d Deltas) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the differences back into values.
 func (d *Deltas) UnmarshalJSON(b []byte) error {
 	sc := scanner{b: b}
-	in := sc.ints()
+	out := sc.deltas()
 	if sc.peek() != 0 {
 		sc.fail("unexpected data after the array")
 	}
 	if sc.err != nil {
 		return fmt.Errorf("values %.40s: %w", b, sc.err)
 	}
-	out := make(Deltas, len(in))
-	v := int64(0)
-	for i, x := range in {
-		v += int64(x)
-		if v < 0 || v > 1<<32-1 {
-			return fmt.Errorf("value %d out of range", v)
-		}
-		out[i] = uint32(v)
-	}
 	*d = out
+	return nil
+}
+
+// deltas reads a Deltas array (null: empty).
+func (s *scanner) deltas() Deltas {
+	out := Deltas{}
+	if s.word("null") {
+		return out
+	}
+	s.open('[')
+	if s.peek() == ']' {
+		s.i++
+		return out
+	}
+	v := int64(0)
+	for s.err == nil {
+		if v += int64(s.int()); v < 0 || v > 1<<32-1 {
+			s.fail(fmt.Sprintf("value %d out of range", v))
+			return nil
+		}
+		out = append(out, uint32(v))
+		if !s.more() {
+			break
+		}
+	}
+	s.open(']')
+	return out
+}
+
+// NodeGenerations is the generation of each node a service's last change
+// wrote. It and StoredValues are read by hand: encoding/json's generic
+// path for maps was most of a stored record's decoding, and a new leader
+// decodes every record.
+type NodeGenerations map[string]int64
+
+// UnmarshalJSON reads {"node": generation, ...}.
+func (g *NodeGenerations) UnmarshalJSON(b []byte) error {
+	sc := scanner{b: b}
+	out := NodeGenerations{}
+	null := sc.object(func(node string) { out[node] = int64(sc.int()) })
+	if sc.peek() != 0 {
+		sc.fail("unexpected data after the object")
+	}
+	if sc.err != nil {
+		// Names with escapes: JSON all the same.
+		return json.Unmarshal(b, (*map[string]int64)(g))
+	}
+	if null {
+		out = nil
+	}
+	*g = out
+	return nil
+}
+
+// StoredValues are a record's values by node and kind.
+type StoredValues map[string]map[string]Deltas
+
+// UnmarshalJSON reads {"node": {"kind": deltas, ...}, ...}.
+func (v *StoredValues) UnmarshalJSON(b []byte) error {
+	sc := scanner{b: b}
+	out := StoredValues{}
+	null := sc.object(func(node string) {
+		kinds := map[string]Deltas{}
+		sc.object(func(kind string) { kinds[kind] = sc.deltas() })
+		out[node] = kinds
+	})
+	if sc.peek() != 0 {
+		sc.fail("unexpected data after the object")
+	}
+	if sc.err != nil {
+		return json.Unmarshal(b, (*map[string]map[string]Deltas)(v))
+	}
+	if null {
+		out = nil
+	}
+	*v = out
 	return nil
 }
 
@@ -247,6 +315,52 @@ func (s *scanner) int() int {
 		return -v
 	}
 	return v
+}
+
+// object reads null (reporting it) or an object, calling member with each
+// key to read its value. Keys are names without escapes (nodes, kinds).
+func (s *scanner) object(member func(key string)) (null bool) {
+	if s.word("null") {
+		return true
+	}
+	s.open('{')
+	if s.peek() == '}' {
+		s.i++
+		return false
+	}
+	for s.err == nil {
+		key := s.str()
+		s.open(':')
+		if s.err != nil {
+			break
+		}
+		member(key)
+		if !s.more() {
+			break
+		}
+	}
+	s.open('}')
+	return false
+}
+
+// str reads a string without escapes.
+func (s *scanner) str() string {
+	s.open('"')
+	start := s.i
+	for s.err == nil && s.i < len(s.b) && s.b[s.i] != '"' {
+		if s.b[s.i] == '\\' || s.b[s.i] < 0x20 {
+			s.fail("want a name without escapes")
+			return ""
+		}
+		s.i++
+	}
+	if s.i >= len(s.b) {
+		s.fail("unterminated string")
+		return ""
+	}
+	out := string(s.b[start:s.i])
+	s.i++
+	return out
 }
 
 // ints reads null (nil) or an array of integers (never nil).

@@ -18,6 +18,11 @@ func TestStoredEncoding(t *testing.T) {
 		{Deltas{16, 17, 18, 40, 20}, `[16,1,1,22,-20]`},
 		{Deltas{}, `[]`},
 		{Deltas(nil), `[]`},
+		{NodeGenerations{"leaf1": 7, "spine-2": 1 << 40}, `{"leaf1":7,"spine-2":1099511627776}`},
+		{NodeGenerations{}, `{}`},
+		{StoredValues{"leaf1": {"label": {16, 17}, "nhlfe": {}}, "spine1": {"label": {20}}},
+			`{"leaf1":{"label":[16,1],"nhlfe":[]},"spine1":{"label":[20]}}`},
+		{StoredValues{}, `{}`},
 	} {
 		b, err := json.Marshal(tc.v)
 		if err != nil {
@@ -57,10 +62,30 @@ func TestStoredDecodingRefuses(t *testing.T) {
 		{new(Deltas), `[1,"2"]`},
 		{new(Deltas), `[1,-2]`},
 		{new(Deltas), `[1e3]`},
+		{new(NodeGenerations), `{"leaf1":1.5}`},
+		{new(NodeGenerations), `{"leaf1":1,}`},
+		{new(NodeGenerations), `{"leaf1" 1}`},
+		{new(NodeGenerations), `[1]`},
+		{new(StoredValues), `{"leaf1":{"label":[1,"2"]}}`},
+		{new(StoredValues), `{"leaf1":[1]}`},
+		{new(StoredValues), `{"leaf1":{"label":[1]}} x`},
 	} {
 		if err := json.Unmarshal([]byte(tc.in), tc.v); err == nil {
 			t.Errorf("%s: read as %+v, want an error", tc.in, tc.v)
 		}
+	}
+	// Names with escapes are JSON too, read the slow way; so is null.
+	var g NodeGenerations
+	if err := json.Unmarshal([]byte(`{"le\u0061f1": 3}`), &g); err != nil || !reflect.DeepEqual(g, NodeGenerations{"leaf1": 3}) {
+		t.Errorf("escaped name: %+v, %v", g, err)
+	}
+	if err := json.Unmarshal([]byte(`null`), &g); err != nil || g != nil {
+		t.Errorf("null: %+v, %v", g, err)
+	}
+	var v StoredValues
+	if err := json.Unmarshal([]byte(` { "leaf1" : { "label" : [ 16 , 1 ] } } `), &v); err != nil ||
+		!reflect.DeepEqual(v, StoredValues{"leaf1": {"label": {16, 17}}}) {
+		t.Errorf("with spaces: %+v, %v", v, err)
 	}
 	// White space between the elements is JSON too.
 	var u StoredUnicast
