@@ -63,27 +63,17 @@ func (d *Deltas) UnmarshalJSON(b []byte) error {
 
 // deltas reads a Deltas array (null: empty).
 func (s *scanner) deltas() Deltas {
-	out := Deltas{}
-	if s.word("null") {
-		return out
-	}
-	s.open('[')
-	if s.peek() == ']' {
-		s.i++
-		return out
-	}
-	v := int64(0)
-	for s.err == nil {
+	out, v := Deltas{}, int64(0)
+	s.list(func() {
 		if v += int64(s.int()); v < 0 || v > 1<<32-1 {
 			s.fail(fmt.Sprintf("value %d out of range", v))
-			return nil
+			return
 		}
 		out = append(out, uint32(v))
-		if !s.more() {
-			break
-		}
+	})
+	if s.err != nil {
+		return nil
 	}
-	s.open(']')
 	return out
 }
 
@@ -320,27 +310,12 @@ func (s *scanner) int() int {
 // object reads null (reporting it) or an object, calling member with each
 // key to read its value. Keys are names without escapes (nodes, kinds).
 func (s *scanner) object(member func(key string)) (null bool) {
-	if s.word("null") {
-		return true
-	}
-	s.open('{')
-	if s.peek() == '}' {
-		s.i++
-		return false
-	}
-	for s.err == nil {
+	return s.seq('{', '}', func() {
 		key := s.str()
-		s.open(':')
-		if s.err != nil {
-			break
+		if s.open(':'); s.err == nil {
+			member(key)
 		}
-		member(key)
-		if !s.more() {
-			break
-		}
-	}
-	s.open('}')
-	return false
+	})
 }
 
 // str reads a string without escapes.
@@ -365,23 +340,36 @@ func (s *scanner) str() string {
 
 // ints reads null (nil) or an array of integers (never nil).
 func (s *scanner) ints() []int {
-	if s.word("null") {
+	out := []int{}
+	if s.list(func() { out = append(out, s.int()) }) {
 		return nil
 	}
-	s.open('[')
-	out := []int{}
-	if s.peek() == ']' {
+	return out
+}
+
+// list reads null (reporting it) or an array, calling elem to read each
+// element.
+func (s *scanner) list(elem func()) (null bool) { return s.seq('[', ']', elem) }
+
+// seq reads null (reporting it) or the elements between begin and end,
+// separated by commas, calling elem to read each.
+func (s *scanner) seq(begin, end byte, elem func()) (null bool) {
+	if s.word("null") {
+		return true
+	}
+	s.open(begin)
+	if s.peek() == end {
 		s.i++
-		return out
+		return false
 	}
 	for s.err == nil {
-		out = append(out, s.int())
+		elem()
 		if !s.more() {
 			break
 		}
 	}
-	s.open(']')
-	return out
+	s.open(end)
+	return false
 }
 
 // StoreRoute returns r in stored form.
