@@ -76,10 +76,6 @@ type etcdParties struct {
 	pki        *etcdauth.PKI
 }
 
-// embeddedEtcd starts the embedded etcd secured (docs/security.md): mutual
-// TLS on its client and peer ports with a CA made in dataDir, and, on first
-// start, authentication with root and the controller's user, whose
-// credentials files it keeps in dataDir.
 // embeddedQuota is the embedded etcd's backend quota: etcd's suggested
 // largest, four times its default (a fabric's database grows by 18-27 KiB
 // per 8-circuit E-LAN; docs/control-plane.md, "Sizing").
@@ -100,6 +96,10 @@ func quotaOf(opt string, embedded bool) (int64, error) {
 	return controller.DefaultEtcdQuota, nil
 }
 
+// embeddedEtcd starts the embedded etcd secured (docs/security.md): mutual
+// TLS on its client and peer ports with a CA made in dataDir, and, on first
+// start, authentication with root and the controller's user, whose
+// credentials files it keeps in dataDir.
 func embeddedEtcd(ctx context.Context, dataDir, listen, peer string, maxReq uint, quota int64, log *slog.Logger) (*embed.Etcd, etcdParties, error) {
 	var p etcdParties
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
