@@ -139,7 +139,13 @@ def test_controller_metrics(services, lab):
     # A change (a service created and deleted: two commits) is timed.
     cp.create_service("mtest", "eline", ["leaf1:cust1:3201", "leaf3:cust1:3201"])
     cp.e3ctl("service", "delete", "mtest")
+    # A refused change is counted by its error's code.
+    bad = cp.e3ctl("service", "create", "eline", "mbad", "--circuit", "leaf1:cust1:3202",
+                   "--circuit", "leaf9:cust1:3202", check=False)
+    assert bad.returncode == 1 and "leaf9" in bad.stderr, bad.stderr
     after = scrape(cp.metrics_url(), token=cp.read_token, context=cp.ssl_context())
+    assert one(after, "e3_controller_api_errors_total", code="not_found") == \
+        one(m, "e3_controller_api_errors_total", code="not_found") + 1
     for name in ("e3_controller_commit_seconds_count", "e3_controller_compute_seconds_count"):
         assert one(after, name) >= one(m, name) + 2, name
     txns = lambda x: sum(series(x, "e3_controller_etcd_request_seconds_count", method="Txn").values())  # noqa: E731

@@ -88,11 +88,13 @@ type Server struct {
 	// Requests refused for their token (401, 403), for a client's busy
 	// requests (429) and for a body that came too slowly (408).
 	unauthorized, forbidden, busyClient, slowBody atomic.Uint64
-	busyMu                                        sync.Mutex
-	busy                                          map[string]int                // requests in progress by client address
-	ops                                           []op                          // what handle registered: the document's source
-	openapi                                       []byte                        // the document (GET /openapi.json)
-	validators                                    map[string]*jsonschema.Schema // each body's schema, by pattern
+	// Requests answered with an error of the API's (400-507), by its code.
+	errs       *prometheus.CounterVec
+	busyMu     sync.Mutex
+	busy       map[string]int                // requests in progress by client address
+	ops        []op                          // what handle registered: the document's source
+	openapi    []byte                        // the document (GET /openapi.json)
+	validators map[string]*jsonschema.Schema // each body's schema, by pattern
 }
 
 // OpenAPI is the server's OpenAPI document.
@@ -113,7 +115,15 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	if cfg.BodyGrace <= 0 {
 		cfg.BodyGrace = DefaultBodyGrace
 	}
-	s := &Server{Config: cfg, c: c, log: log, mux: http.NewServeMux(), busy: map[string]int{}}
+	s := &Server{Config: cfg, c: c, log: log, mux: http.NewServeMux(), busy: map[string]int{},
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e3_controller_api_errors_total",
+			Help: "API requests answered with an error, by its code (invalid, not_found, conflict, no_path, " +
+				"no_bandwidth, quota, exhausted, not_leader, timeout, internal, ...): each refused change is counted."},
+			[]string{"code"})}
+	for _, code := range []string{"invalid", "not_found", "conflict", "no_path", "no_bandwidth", "quota", "exhausted",
+		"not_leader", "timeout", "internal"} {
+		s.errs.WithLabelValues(code) // exported from the start, at 0
+	}
 	s.hub = newHub(s, cfg.MaxStreamsPerToken)
 	admin, read := roleAdmin, roleRead
 	nodeParam := map[string]string{"node": "pattern=^[a-z0-9-]{1,15}$"}
@@ -306,10 +316,12 @@ func New(c *controller.Controller, cfg Config, log *slog.Logger) *Server {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
+			s.errs.WithLabelValues("method_not_allowed").Inc()
 			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
 				fmt.Sprintf("%s %s: this endpoint takes %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 			return
 		}
+		s.errs.WithLabelValues("not_found").Inc()
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	return s
@@ -420,6 +432,7 @@ func (s *Server) handle(o op, h handler) {
 			if st >= 500 {
 				s.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
+			s.errs.WithLabelValues(code).Inc()
 			writeFieldError(w, st, code, err.Error(), fieldOf(err))
 			return
 		}
@@ -568,7 +581,7 @@ func (s *Server) Collectors() []prometheus.Collector {
 	}
 	return []prometheus.Collector{refused("unauthorized", &s.unauthorized), refused("forbidden", &s.forbidden),
 		refused("busy_client", &s.busyClient), refused("too_many_streams", &s.hub.refused),
-		refused("slow_body", &s.slowBody)}
+		refused("slow_body", &s.slowBody), s.errs}
 }
 
 // role is what the request's bearer token allows, if it is one of ours.

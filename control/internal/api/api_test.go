@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/e3fabric/e3fabric/control/internal/controller"
@@ -136,10 +137,24 @@ func TestRefusedRequestsChangeNothing(t *testing.T) {
 		{"snapshot with an unknown field", "PUT", "/v1/snapshot", token, `{"version":1,"services":[{"evil":1}]}`, 400, "invalid", "'evil' not allowed"},
 		{"snapshot cut short", "PUT", "/v1/snapshot", token, `{"version":1,"services":[`, 400, "invalid", "cut short"},
 	}
+	api := srv.Config.Handler.(*Server)
+	// Every refusal is counted: for its token, or by its error's code.
+	counted := func(code string) float64 {
+		switch code {
+		case "unauthorized":
+			return float64(api.unauthorized.Load())
+		case "forbidden":
+			return float64(api.forbidden.Load())
+		}
+		return testutil.ToFloat64(api.errs.WithLabelValues(code))
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := storeDump(t, cli)
+			before, n := storeDump(t, cli), counted(tc.code)
 			code, body := call(t, srv, tc.method, tc.path, tc.tok, tc.body)
+			if got := counted(tc.code); got != n+1 {
+				t.Errorf("%s counted %v times, want once", tc.code, got-n)
+			}
 			var e model.APIError
 			if err := json.Unmarshal(body, &e); err != nil {
 				t.Fatalf("error body not JSON: %s", body)
