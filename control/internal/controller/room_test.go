@@ -16,7 +16,9 @@ import (
 // services there can still be changed and removed; at the quota etcd's
 // refusal is a full store (507), not an internal error.
 func TestStoreRoom(t *testing.T) {
-	const quota = 4 << 20
+	// The sizes read lag the writes by up to the backend's commit interval
+	// (100 ms of creates here): the 10% left must hold more than that.
+	const quota = 8 << 20
 	cli := storetest.StartQuota(t, 23824, quota)
 	ctx := context.Background()
 	c, _ := start(t, cli, Options{IgnoreStatus: true, EtcdQuota: quota})
