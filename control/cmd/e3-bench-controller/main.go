@@ -131,21 +131,23 @@ func run() error {
 		return err
 	}
 	specs := workload(*services, *circuits, *leaves)
-	topo := fabric(*spines, *leaves, customerPorts(specs))
-	shape := fmt.Sprintf("%d x %d", *spines, *leaves)
-	if *pods > 0 {
+	var topo *topology.Topology
+	shape, reading := fmt.Sprintf("%d x %d", *spines, *leaves), "spines x leaves"
+	if *pods == 0 {
+		topo = fabric(*spines, *leaves, customerPorts(specs))
+	} else {
 		if *leaves%*pods != 0 || *supers < 1 {
 			return fmt.Errorf("--pods %d: want --leaves a multiple of it and --supers > 0", *pods)
 		}
 		topo = clos(*pods, *spines, *supers, *leaves, customerPorts(specs))
 		shape = fmt.Sprintf("%d pods x (%d x %d) + %d", *pods, *spines, *leaves / *pods, *supers)
+		reading = "pods x (spines x leaves) + super spines"
 	}
 	if err := c.ImportTopology(ctx, topo, nil); err != nil {
 		return err
 	}
-	fmt.Printf("fabric: %s (spines x leaves%s); %d E-LAN services x %d circuits, %d per transaction; %s; %s\n",
-		shape, map[bool]string{true: ", three tiers: pods x (spines x leaves) + super spines"}[*pods > 0],
-		*services, *circuits, *batch, where, memNote)
+	fmt.Printf("fabric: %s (%s); %d E-LAN services x %d circuits, %d per transaction; %s; %s\n",
+		shape, reading, *services, *circuits, *batch, where, memNote)
 	if *memprof != "" {
 		runtime.MemProfileRate = 64 << 10
 	}

@@ -280,7 +280,6 @@ func retirements(was, cur *dpconfig.Fragment, links map[uint32]bool) *dpconfig.F
 	return r
 }
 
-// refsIn says whether every NHLFE named (one, and the lists) is had.
 // standsAlone says whether label x, which one side of a change has, may be
 // on the node in a step of its own (added before the change, or removed
 // after it): the other side has no such label, x has no circuit or session
@@ -298,6 +297,7 @@ func standsAlone(x dpconfig.Label, other map[string]dpconfig.Label, services map
 	return true
 }
 
+// refsIn says whether every NHLFE named (one, and the lists) is had.
 func refsIn(had func(uint32) bool, one *uint32, lists ...[]uint32) bool {
 	if one != nil && !had(*one) {
 		return false

@@ -78,13 +78,14 @@ func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 // near its quota.
 func (c *Controller) admitRoom(st *state, ch *change) error {
 	for name := range ch.put {
-		if st.services[name] == nil {
-			if err := c.room.full(); err != nil {
-				c.metrics.storeFull.Inc()
-				return err
-			}
-			return nil
+		if st.services[name] != nil {
+			continue
 		}
+		err := c.room.full()
+		if err != nil {
+			c.metrics.storeFull.Inc()
+		}
+		return err
 	}
 	return nil
 }

@@ -454,23 +454,16 @@ func (t *Topology) Normalize(prev *Topology) error {
 // (dpconfig.MaxPorts, fabric and customer together): the agent could not
 // open the rest, and the services through them would never forward.
 func checkPortsPerNode(ports map[[2]string]string) error {
-	type count struct{ fabric, customer int }
-	per := map[string]*count{}
+	all, fabric := map[string]int{}, map[string]int{}
 	for k, kind := range ports {
-		c := per[k[0]]
-		if c == nil {
-			c = &count{}
-			per[k[0]] = c
-		}
+		all[k[0]]++
 		if kind == "fabric" {
-			c.fabric++
-		} else {
-			c.customer++
+			fabric[k[0]]++
 		}
 	}
-	names := make([]string, 0, len(per))
-	for n, c := range per {
-		if c.fabric+c.customer > dpconfig.MaxPorts {
+	var names []string
+	for n, k := range all {
+		if k > dpconfig.MaxPorts {
 			names = append(names, n)
 		}
 	}
@@ -478,9 +471,9 @@ func checkPortsPerNode(ports map[[2]string]string) error {
 		return nil
 	}
 	sort.Strings(names)
-	c := per[names[0]]
+	n := names[0]
 	err := fmt.Errorf("topology: node %s has %d ports (%d fabric, %d customer): a node's datapath takes at most %d",
-		names[0], c.fabric+c.customer, c.fabric, c.customer, dpconfig.MaxPorts)
+		n, all[n], fabric[n], all[n]-fabric[n], dpconfig.MaxPorts)
 	if len(names) > 1 {
 		err = fmt.Errorf("%w (and %d other nodes have more)", err, len(names)-1)
 	}
