@@ -44,7 +44,8 @@ SETTLE_S = 5.0
 MODES = {
     # Both modes run three interleaved rounds (medians). quick: a quarter
     # hour; full: the sizes of DESIGN.md in about 50 minutes on 2 CPUs.
-    "quick": dict(sizes=[1, 20000], scenarios=["elan-unicast", "label-swap", "pvp-eline"],
+    "quick": dict(sizes=[1, 20000], scenarios=["elan-unicast", "label-swap", "pvp-eline",
+                                               "vm-eline"],
                   trial_s=1.0, latency_s=1.0, warmup_s=0.3, rounds=3,
                   tolerance=0.05, max_trials=5),
     "full": dict(sizes=[1, 2000, 20000, 200000, 1000000],
@@ -152,7 +153,7 @@ class Bench:
         # A lane of the generator per worker, as far as it has CPUs; a
         # lane with more than one queue serves them in turn.
         lanes = lay.gen[:min(len(lay.gen), workers)]
-        vm_idle = scn.vm and not lay.vm_alone()
+        vm_idle = scn.pvp and not lay.vm_alone()
         sws, sessions, plans, info = {}, {}, {}, {}
         os.makedirs(WORKDIR, exist_ok=True)
         try:
@@ -177,7 +178,8 @@ class Bench:
                 gen = Pktgen(clients, servers=servers, cpus=lanes, queues=workers, ring=sw.ring,
                              rx_queues=sw.gen_rx_queues, prefix=f"{GEN_PREFIX}{name}",
                              log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir,
-                             idle_sleep_us=VM_IDLE_SLEEP_US if vm_idle else 0)
+                             idle_sleep_us=VM_IDLE_SLEEP_US if vm_idle else 0,
+                             vhost=[sw.vm_socket()] if scn.gen_is_vm else ())
                 try:
                     # The memif servers listen first: the switch's (copy) or
                     # the generator's (zc).
@@ -267,7 +269,7 @@ class Bench:
         """The generator's own ceiling: its streams flat out from memif
         clients to memif servers of its own (the same zero-copy clients as
         in the measurements), for one trial; None if it cannot run."""
-        nports = len(scn.ports)
+        nports = len(scn.ports) + scn.gen_is_vm     # the VM's port looped as a memif one
         socks = [os.path.join(WORKDIR, f"gen-loop-p{i}.sock") for i in range(nports)]
         # The servers are ports 0..n-1 (Pktgen): the streams' ports move up.
         gen = Pktgen(socks, servers=socks, cpus=lanes, queues=queues, prefix=f"{GEN_PREFIX}loop",

@@ -61,7 +61,8 @@ def profile(name, scn, n, seconds, out, huge_dir, pvp_rate):
         sw.start(scn, n)
         gen = Pktgen(sw.sockets(len(scn.ports)), cpu=0, prefix="bn-prof-pg",
                      rx_queues=sw.gen_rx_queues, log=os.path.join(out, "pktgen-profile.log"),
-                     huge_dir=huge_dir, idle_sleep_us=VM_IDLE_SLEEP_US if scn.vm else 0)
+                     huge_dir=huge_dir, idle_sleep_us=VM_IDLE_SLEEP_US if scn.pvp else 0,
+                     vhost=[sw.vm_socket()] if scn.gen_is_vm else ())
         sess = Session(gen, plan.streams, learn=plan.learn)
         sw.forward()
         sess.trial(rate=10000, duration=0.2, learn=True, timeout=600)
@@ -69,7 +70,7 @@ def profile(name, scn, n, seconds, out, huge_dir, pvp_rate):
         result = {}
         sw.runtime_clear()
         load = threading.Thread(target=lambda: result.update(
-            sess.trial(rate=pvp_rate if scn.vm else 0, duration=seconds + 2, warmup=0.5,
+            sess.trial(rate=pvp_rate if scn.pvp else 0, duration=seconds + 2, warmup=0.5,
                        verify=False)))
         load.start()
         subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "2999", "-p",
@@ -110,7 +111,7 @@ def main():
             scn_name, n = item.split("=")
             scn, n = BY_NAME[scn_name], int(n)
             how = (f"each switch offered {args.pvp_rate / 1e6:.2f} Mpps in turn (the VM on the "
-                   "generator's CPU), its cycles per crossing" if scn.vm else
+                   "generator's CPU), its cycles per crossing" if scn.pvp else
                    "each switch flat out in turn, its cycles per frame")
             lines = [f"# {scn.title}, {n} entries, {how} (own accounting) split by perf's samples",
                      "(pushed back: the share of the generator's sends the switch's full "

@@ -18,6 +18,10 @@ PKTGEN = os.environ.get("E3_PKTGEN", os.path.join(ROOT, "build", "bin", "e3-pktg
 # states the same for clarity.
 MEMIF_RING_LOG2 = 14
 MEMIF_RING = 1 << MEMIF_RING_LOG2
+# The generator as a switch's VM: its virtio ring slots each way. As many
+# as a memif ring's: with a VM's 1024 every trial here lost frames to the
+# host's preemptions, down to 2 Mpps.
+VIRTIO_RING = MEMIF_RING
 
 
 def memif_devargs(index, sock, role, zero_copy=False, link_id=None, ring_log2=MEMIF_RING_LOG2):
@@ -59,15 +63,18 @@ class Pktgen:
     ring. Without, plain pages and copy mode (a copy-mode client tops out
     near 15 Mpps here). `servers` adds memif server ports before the clients
     (the generator looped to itself); `idle_sleep_us` makes it sleep when a
-    poll finds nothing to do (a VM shares its CPU)."""
+    poll finds nothing to do (a VM shares its CPU). `vhost` makes it a
+    switch's VM: a virtio_user port on each of those vhost-user sockets,
+    after the memif ports."""
 
     def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
                  rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0, cpus=None, queues=None,
-                 ring=MEMIF_RING):
+                 ring=MEMIF_RING, vhost=()):
         """ring: slots of the memif rings (the client's rsize): a lane
         catching up after a preemption sends at most half of that at once."""
         self.sockets = list(sockets)
         self.servers = list(servers)
+        self.vhost = list(vhost)
         self.cpus = list(cpus) if cpus else [cpu]
         self.queues = queues or len(self.cpus)
         self.rx_queues = max(rx_queues, self.queues)
@@ -75,8 +82,9 @@ class Pktgen:
         self.prefix = prefix
         # Zero-copy clients fill every ring slot with an mbuf of their own.
         nports = len(self.sockets) + len(self.servers)
-        self.mbufs = nports * (self.rx_queues + self.queues) * MEMIF_RING + 8191
-        self.mem_mb = max(mem_mb, self.mbufs * 2304 // 2**20 + 256) if huge_dir else mem_mb
+        self.mbufs = (nports * (self.rx_queues + self.queues) * MEMIF_RING
+                      + len(self.vhost) * 2 * self.queues * VIRTIO_RING + 8191)
+        self.mem_mb = max(mem_mb, self.mbufs * 2304 // 2**20 + 256) if huge_dir or vhost else mem_mb
         self.binary = binary
         self.log = log
         self.huge_dir = huge_dir
@@ -99,8 +107,11 @@ class Pktgen:
         for port, (role, link, sock) in enumerate(servers + clients):
             cmd += ["--vdev", memif_devargs(port, sock, role, zero_copy=zc and role == "client",
                                             link_id=link)]
+        for i, sock in enumerate(self.vhost):
+            cmd += ["--vdev", f"net_virtio_user{i},path={sock},queues={self.queues},"
+                              f"queue_size={VIRTIO_RING}"]
         cmd += ["--", "--queues", str(self.queues), "--rx-queues", str(self.rx_queues)]
-        if zc:
+        if zc or self.vhost:
             # Every RX ring slot holds one of our mbufs, every TX slot one
             # until the server has copied it; plus bursts in hand.
             cmd += ["--mbufs", str(self.mbufs)]

@@ -50,10 +50,16 @@ class Scenario:
     plan: Callable[[str, int], Plan]  # (switch, n) -> Plan
     ovs: OvsPlan
     note: str = ""
-    vm: bool = False                # PVP: the switch also has vm0, a vhost-user port to a VM
+    vm: bool = False                # the switch also has vm0, a vhost-user port to a VM
+    gen_is_vm: bool = False         # ... and the generator is that VM (else testpmd macswap: PVP)
     # PVP: the search starts from this rate, not from a flat-out trial (flat
     # out, the generator would never sleep and the VM would never run).
     bound_pps: float = 0.0
+
+    @property
+    def pvp(self):
+        """A VM process of its own behind vm0, sharing a CPU where it has none."""
+        return self.vm and not self.gen_is_vm
 
 
 def _stream(**kw):
@@ -199,6 +205,22 @@ def _pvp_plan(label):
     return plan
 
 
+# ---- E-Line from and to a VM: the generator is the VM -------------------------
+#
+# PVP without the VM's CPU: the generator's port 1 is a virtio_user port on
+# the switch's vm0 (the VM's side of a vhost-user link), its port 0 the
+# fabric. Each switch receives and sends on its vhost-user port as in PVP,
+# with the generator and the switch each on a CPU of its own.
+
+def _vm_eline_plan(sw, n):
+    if sw == "e3":
+        back = _stream(port=0, frame="mpls", odst=SW_FAB[0], osrc=NBR[0], label=LABEL_ELINE_IN,
+                       src=REMOTE_HOST, dst=HOST)
+    else:
+        back = _stream(port=0, frame="eth", src=REMOTE_HOST, dst=HOST)
+    return Plan(streams=[_stream(port=1, frame="eth", src=HOST, dst=REMOTE_HOST), back])
+
+
 # ---- flooding to K branches ---------------------------------------------------------
 
 def _flood_config(k):
@@ -256,6 +278,14 @@ SCENARIOS = [
              OvsPlan(normal=True), vm=True, bound_pps=4e6,
              note="PVP as above; e3 learns the VM's N addresses on vm0 and the far host behind "
                   "the remote leaf, OVS learns both on its ports."),
+    Scenario("vm-eline", "E-Line, a VM's port both ways: VM <-> switch <-> fabric", ["fabric"],
+             [1], "services", _pvp(_eline_config), _vm_eline_plan, OvsPlan(normal=True),
+             vm=True, gen_is_vm=True,
+             note="The generator is the VM (a virtio_user port on the switch's vhost-user "
+                  "port vm0) and the fabric (memif p0): each frame crosses the switch once, "
+                  "between its vhost-user and memif ports, as each crossing of PVP does, but "
+                  "with no third process on the generator's CPU. OVS: NORMAL bridge, plain "
+                  "Ethernet; the limit: testpmd io between the memif and the vhost port."),
 ] + [
     Scenario(f"flood-{k}", f"Flooding to {k} branch{'es' if k > 1 else ''}",
              ["customer", "fabric"], [1], "branches", (lambda k: lambda n: _flood_config(k))(k),

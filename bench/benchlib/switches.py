@@ -31,6 +31,9 @@ polls there. Where it shares the generator's CPU, it runs at idle priority
 whenever it has nothing to send. Two busy
 pollers sharing one CPU would each run in scheduler slices of milliseconds,
 and even a 16384-slot virtio ring cannot hold a slice's worth of frames.
+A scenario whose generator is the VM (gen_is_vm) starts no VM: the
+generator joins vm0 as a virtio_user port of its own, so the VM's traffic
+is measured with the generator and the switch each on a CPU of its own.
 """
 import os
 import re
@@ -155,9 +158,16 @@ class Switch:
     def forward(self):
         """Called once the generator's links are up (see LinkLimit)."""
 
-    def start_vm(self):
-        """The VM behind vm0: testpmd macswap on virtio_user, at idle
-        priority on the generator's CPU (see the module's doc)."""
+    def start_vm(self, scenario):
+        """The VM behind vm0, once its socket listens: testpmd macswap on
+        virtio_user, at idle priority on the generator's CPU (see the
+        module's doc); none where the generator is the VM."""
+        if not scenario.vm:
+            return
+        wait_for(lambda: os.path.exists(self.vm_socket()), 30, "the switch's vhost-user socket",
+                 self.procs[-1], self.log)
+        if scenario.gen_is_vm:
+            return
         log = os.path.join(self.workdir, f"{self.name}-vm.log")
         mem = host.eal_mem_args(self.huge_dir, 512)
         if self.huge_dir:
@@ -171,8 +181,6 @@ class Switch:
                "--", "--forward-mode=macswap", "--port-topology=loop", "--auto-start",
                "--nb-cores=1", f"--rxd={VM_RING}", f"--txd={VM_RING}",
                "--total-num-mbufs=65536", "--disable-link-check"]
-        wait_for(lambda: os.path.exists(self.vm_socket()), 30, "the switch's vhost-user socket",
-                 self.procs[-1], self.log)
         p = self._spawn(cmd, stdin=subprocess.PIPE, log_path=log)
         wait_for(lambda: "Press enter to exit" in self._log_since_spawn(log), 60,
                  "the VM (testpmd on virtio_user) to start", p, log)
@@ -252,8 +260,7 @@ class LinkLimit(Switch):
         self.testpmd = p
         wait_for(lambda: "testpmd> " in self._log_since_spawn(),
                  60, "testpmd to start", p, self.log)
-        if scenario.vm:
-            self.start_vm()
+        self.start_vm(scenario)
 
     def forward(self):
         """testpmd forwards only once the generator's links are up: DPDK
@@ -351,8 +358,7 @@ class E3(Switch):
                 for i in range(self.CHUNK, len(items), self.CHUNK):
                     c.call("config_load", {"version": 1, key: items[i:i + self.CHUNK]})
         self.program_s = time.monotonic() - t0
-        if scenario.vm:
-            self.start_vm()
+        self.start_vm(scenario)
 
     def learned(self):
         """MACs in the E-LAN services' tables (learning is asynchronous)."""
@@ -475,8 +481,7 @@ class Ovs(Switch):
         self.program_s = time.monotonic() - t0
         wait_for(lambda: all(os.path.exists(s) for s in self.sockets(nports)), 30,
                  "OVS memif sockets", self.procs[-1], f"{d}/vswitchd.log")
-        if scenario.vm:
-            self.start_vm()
+        self.start_vm(scenario)
 
     def vm_socket(self):
         return os.path.join(self._env()[0], "vm0")

@@ -7,8 +7,9 @@
  *             [--rate PPS] [--duration S | --count N] [--warmup S] [--imix]
  *             [--mbufs N] [--idle-sleep-us U] [--no-verify] [--serve]
  *
- * Every DPDK port (usually net_memif clients given with --vdev) is both sent
- * on (by the streams that name it) and received on. A stream is a frame
+ * Every DPDK port (usually net_memif clients given with --vdev; a
+ * net_virtio_user port makes the generator a switch's VM) is both sent on
+ * (by the streams that name it) and received on. A stream is a frame
  * template (frame.h); --rate shares a token bucket on the TSC among the
  * streams, --rate 0 sends flat out. Frames carry a sequence number and a TX
  * timestamp at their tail; the receiver counts them per port, checks the
@@ -28,7 +29,8 @@
  * switch on another CPU).
  * The benchmark gives it zero-copy memif clients (zero-copy=yes, hugepages
  * in one file): the switch copies into and out of the generator's mbufs,
- * hence --mbufs, one for every ring slot. --idle-sleep-us lets a VM share
+ * hence --mbufs, one for every ring slot; their pool is shuffled first
+ * (pool_shuffle). --idle-sleep-us lets a VM share
  * its CPU (PVP).
  */
 #include <getopt.h>
@@ -48,12 +50,14 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_random.h>
 
 #include "frame.h"
 #include "hist.h"
 
 #define MAX_STREAMS 16
 #define RING_SIZE   1024
+#define VIRTIO_RING_MAX 32768
 #define MAX_BURST   64
 #define MAX_LANES   16
 #define MAX_QUEUES  16
@@ -96,6 +100,9 @@ static struct {
 
 static struct rte_mempool *pool;
 static uint16_t n_ports;
+/* RX queues per port: cfg.rx_queues, or fewer where the port has fewer (a
+ * virtio_user port has one per queue pair it was given). */
+static uint16_t port_rxq[RTE_MAX_ETHPORTS];
 static uint64_t tsc_hz;
 static uint64_t *seq_seen;      /* bitmap of received sequence numbers (with --count) */
 static volatile bool quit;
@@ -307,15 +314,48 @@ bad:
 	return 0;
 }
 
+/* The pool's mbufs in random order. A new pool hands them out in address
+ * order, so a new link's rings hold buffers that a switch's copies walk in
+ * sequence, which the CPU prefetches, until trials of small bursts mix
+ * them up: a switch then spent 20-40% more cycles a frame than in the
+ * same trial on a new link (bench/profile-notes.md). In random order from
+ * the start, every trial of a session finds them alike. */
+static int pool_shuffle(void)
+{
+	unsigned n = rte_mempool_avail_count(pool);
+	struct rte_mbuf **m = malloc(n * sizeof(*m));
+	if (m == NULL || rte_pktmbuf_alloc_bulk(pool, m, n) != 0) {
+		free(m);
+		return -ENOMEM;
+	}
+	for (unsigned i = n - 1; i > 0; i--) {
+		unsigned j = (unsigned)rte_rand_max(i + 1);
+		struct rte_mbuf *t = m[i];
+		m[i] = m[j];
+		m[j] = t;
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	free(m);
+	return 0;
+}
+
 static int port_init(uint16_t port)
 {
 	struct rte_eth_conf conf = { 0 };
-	int ret = rte_eth_dev_configure(port, cfg.rx_queues, cfg.tx_queues, &conf);
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port, &info);
 	if (ret < 0)
 		return ret;
-	uint16_t nrx = RING_SIZE, ntx = RING_SIZE;
+	port_rxq[port] = RTE_MIN(cfg.rx_queues, info.max_rx_queues);
+	ret = rte_eth_dev_configure(port, port_rxq[port], cfg.tx_queues, &conf);
+	if (ret < 0)
+		return ret;
+	/* memif sizes its rings from its devargs; a virtio_user port uses as
+	 * many of its ring's slots (queue_size) as it is given descriptors. */
+	uint16_t ring = strcmp(info.driver_name, "net_virtio_user") == 0 ? VIRTIO_RING_MAX : RING_SIZE;
+	uint16_t nrx = ring, ntx = ring;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
-	for (uint16_t q = 0; q < cfg.rx_queues; q++) {
+	for (uint16_t q = 0; q < port_rxq[port]; q++) {
 		ret = rte_eth_rx_queue_setup(port, q, nrx, rte_eth_dev_socket_id(port), NULL, pool);
 		if (ret < 0)
 			return ret;
@@ -477,7 +517,7 @@ static unsigned rx_poll(struct lane *l)
 	struct rte_mbuf *m[MAX_BURST];
 	unsigned total = 0;
 	for (uint16_t p = 0; p < n_ports; p++)
-		for (uint16_t q = (uint16_t)l->id; q < cfg.rx_queues; q = (uint16_t)(q + n_lanes)) {
+		for (uint16_t q = (uint16_t)l->id; q < port_rxq[p]; q = (uint16_t)(q + n_lanes)) {
 			uint16_t n = rte_eth_rx_burst(p, q, m, MAX_BURST);
 			if (n == 0)
 				continue;
@@ -950,6 +990,10 @@ int main(int argc, char **argv)
 				       (int)rte_socket_id());
 	if (!pool) {
 		fprintf(stderr, "e3-pktgen: mbuf pool: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	if (pool_shuffle() < 0) {
+		fprintf(stderr, "e3-pktgen: mbuf pool: cannot take every mbuf to shuffle them\n");
 		return 1;
 	}
 	for (uint16_t p = 0; p < n_ports; p++) {

@@ -216,29 +216,26 @@ def test_bad_pool_and_sleep_values_are_refused(link):
         shutil.rmtree(f"/var/run/dpdk/{TAG}-bad", ignore_errors=True)
 
 
-def test_lanes_feed_every_queue_of_a_multi_queue_link():
-    """Two lanes (lcores) on two-queue memif links, as the scaling series
-    runs them: lane k sends on queue k, the link (testpmd, a forwarding core
-    per queue) sends each queue back on the same queue of the other port,
-    and lane k receives there. Every sequence number arrives once, and both
-    of the link's queues carried frames.
-
-    testpmd is asked while the links are up, as the benchmark asks it: a
-    memif server whose client leaves frees its rings under its forwarding
-    cores (DPDK 22.11 takes no lock), so it may not outlive the generator."""
-    workdir = f"/tmp/{TAG}-mq"
+def trial_on_own_link(name, scn, streams, count, workers=None, **gen_kw):
+    """One counted trial at a low rate on a link of its own (testpmd io,
+    started for `scn`; the generator joins its vm0 where the scenario's
+    generator is the VM): the generator's result and testpmd's forwarding
+    statistics. testpmd is asked while the links are up, as the benchmark
+    asks it: a memif server whose client leaves frees its rings under its
+    forwarding cores (DPDK 22.11 takes no lock), so it may not outlive the
+    generator."""
+    workdir = f"/tmp/{TAG}-{name}"
     os.makedirs(workdir, exist_ok=True)
-    sw = LinkLimit(workdir, CPU, None, prefix=f"{TAG}-mq-link", workers=[CPU, CPU])
-    gen = Pktgen(sw.sockets(2), cpus=[0, 0], queues=2, rx_queues=sw.gen_rx_queues,
-                 prefix=f"{TAG}-mq-pg", log=os.path.join(workdir, "pktgen.log"))
+    sw = LinkLimit(workdir, CPU, None, prefix=f"{TAG}-{name}-link", workers=workers)
+    gen = Pktgen(sw.sockets(len(scn.ports)), rx_queues=sw.gen_rx_queues,
+                 prefix=f"{TAG}-{name}-pg", log=os.path.join(workdir, "pktgen.log"),
+                 vhost=[sw.vm_socket()] if scn.gen_is_vm else (), **gen_kw)
     session = None
     try:
-        sw.start(BY_NAME["label-swap"], 1)
-        session = Session(gen, [stream(port=0, frame="eth", src=HOST, dst=MAC_BASE, vary="dst",
-                                       n=100),
-                                stream(port=1, frame="mpls", label=16)])
+        sw.start(scn, 1)
+        session = Session(gen, streams)
         sw.forward()
-        r = session.trial(rate=20000, duration=10, count=3001)
+        r = session.trial(rate=20000, duration=10, count=count)
         fwd = sw._command("show fwd stats all", "Accumulated forward statistics")
     except BaseException:
         print_logs(sw.log, gen.log)
@@ -248,6 +245,20 @@ def test_lanes_feed_every_queue_of_a_multi_queue_link():
             session.close()
         sw.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+    return r, fwd
+
+
+def test_lanes_feed_every_queue_of_a_multi_queue_link():
+    """Two lanes (lcores) on two-queue memif links, as the scaling series
+    runs them: lane k sends on queue k, the link (testpmd, a forwarding core
+    per queue) sends each queue back on the same queue of the other port,
+    and lane k receives there. Every sequence number arrives once, and both
+    of the link's queues carried frames."""
+    r, fwd = trial_on_own_link("mq", BY_NAME["label-swap"],
+                               [stream(port=0, frame="eth", src=HOST, dst=MAC_BASE, vary="dst",
+                                       n=100),
+                                stream(port=1, frame="mpls", label=16)],
+                               3001, workers=[CPU, CPU], cpus=[0, 0], queues=2)
     assert r["lanes"] == 2
     assert r["tx"] == 3001 and r["rx"] == 3001, r
     # (Frames of one lane come back on two ports, so they interleave.)
@@ -255,3 +266,18 @@ def test_lanes_feed_every_queue_of_a_multi_queue_link():
     # testpmd's per-stream lines: "RX Port= 0/Queue= 1 -> TX Port= 1/Queue= 1"
     queues = {int(q) for q in re.findall(r"RX Port=\s*\d+/Queue=\s*(\d+)", fwd)}
     assert queues == {0, 1}, fwd
+
+
+def test_the_generator_as_a_switchs_vm():
+    """vm-eline: the generator's port 1 is a virtio_user port on the link's
+    vhost-user port (the VM's side), its port 0 a memif port; testpmd io
+    forwards between them. Every frame sent on one port arrives once on the
+    other, both ways."""
+    scn = BY_NAME["vm-eline"]
+    r, _ = trial_on_own_link("vm", scn, scn.plan("limit", 1).streams, 2001)
+    assert r["tx"] == 2001 and r["rx"] == 2001, r
+    assert r["seq"]["checked"] and r["seq"]["missing"] == 0 and r["seq"]["dup"] == 0
+    # The two streams take turns: each port sent a share and got the other's.
+    sent = [p["tx"] for p in r["ports"]]
+    got = [p["rx"] for p in r["ports"]]
+    assert got == sent[::-1] and min(sent) > 2001 // 4, r["ports"]
