@@ -435,6 +435,7 @@ def main():
     if args.hugepages is None:
         # Every memif queue of a zero-copy generator is filled with its mbufs.
         args.hugepages = 3072 + 768 * (max(worker_counts(args, layout)) - 1)
+    host.exit_on_sigterm()
     os.makedirs(args.out, exist_ok=True)
     log(f"bench: {args.mode} mode, output in {args.out}; CPUs {layout.describe()}"
         + "".join(f"; {n}" for n in layout.notes))

@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--pvp-rate", type=float, default=500000,
                     help="frames/s offered at a PVP point (the VM must get CPU time)")
     args = ap.parse_args()
+    host.exit_on_sigterm()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(WORKDIR, exist_ok=True)
     hp = host.Hugepages(args.hugepages) if args.hugepages else None

@@ -4,11 +4,24 @@ import json
 import os
 import platform
 import re
+import signal
 import socket
 import subprocess
+import sys
 
 HUGE_DIR = "/tmp/bn-huge"
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+
+
+def exit_on_sigterm():
+    """A SIGTERM (a timeout, a kill) ends the process through its finally
+    blocks, which stop what it started and give the hugepages back: killed
+    without them, a run left its reservation behind for the next. A second
+    one (timeout(1) passes its own on) must not cut that cleanup short."""
+    def leave(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, leave)
 
 
 class Hugepages:
