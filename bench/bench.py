@@ -161,8 +161,8 @@ class Bench:
                 if name == "ovs" and scn.ovs.na:
                     info[name] = {"na": scn.ovs.na}
                     continue
-                if link == "zc" and SWITCHES[name].zc_na:
-                    info[name] = {"na": SWITCHES[name].zc_na}
+                if link == "zc" and SWITCHES[name].zc_unsupported(scn):
+                    info[name] = {"na": SWITCHES[name].zc_unsupported(scn)}
                     continue
                 t0 = time.monotonic()
                 plan = scn.plan(name, n)
@@ -179,7 +179,8 @@ class Bench:
                              rx_queues=sw.gen_rx_queues, prefix=f"{GEN_PREFIX}{name}",
                              log=os.path.join(self.out, "pktgen.log"), huge_dir=self.huge_dir,
                              idle_sleep_us=VM_IDLE_SLEEP_US if vm_idle else 0,
-                             vhost=[sw.vm_socket()] if scn.gen_is_vm else ())
+                             vhost=[sw.vm_socket()] if scn.gen_is_vm else (),
+                             vhost_server=sw.vm_client)
                 try:
                     # The memif servers listen first: the switch's (copy) or
                     # the generator's (zc).
@@ -418,7 +419,7 @@ def main():
                     "(default: 1,2,4,8 as far as the layout has worker CPUs)")
     ap.add_argument("--scale-scenarios", default="elan-unicast",
                     help="scenarios of the scaling series, at one table entry (empty: none)")
-    ap.add_argument("--zc-scenarios", default="elan-unicast,label-swap",
+    ap.add_argument("--zc-scenarios", default="elan-unicast,label-swap,vm-eline",
                     help="scenarios run again at one table entry with zero-copy links (the switch "
                     "a zero-copy memif client, the generator copying; empty: none)")
     ap.add_argument("--out", default=os.path.join(BENCH, "out", time.strftime("%Y%m%d-%H%M%S")))

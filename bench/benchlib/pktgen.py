@@ -65,16 +65,18 @@ class Pktgen:
     (the generator looped to itself); `idle_sleep_us` makes it sleep when a
     poll finds nothing to do (a VM shares its CPU). `vhost` makes it a
     switch's VM: a virtio_user port on each of those vhost-user sockets,
-    after the memif ports."""
+    after the memif ports; with `vhost_server` it makes those sockets and
+    the switch connects."""
 
     def __init__(self, sockets, cpu=0, prefix="bn-pg", mem_mb=512, binary=PKTGEN, log=None,
                  rx_queues=1, huge_dir=None, servers=(), idle_sleep_us=0, cpus=None, queues=None,
-                 ring=MEMIF_RING, vhost=()):
+                 ring=MEMIF_RING, vhost=(), vhost_server=False):
         """ring: slots of the memif rings (the client's rsize): a lane
         catching up after a preemption sends at most half of that at once."""
         self.sockets = list(sockets)
         self.servers = list(servers)
         self.vhost = list(vhost)
+        self.vhost_server = vhost_server
         self.cpus = list(cpus) if cpus else [cpu]
         self.queues = queues or len(self.cpus)
         self.rx_queues = max(rx_queues, self.queues)
@@ -107,10 +109,15 @@ class Pktgen:
         for port, (role, link, sock) in enumerate(servers + clients):
             cmd += ["--vdev", memif_devargs(port, sock, role, zero_copy=zc and role == "client",
                                             link_id=link)]
-        for i, sock in enumerate(self.vhost):
-            cmd += ["--vdev", f"net_virtio_user{i},path={sock},queues={self.queues},"
-                              f"queue_size={VIRTIO_RING}"]
+        vhost = [f"net_virtio_user{i},path={sock},queues={self.queues},queue_size={VIRTIO_RING}"
+                 for i, sock in enumerate(self.vhost)]
+        if not self.vhost_server:
+            cmd += [a for v in vhost for a in ("--vdev", v)]
         cmd += ["--", "--queues", str(self.queues), "--rx-queues", str(self.rx_queues)]
+        if self.vhost_server:
+            # Its probe waits for the switch, which connects our memif
+            # servers first: after they are up.
+            cmd += [a for v in vhost for a in ("--late-vdev", v + ",server=1")]
         if zc or self.vhost:
             # Every RX ring slot holds one of our mbufs, every TX slot one
             # until the server has copied it; plus bursts in hand.
@@ -143,11 +150,7 @@ class Pktgen:
         still busy with the previous trial's disconnect) is started again."""
         try:
             for attempt in range(retries + 1):
-                # A server's socket left by an attempt that died would
-                # make the next one's server fail to start.
-                for sock in self.servers:
-                    if os.path.exists(sock):
-                        os.unlink(sock)
+                self.clear_sockets()
                 try:
                     return self._run_once(streams, timeout, **kw)
                 except PktgenError:
@@ -156,6 +159,13 @@ class Pktgen:
                     time.sleep(1)
         finally:
             self.cleanup()
+
+    def clear_sockets(self):
+        """The sockets it serves, left by a generator that died, would make
+        their servers fail to start."""
+        for sock in self.servers + (self.vhost if self.vhost_server else []):
+            if os.path.exists(sock):
+                os.unlink(sock)
 
     def cleanup(self):
         """DPDK leaves its runtime directory behind."""
@@ -193,9 +203,7 @@ class Session:
         links (a generator whose ports are all memif servers must be up
         before the switch, its client, can start)."""
         self.gen = gen
-        for sock in gen.servers:
-            if os.path.exists(sock):
-                os.unlink(sock)
+        gen.clear_sockets()
         cmd = gen.command(streams, learn=learn, learn_rate=learn_rate, imix=imix)
         cmd.append("--serve")
         self.logf = open(gen.log, "a") if gen.log else subprocess.DEVNULL

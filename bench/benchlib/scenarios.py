@@ -124,9 +124,19 @@ def _elan_term_plan(sw, n):
     stream = _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
                      src=REMOTE_HOST, dst=MAC_BASE, vary="dst", n=n)
     learn = []
-    if sw == "e3":
+    if sw != "limit":
         learn = [_stream(port=0, frame="eth", dst=REMOTE_HOST, src=MAC_BASE, vary="src", n=n)]
+    if sw == "ovs":
+        stream = _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
+                         cw=0, src=REMOTE_HOST, dst=MAC_BASE, vary="dst", n=n)
     return Plan(streams=[stream], learn=learn)
+
+
+def _elan_term_flows(n):
+    """OVS pops the pseudowire (decap twice) into its learning bridge."""
+    return [f"priority=10,in_port=2,dl_type=0x8847,mpls_label={LABEL_ELAN_IN},"
+            "actions=decap(),decap(packet_type(ns=0,type=0)),NORMAL",
+            "priority=0,actions=NORMAL"]
 
 
 # ---- spine label swap ----------------------------------------------------------
@@ -170,9 +180,29 @@ def _eline_config(n):
 def _eline_plan(sw, n):
     return Plan(streams=[
         _stream(port=0, frame="eth", src=HOST, dst=REMOTE_HOST),
-        _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELINE_IN,
-                src=REMOTE_HOST, dst=HOST),
+        _pw_stream(sw, 1, src=REMOTE_HOST, dst=HOST),
     ])
+
+
+def _pw_stream(sw, port, **kw):
+    """The far end's pseudowire frames into fabric port `port`: e3's with
+    its control word, OVS's without (its encap(mpls) has none)."""
+    cw = {"cw": 0} if sw == "ovs" else {}
+    return _stream(port=port, frame="mpls", odst=SW_FAB[port], osrc=NBR[port],
+                   label=LABEL_ELINE_IN, **cw, **kw)
+
+
+def _pw_flows(cust, fab):
+    """OVS as an E-Line's PE (OpenFlow ports cust and fab = p<fab-1>): the
+    customer's frames whole into Ethernet + label (encap, OVS >= 2.17), the
+    far end's label popped back to the Ethernet frame (decap twice)."""
+    return lambda n: [
+        f"in_port={cust},actions=encap(mpls),set_field:{LABEL_ELINE_OUT}->mpls_label,"
+        f"set_mpls_ttl(64),encap(ethernet),set_field:{NBR[fab - 1]}->eth_dst,"
+        f"set_field:{SW_FAB[fab - 1]}->eth_src,output:{fab}",
+        f"in_port={fab},dl_type=0x8847,mpls_label={LABEL_ELINE_IN},"
+        f"actions=decap(),decap(packet_type(ns=0,type=0)),output:{cust}",
+    ]
 
 
 # ---- PVP: generator -> switch -> VM -> switch -> generator -----------------------
@@ -213,11 +243,10 @@ def _pvp_plan(label):
 # with the generator and the switch each on a CPU of its own.
 
 def _vm_eline_plan(sw, n):
-    if sw == "e3":
-        back = _stream(port=0, frame="mpls", odst=SW_FAB[0], osrc=NBR[0], label=LABEL_ELINE_IN,
-                       src=REMOTE_HOST, dst=HOST)
-    else:
+    if sw == "limit":
         back = _stream(port=0, frame="eth", src=REMOTE_HOST, dst=HOST)
+    else:
+        back = _pw_stream(sw, 0, src=REMOTE_HOST, dst=HOST)
     return Plan(streams=[_stream(port=1, frame="eth", src=HOST, dst=REMOTE_HOST), back])
 
 
@@ -260,32 +289,37 @@ SCENARIOS = [
              note="OVS: one OpenFlow flow per label (set_field mpls_label, dec_mpls_ttl, MACs)."),
     Scenario("elan-termination", "E-LAN termination, fabric -> customer", ["customer", "fabric"],
              [1, 1000000], "MACs", _elan_config, _elan_term_plan,
-             OvsPlan(na="OVS cannot terminate an RFC 4448 pseudowire into a learning "
-                        "bridge (pop of an MPLS label exposing an Ethernet frame)")),
+             OvsPlan(flows=_elan_term_flows),
+             note="OVS pops the pseudowire (decap(), decap(), without the control word: OVS has "
+                  "none) and its NORMAL bridge, which learned the N addresses on p0, switches "
+                  "the frame."),
     Scenario("eline", "E-Line, both directions", ["customer", "fabric"], [1], "services",
-             _eline_config, _eline_plan,
-             OvsPlan(na="OVS has no Ethernet-over-MPLS pseudowire encapsulation in NORMAL or "
-                        "push_mpls (push_mpls labels the payload, not the Ethernet frame)")),
+             _eline_config, _eline_plan, OvsPlan(flows=_pw_flows(1, 2)),
+             note="OVS: the same Ethernet-over-MPLS pseudowire with OpenFlow's encap(mpls), "
+                  "encap(ethernet) and decap(), without the control word (OVS has none): "
+                  "18 bytes pushed and popped to e3's 22."),
     Scenario("pvp-eline", "PVP, E-Line: fabric -> VM -> fabric", ["fabric"], [1], "services",
              _pvp(_eline_config), _pvp_plan(LABEL_ELINE_IN), OvsPlan(normal=True), vm=True,
              bound_pps=4e6,
              note="PVP: every frame crosses the switch twice (p0 -> vm0, vm0 -> p0); rates are "
                   "frames the generator sends and gets back. OVS: NORMAL bridge between the "
-                  "memif port and a dpdkvhostuser port, plain Ethernet (OVS has no RFC 4448 "
-                  "pseudowire); the limit: testpmd io between the memif and the vhost port."),
+                  "memif port and a dpdkvhostuser port, plain Ethernet, 22 bytes a frame less "
+                  "than e3 carries (vm-eline gives OVS the pseudowire); the limit: testpmd io "
+                  "between the memif and the vhost port."),
     Scenario("pvp-elan", "PVP, E-LAN known unicast: fabric -> VM -> fabric", ["fabric"],
              [1, 20000], "MACs", _pvp(_elan_config), _pvp_plan(LABEL_ELAN_IN),
              OvsPlan(normal=True), vm=True, bound_pps=4e6,
              note="PVP as above; e3 learns the VM's N addresses on vm0 and the far host behind "
                   "the remote leaf, OVS learns both on its ports."),
     Scenario("vm-eline", "E-Line, a VM's port both ways: VM <-> switch <-> fabric", ["fabric"],
-             [1], "services", _pvp(_eline_config), _vm_eline_plan, OvsPlan(normal=True),
+             [1], "services", _pvp(_eline_config), _vm_eline_plan, OvsPlan(flows=_pw_flows(2, 1)),
              vm=True, gen_is_vm=True,
              note="The generator is the VM (a virtio_user port on the switch's vhost-user "
                   "port vm0) and the fabric (memif p0): each frame crosses the switch once, "
                   "between its vhost-user and memif ports, as each crossing of PVP does, but "
-                  "with no third process on the generator's CPU. OVS: NORMAL bridge, plain "
-                  "Ethernet; the limit: testpmd io between the memif and the vhost port."),
+                  "with no third process on the generator's CPU. OVS: the same pseudowire as "
+                  "e3's without the control word (encap/decap, as at eline); the limit: testpmd "
+                  "io between the memif and the vhost port, plain Ethernet."),
 ] + [
     Scenario(f"flood-{k}", f"Flooding to {k} branch{'es' if k > 1 else ''}",
              ["customer", "fabric"], [1], "branches", (lambda k: lambda n: _flood_config(k))(k),

@@ -34,6 +34,9 @@ and even a 16384-slot virtio ring cannot hold a slice's worth of frames.
 A scenario whose generator is the VM (gen_is_vm) starts no VM: the
 generator joins vm0 as a virtio_user port of its own, so the VM's traffic
 is measured with the generator and the switch each on a CPU of its own.
+On zero-copy links the generator, which then serves every memif link, is
+the vhost-user server too, and vm0 connects to it (OVS's
+dpdkvhostuserclient), so that it can start first.
 """
 import os
 import re
@@ -85,7 +88,7 @@ def wait_for(cond, timeout, what, proc=None, log=None):
 class Switch:
     name = "?"
     mem_mb = 2048
-    zc_na = ""      # why the switch does not run zero-copy links
+    zc_na = ""      # why the switch does not run zero-copy links of two memif ports
 
     def __init__(self, workdir, cpu, huge_dir, prefix=None, vm_cpu=0, workers=None, vm_idle=True,
                  link="copy"):
@@ -146,14 +149,30 @@ class Switch:
 
     def _clean_sockets(self, nports):
         # zero-copy links: the generator, their server, has made the sockets.
-        ports = self.sockets(nports) if self.link == "copy" else []
-        for s in ports + [self.vm_socket()]:
+        ports = self.sockets(nports) + [self.vm_socket()] if self.link == "copy" else []
+        for s in ports:
             if os.path.exists(s):
                 os.unlink(s)
 
     def vm_socket(self):
-        """The vhost-user socket of port vm0; the switch is its server."""
+        """The vhost-user socket of port vm0: the switch's, or on zero-copy
+        links the generator's (the switch is its client)."""
         return os.path.join(self.workdir, f"{self.name}-vm.sock")
+
+    @property
+    def vm_client(self):
+        return self.link == "zc"
+
+    def vm_devargs(self):
+        return (f"net_vhost0,iface={self.vm_socket()},queues=1"
+                + (",client=1" if self.vm_client else ""))
+
+    @classmethod
+    def zc_unsupported(cls, scenario):
+        """Why the switch cannot run the scenario on zero-copy links, or ""."""
+        if scenario.pvp:
+            return "on zero-copy links the VM is the generator's only (vm-eline)"
+        return cls.zc_na if len(scenario.ports) > 1 else ""
 
     def forward(self):
         """Called once the generator's links are up (see LinkLimit)."""
@@ -249,7 +268,7 @@ class LinkLimit(Switch):
             cmd += ["--vdev", self.devargs(i, s)]
         if scenario.vm:
             # io pairs port 0 (the generator's) with port 1 (the VM's).
-            cmd += ["--vdev", f"net_vhost0,iface={self.vm_socket()},queues=1"]
+            cmd += ["--vdev", self.vm_devargs()]
         # io forwarding: rx queue q of a port goes out on tx queue q of its pair.
         cmd += ["--", "-i", "--forward-mode=io", f"--nb-cores={self.queues}",
                 f"--rxq={self.queues}", f"--txq={self.queues}",
@@ -340,7 +359,7 @@ class E3(Switch):
             doc["ports"].append(port)
         if scenario.vm:
             doc["ports"].append({"name": "vm0", "kind": "customer",
-                                 "devargs": f"net_vhost0,iface={self.vm_socket()},queues=1"})
+                                 "devargs": self.vm_devargs()})
         t0 = time.monotonic()
         p = self._spawn(cmd)
         wait_for(lambda: "polling, boot_id" in self._log_since_spawn(), 60,
@@ -422,8 +441,8 @@ class Ovs(Switch):
 
     def _vsctl(self, *args):
         d, env = self._env()
-        subprocess.run(["ovs-vsctl", f"--db=unix:{d}/db.sock", "--timeout=60", *args],
-                       check=True, capture_output=True, env=env)
+        return subprocess.run(["ovs-vsctl", f"--db=unix:{d}/db.sock", "--timeout=60", *args],
+                              check=True, capture_output=True, text=True, env=env).stdout
 
     def _ofctl(self, *args):
         d, env = self._env()
@@ -467,7 +486,11 @@ class Ovs(Switch):
             self._vsctl("add-port", br, f"p{i}", "--", "set", "Interface", f"p{i}", "type=dpdk",
                         f"options:dpdk-devargs={self.devargs(i, sock)}",
                         f"options:n_rxq={self.queues}", f"ofport_request={i + 1}")
-        if scenario.vm:
+        if scenario.vm and self.vm_client:
+            self._vsctl("add-port", br, "vm0", "--", "set", "Interface", "vm0",
+                        "type=dpdkvhostuserclient", f"options:vhost-server-path={self.vm_socket()}",
+                        f"ofport_request={nports + 1}")
+        elif scenario.vm:
             # OVS is the vhost-user server; the socket is named after the port.
             self._vsctl("add-port", br, "vm0", "--", "set", "Interface", "vm0",
                         "type=dpdkvhostuser", f"ofport_request={nports + 1}")
@@ -477,14 +500,14 @@ class Ovs(Switch):
             path = os.path.join(d, "flows.txt")
             with open(path, "w") as f:
                 f.write("\n".join(scenario.ovs.flows(n)) + "\n")
-            self._ofctl("--bundle", "add-flows", br, path)
+            self._ofctl("-O", "OpenFlow14", "--bundle", "add-flows", br, path)
         self.program_s = time.monotonic() - t0
         wait_for(lambda: all(os.path.exists(s) for s in self.sockets(nports)), 30,
                  "OVS memif sockets", self.procs[-1], f"{d}/vswitchd.log")
         self.start_vm(scenario)
 
     def vm_socket(self):
-        return os.path.join(self._env()[0], "vm0")
+        return super().vm_socket() if self.vm_client else os.path.join(self._env()[0], "vm0")
 
     def datapath_pid(self):
         return self.procs[1].pid if len(self.procs) > 1 else None

@@ -5,7 +5,8 @@
  *   e3-pktgen [EAL options] -- --stream SPEC [--stream SPEC ...]
  *             [--learn SPEC ...] [--learn-rate PPS]
  *             [--rate PPS] [--duration S | --count N] [--warmup S] [--imix]
- *             [--mbufs N] [--idle-sleep-us U] [--no-verify] [--serve]
+ *             [--mbufs N] [--idle-sleep-us U] [--late-vdev DEVARGS ...]
+ *             [--no-verify] [--serve]
  *
  * Every DPDK port (usually net_memif clients given with --vdev; a
  * net_virtio_user port makes the generator a switch's VM) is both sent on
@@ -31,7 +32,10 @@
  * in one file): the switch copies into and out of the generator's mbufs,
  * hence --mbufs, one for every ring slot; their pool is shuffled first
  * (pool_shuffle). --idle-sleep-us lets a VM share
- * its CPU (PVP).
+ * its CPU (PVP). --late-vdev probes a device after the EAL's ports are up:
+ * a virtio_user vhost-user server (server=1) waits in its probe for the
+ * switch to connect, and a switch that is a zero-copy memif client of ours
+ * can only connect once our memif servers are.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -61,6 +65,7 @@
 #define MAX_BURST   64
 #define MAX_LANES   16
 #define MAX_QUEUES  16
+#define MAX_LATE    4
 
 struct port_stats {
 	uint64_t tx, tx_ring_full, rx, rx_learn, rx_other;
@@ -93,6 +98,8 @@ static struct {
 	bool serve;             /* trials from stdin, links kept up */
 	bool verify;            /* read every received frame's stamp (else count by length) */
 	uint32_t stream_on;     /* bit per stream: sent in this trial */
+	const char *late[MAX_LATE];     /* --late-vdev devargs, probed after the ports are up */
+	unsigned n_late;
 } cfg = {
 	.learn_rate = 200000, .duration = 1.0, .burst = 32, .mbufs = 16383, .catch_up = 8192, .drain_ms = 200, .link_timeout_s = 30, .rx_queues = 1,
 	.verify = true,
@@ -170,6 +177,9 @@ static void usage(const char *prog)
 		"                    a preemption (default 8192: half a 2^14 memif ring)\n"
 		"  --rx-queues N     receive queues per port (default: --queues); OVS\n"
 		"                    sends on queue 1.. of a memif port from its PMDs\n"
+		"  --late-vdev ARGS  probe this device (its ports numbered after the EAL's)\n"
+		"                    once the EAL's ports are up: a virtio_user with\n"
+		"                    server=1 waits there for its switch\n"
 		"  --no-verify       count received frames by length (data frames are the\n"
 		"                    even ones), without reading them: no sequence or latency\n"
 		"  --serve           run one trial per stdin line: rate=PPS duration=S\n"
@@ -197,6 +207,7 @@ static int parse_args(int argc, char **argv)
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "catch-up", required_argument, NULL, 'C' },
 		{ "idle-sleep-us", required_argument, NULL, 'I' },
+		{ "late-vdev", required_argument, NULL, 'E' },
 		{ "serve", no_argument, NULL, 'S' },
 		{ "no-verify", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -276,6 +287,13 @@ static int parse_args(int argc, char **argv)
 			cfg.catch_up = (unsigned)strtoul(optarg, &end, 0);
 			if (*end || cfg.catch_up == 0)
 				goto bad;
+			break;
+		case 'E':
+			if (cfg.n_late == MAX_LATE) {
+				fprintf(stderr, "e3-pktgen: at most %d --late-vdev\n", MAX_LATE);
+				return -1;
+			}
+			cfg.late[cfg.n_late++] = optarg;
 			break;
 		case 'I':
 			cfg.idle_sleep_us = (unsigned)strtoul(optarg, &end, 0);
@@ -442,6 +460,21 @@ static bool ports_close(void)
 	return true;
 }
 
+/* Probe a --late-vdev, which must become port `port`. */
+static int probe_late(uint16_t port, const char *devargs)
+{
+	int ret = rte_dev_probe(devargs);
+	if (ret < 0) {
+		fprintf(stderr, "e3-pktgen: %s: %s\n", devargs, rte_strerror(-ret));
+		return -1;
+	}
+	if (rte_eth_dev_count_avail() != port + 1u || !rte_eth_dev_is_valid_port(port)) {
+		fprintf(stderr, "e3-pktgen: %s: not one port numbered %u\n", devargs, port);
+		return -1;
+	}
+	return 0;
+}
+
 static int wait_links(void)
 {
 	uint64_t deadline = rte_get_timer_cycles() + cfg.link_timeout_s * rte_get_timer_hz();
@@ -451,8 +484,12 @@ static int wait_links(void)
 			up += link_up(p);
 		if (up == n_ports)
 			return 0;
-		if (quit || rte_get_timer_cycles() > deadline)
+		if (quit || rte_get_timer_cycles() > deadline) {
+			for (uint16_t p = 0; p < n_ports; p++)
+				if (!link_up(p))
+					fprintf(stderr, "e3-pktgen: port %u: link down\n", p);
 			return -1;
+		}
 		rte_delay_us_sleep(10 * 1000);
 	}
 }
@@ -974,7 +1011,8 @@ int main(int argc, char **argv)
 		lc = rte_get_next_lcore(lc, 1, 0);
 	}
 
-	n_ports = rte_eth_dev_count_avail();
+	const uint16_t eal_ports = rte_eth_dev_count_avail();
+	n_ports = (uint16_t)(eal_ports + cfg.n_late);   /* a port per late device */
 	if (n_ports == 0) {
 		fprintf(stderr, "e3-pktgen: no ports (give --vdev net_memif...)\n");
 		return 1;
@@ -997,6 +1035,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (uint16_t p = 0; p < n_ports; p++) {
+		if (p >= eal_ports && probe_late(p, cfg.late[p - eal_ports]) < 0)
+			return 1;
 		int ret = port_init(p);
 		if (ret < 0) {
 			fprintf(stderr, "e3-pktgen: port %u init: %s\n", p, rte_strerror(-ret));
