@@ -120,15 +120,19 @@ def _elan_bidir_plan(sw, n):
 
 # ---- E-LAN termination, fabric -> customer ----------------------------------
 
+def _pw_stream(sw, port, label=LABEL_ELINE_IN, **kw):
+    """The far end's pseudowire frames into fabric port `port`: with the
+    control word, but OVS's without (its encap(mpls) has none)."""
+    cw = {"cw": 0} if sw == "ovs" else {}
+    return _stream(port=port, frame="mpls", odst=SW_FAB[port], osrc=NBR[port], label=label,
+                   **cw, **kw)
+
+
 def _elan_term_plan(sw, n):
-    stream = _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
-                     src=REMOTE_HOST, dst=MAC_BASE, vary="dst", n=n)
+    stream = _pw_stream(sw, 1, label=LABEL_ELAN_IN, src=REMOTE_HOST, dst=MAC_BASE, vary="dst", n=n)
     learn = []
     if sw != "limit":
         learn = [_stream(port=0, frame="eth", dst=REMOTE_HOST, src=MAC_BASE, vary="src", n=n)]
-    if sw == "ovs":
-        stream = _stream(port=1, frame="mpls", odst=SW_FAB[1], osrc=NBR[1], label=LABEL_ELAN_IN,
-                         cw=0, src=REMOTE_HOST, dst=MAC_BASE, vary="dst", n=n)
     return Plan(streams=[stream], learn=learn)
 
 
@@ -184,12 +188,6 @@ def _eline_plan(sw, n):
     ])
 
 
-def _pw_stream(sw, port, **kw):
-    """The far end's pseudowire frames into fabric port `port`: e3's with
-    its control word, OVS's without (its encap(mpls) has none)."""
-    cw = {"cw": 0} if sw == "ovs" else {}
-    return _stream(port=port, frame="mpls", odst=SW_FAB[port], osrc=NBR[port],
-                   label=LABEL_ELINE_IN, **cw, **kw)
 
 
 def _pw_flows(cust, fab):

@@ -149,8 +149,8 @@ class Switch:
 
     def _clean_sockets(self, nports):
         # zero-copy links: the generator, their server, has made the sockets.
-        ports = self.sockets(nports) + [self.vm_socket()] if self.link == "copy" else []
-        for s in ports:
+        socks = self.sockets(nports) + [self.vm_socket()] if self.link == "copy" else []
+        for s in socks:
             if os.path.exists(s):
                 os.unlink(s)
 
