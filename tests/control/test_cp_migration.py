@@ -106,6 +106,13 @@ def fabric_counters(lab) -> dict:
     return out
 
 
+def traced_drops(lab, node: str) -> list:
+    """The frames node's packet trace (docs/operations.md) saw dropped: how
+    each went, with its time."""
+    return [(r["time_ns"], r["path"]) for r in lab.client(node).call("trace_get", {})
+            if r["verdict"].startswith("drop")]
+
+
 def service_on(lab, node: str, name: str) -> bool:
     return any(s.get("name") == name for s in lab.client(node).call("service_list"))
 
@@ -139,6 +146,8 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
             tx = peer.popen(["python3", str(STREAM), "send", "--dst", VM2_IP.split("/")[0], "--port", "5803",
                              "--rate", str(RATE), "--seconds", str(seconds)], stdout=subprocess.PIPE)
             time.sleep(1)
+            # What leaf1 does with its next frames, the move's start among them.
+            lab.client("leaf1").call("trace_start", {"count": 1024})
             cp.e3ctl("service", "move", "mig", "--circuit", "leaf1:cust1:untagged", "--to", "leaf3:cust1:untagged",
                      "--window", "8")
             cp.wait_converged()
@@ -153,7 +162,7 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
         assert res["last"] == RATE * seconds - 1 and res["missing"] == [], \
             (f"the stream stopped: {res}; the sender's refused datagrams: {sent['refused']}; counters before and "
              f"after: {counters}, {fabric_counters(lab)}; the kernel's drops before and after: {kernel}, "
-             f"{lab.link_drops()}")
+             f"{lab.link_drops()}; the frames leaf1 dropped from the move's start on: {traced_drops(lab, 'leaf1')}")
         assert not service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
         circuits = [f"{c['node']}:{c['port']}" for c in cp.service("mig")["circuits"]]
         assert circuits == ["leaf2:cust1", "leaf3:cust1"], circuits
