@@ -70,6 +70,19 @@ class SwitchError(RuntimeError):
     pass
 
 
+# Whole lines that testpmd's other threads write while its command line
+# writes its prompt a character at a time: the vhost library's log and the
+# port events, from the thread where a vhost-user peer negotiates.
+_INTERLEAVED = re.compile(r"VHOST_CONFIG: [^\n]*\n|\nPort \d+: [^\n]* event\n")
+
+
+def strip_interleaved(text):
+    """What testpmd's command line wrote, out of its log: without the lines
+    other threads wrote in the middle of a prompt ("test" + a vhost-user
+    negotiation's log + "pmd> ")."""
+    return _INTERLEAVED.sub("", text)
+
+
 def wait_for(cond, timeout, what, proc=None, log=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -277,7 +290,7 @@ class LinkLimit(Switch):
             cmd += [f"--rxd={VM_RING}", f"--txd={VM_RING}"]
         p = self._spawn(cmd, stdin=subprocess.PIPE)
         self.testpmd = p
-        wait_for(lambda: "testpmd> " in self._log_since_spawn(),
+        wait_for(lambda: "testpmd> " in strip_interleaved(self._log_since_spawn()),
                  60, "testpmd to start", p, self.log)
         self.start_vm(scenario)
 
@@ -304,7 +317,7 @@ class LinkLimit(Switch):
             nonlocal text
             with open(self.log, errors="replace") as f:
                 f.seek(mark)
-                text = f.read()
+                text = strip_interleaved(f.read())
             return answer in text and text.rstrip().endswith("testpmd>")
         wait_for(seen, timeout, f"testpmd's answer to '{line}'", self.testpmd, self.log)
         return text

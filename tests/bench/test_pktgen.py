@@ -13,10 +13,11 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import host  # noqa: E402
 from benchlib.pktgen import PKTGEN, Pktgen, PktgenError, Session  # noqa: E402
 from benchlib.scenarios import BY_NAME, HOST, MAC_BASE  # noqa: E402
 from benchlib.search import SearchParams, Trial, ndr_search, passed  # noqa: E402
-from benchlib.switches import LinkLimit  # noqa: E402
+from benchlib.switches import LinkLimit, strip_interleaved, wait_for  # noqa: E402
 
 TAG = f"bn-t{os.getpid()}"
 CPU = (os.cpu_count() or 1) - 1  # the link's CPU; the generator takes CPU 0
@@ -216,24 +217,35 @@ def test_bad_pool_and_sleep_values_are_refused(link):
         shutil.rmtree(f"/var/run/dpdk/{TAG}-bad", ignore_errors=True)
 
 
-def trial_on_own_link(name, scn, streams, count, workers=None, **gen_kw):
+def trial_on_own_link(name, scn, streams, count, workers=None, huge_dir=None, link="copy",
+                      **gen_kw):
     """One counted trial at a low rate on a link of its own (testpmd io,
     started for `scn`; the generator joins its vm0 where the scenario's
     generator is the VM): the generator's result and testpmd's forwarding
     statistics. testpmd is asked while the links are up, as the benchmark
     asks it: a memif server whose client leaves frees its rings under its
     forwarding cores (DPDK 22.11 takes no lock), so it may not outlive the
-    generator."""
+    generator. link="zc": the generator serves every link, as in bench.py."""
     workdir = f"/tmp/{TAG}-{name}"
     os.makedirs(workdir, exist_ok=True)
-    sw = LinkLimit(workdir, CPU, None, prefix=f"{TAG}-{name}-link", workers=workers)
-    gen = Pktgen(sw.sockets(len(scn.ports)), rx_queues=sw.gen_rx_queues,
+    sw = LinkLimit(workdir, CPU, huge_dir, prefix=f"{TAG}-{name}-link", workers=workers,
+                   link=link)
+    socks = sw.sockets(len(scn.ports))
+    clients, servers = (socks, []) if link == "copy" else ([], socks)
+    gen = Pktgen(clients, servers=servers, ring=sw.ring, rx_queues=sw.gen_rx_queues,
                  prefix=f"{TAG}-{name}-pg", log=os.path.join(workdir, "pktgen.log"),
-                 vhost=[sw.vm_socket()] if scn.gen_is_vm else (), **gen_kw)
+                 huge_dir=huge_dir, vhost=[sw.vm_socket()] if scn.gen_is_vm else (),
+                 vhost_server=sw.vm_client, **gen_kw)
     session = None
     try:
-        sw.start(scn, 1)
-        session = Session(gen, streams)
+        if not servers:
+            sw.start(scn, 1)
+        session = Session(gen, streams, wait=False)
+        if servers:
+            wait_for(lambda: all(os.path.exists(s) for s in servers), 30,
+                     "the generator's memif sockets", session.proc)
+            sw.start(scn, 1)
+        session.wait_ready()
         sw.forward()
         r = session.trial(rate=20000, duration=10, count=count)
         fwd = sw._command("show fwd stats all", "Accumulated forward statistics")
@@ -278,6 +290,43 @@ def test_the_generator_as_a_switchs_vm():
     assert r["tx"] == 2001 and r["rx"] == 2001, r
     assert r["seq"]["checked"] and r["seq"]["missing"] == 0 and r["seq"]["dup"] == 0
     # The two streams take turns: each port sent a share and got the other's.
+    sent = [p["tx"] for p in r["ports"]]
+    got = [p["rx"] for p in r["ports"]]
+    assert got == sent[::-1] and min(sent) > 2001 // 4, r["ports"]
+
+
+def test_a_prompt_split_by_a_vhost_negotiation_is_seen():
+    """testpmd writes its prompt a character at a time; a vhost-user peer
+    negotiating meanwhile logs whole lines from another thread in the
+    middle of it (as logged in a zero-copy VM link's start)."""
+    log = ("Done\ntest"
+           "VHOST_CONFIG: (/tmp/x/limit-vm.sock) read message VHOST_USER_SET_OWNER\n"
+           "pmd> VHOST_CONFIG: (/tmp/x/limit-vm.sock) read message VHOST_USER_GET_FEATURES\n"
+           "VHOST_CONFIG: (/tmp/x/limit-vm.sock) virtio is now ready for processing.\n"
+           "\nPort 1: link state change event\n")
+    assert "testpmd> " not in log
+    assert strip_interleaved(log) == "Done\ntestpmd> "
+    assert strip_interleaved("show fwd stats all\ntestpmd> ") == "show fwd stats all\ntestpmd> "
+
+
+def test_the_generator_as_a_vm_serving_every_link():
+    """vm-eline on zero-copy links: the generator is the memif server and
+    the vhost-user server (a virtio_user probed after its memif ports are
+    up, --late-vdev, since its probe waits for the switch), testpmd a
+    zero-copy memif client and a vhost-user client. Every frame sent on
+    one port arrives once on the other, both ways."""
+    scn = BY_NAME["vm-eline"]
+    hp = host.Hugepages(1024)
+    huge = hp.setup()
+    try:
+        if not huge:
+            pytest.fail("no hugepages: zero-copy memif needs them")
+        r, _ = trial_on_own_link("vmzc", scn, scn.plan("limit", 1).streams, 2001,
+                                 huge_dir=huge, link="zc")
+    finally:
+        hp.restore()
+    assert r["tx"] == 2001 and r["rx"] == 2001, r
+    assert r["seq"]["checked"] and r["seq"]["missing"] == 0 and r["seq"]["dup"] == 0
     sent = [p["tx"] for p in r["ports"]]
     got = [p["rx"] for p in r["ports"]]
     assert got == sent[::-1] and min(sent) > 2001 // 4, r["ports"]
