@@ -147,6 +147,7 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
                              "--rate", str(RATE), "--seconds", str(seconds)], stdout=subprocess.PIPE)
             time.sleep(1)
             # What leaf1 does with its next frames, the move's start among them.
+            allocs = cp.service("mig")["allocations"]
             lab.client("leaf1").call("trace_start", {"count": 1024})
             cp.e3ctl("service", "move", "mig", "--circuit", "leaf1:cust1:untagged", "--to", "leaf3:cust1:untagged",
                      "--window", "8")
@@ -162,7 +163,8 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
         assert res["last"] == RATE * seconds - 1 and res["missing"] == [], \
             (f"the stream stopped: {res}; the sender's refused datagrams: {sent['refused']}; counters before and "
              f"after: {counters}, {fabric_counters(lab)}; the kernel's drops before and after: {kernel}, "
-             f"{lab.link_drops()}; the frames leaf1 dropped from the move's start on: {traced_drops(lab, 'leaf1')}")
+             f"{lab.link_drops()}; the frames leaf1 dropped from the move's start on: {traced_drops(lab, 'leaf1')}; "
+             f"mig's labels and next hops before the move: {allocs}")
         assert not service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
         circuits = [f"{c['node']}:{c['port']}" for c in cp.service("mig")["circuits"]]
         assert circuits == ["leaf2:cust1", "leaf3:cust1"], circuits
