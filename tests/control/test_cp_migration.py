@@ -106,11 +106,16 @@ def fabric_counters(lab) -> dict:
     return out
 
 
-def traced_drops(lab, node: str) -> list:
-    """The frames node's packet trace (docs/operations.md) saw dropped: how
-    each went, with its time."""
-    return [(r["time_ns"], r["path"]) for r in lab.client(node).call("trace_get", {})
-            if r["verdict"].startswith("drop")]
+def traced(lab, node: str) -> list:
+    """How node's packet trace (docs/operations.md) saw its frames go: for
+    each port and way (a drop with its path), how many, the first and the
+    last one's time."""
+    seen = {}
+    for r in lab.client(node).call("trace_get", {}):
+        way = (r["rx_port"], r["path"] if r["verdict"].startswith("drop") else r["verdict"])
+        n, first, _ = seen.get(way, (0, r["time_ns"], 0))
+        seen[way] = (n + 1, first, r["time_ns"])
+    return [(port, way, *v) for (port, way), v in seen.items()]
 
 
 def service_on(lab, node: str, name: str) -> bool:
@@ -146,9 +151,10 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
             tx = peer.popen(["python3", str(STREAM), "send", "--dst", VM2_IP.split("/")[0], "--port", "5803",
                              "--rate", str(RATE), "--seconds", str(seconds)], stdout=subprocess.PIPE)
             time.sleep(1)
-            # What leaf1 does with its next frames, the move's start among them.
+            # What the two ends do with their next frames, the move's start among them.
             allocs = cp.service("mig")["allocations"]
-            lab.client("leaf1").call("trace_start", {"count": 1024})
+            for node in ("leaf1", "leaf2"):
+                lab.client(node).call("trace_start", {"count": 1024})
             cp.e3ctl("service", "move", "mig", "--circuit", "leaf1:cust1:untagged", "--to", "leaf3:cust1:untagged",
                      "--window", "8")
             cp.wait_converged()
@@ -163,7 +169,7 @@ def test_eline_endpoint_moves_make_before_break(lab, services):
         assert res["last"] == RATE * seconds - 1 and res["missing"] == [], \
             (f"the stream stopped: {res}; the sender's refused datagrams: {sent['refused']}; counters before and "
              f"after: {counters}, {fabric_counters(lab)}; the kernel's drops before and after: {kernel}, "
-             f"{lab.link_drops()}; the frames leaf1 dropped from the move's start on: {traced_drops(lab, 'leaf1')}; "
+             f"{lab.link_drops()}; leaf1's and leaf2's frames from the move's start on: {traced(lab, 'leaf1')}, {traced(lab, 'leaf2')}; "
              f"mig's labels and next hops before the move: {allocs}")
         assert not service_on(lab, "leaf1", "mig") and service_on(lab, "leaf3", "mig")
         circuits = [f"{c['node']}:{c['port']}" for c in cp.service("mig")["circuits"]]
