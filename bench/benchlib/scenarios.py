@@ -220,6 +220,15 @@ def _pvp(config):
     return pvp
 
 
+def _pvp_eline_plan(sw, n):
+    """The far end's pseudowire frames for the VM: OVS, a provider edge too
+    (_pw_flows), gets them without the control word; the limit forwards
+    plain Ethernet."""
+    if sw == "limit":
+        return Plan(streams=[_stream(port=0, frame="eth", src=REMOTE_HOST, dst=MAC_BASE)])
+    return Plan(streams=[_pw_stream(sw, 0, src=REMOTE_HOST, dst=MAC_BASE)])
+
+
 def _pvp_plan(label):
     def plan(sw, n):
         vary = dict(vary="dst", n=n) if n > 1 else {}
@@ -297,18 +306,21 @@ SCENARIOS = [
                   "encap(ethernet) and decap(), without the control word (OVS has none): "
                   "18 bytes pushed and popped to e3's 22."),
     Scenario("pvp-eline", "PVP, E-Line: fabric -> VM -> fabric", ["fabric"], [1], "services",
-             _pvp(_eline_config), _pvp_plan(LABEL_ELINE_IN), OvsPlan(normal=True), vm=True,
+             _pvp(_eline_config), _pvp_eline_plan, OvsPlan(flows=_pw_flows(2, 1)), vm=True,
              bound_pps=4e6,
              note="PVP: every frame crosses the switch twice (p0 -> vm0, vm0 -> p0); rates are "
-                  "frames the generator sends and gets back. OVS: NORMAL bridge between the "
-                  "memif port and a dpdkvhostuser port, plain Ethernet, 22 bytes a frame less "
-                  "than e3 carries (vm-eline gives OVS the pseudowire); the limit: testpmd io "
-                  "between the memif and the vhost port."),
+                  "frames the generator sends and gets back. OVS: the same pseudowire as e3's "
+                  "without the control word (encap/decap, as at eline) between the memif port "
+                  "and a dpdkvhostuser port; the limit: testpmd io between the memif and the "
+                  "vhost port, plain Ethernet."),
     Scenario("pvp-elan", "PVP, E-LAN known unicast: fabric -> VM -> fabric", ["fabric"],
              [1, 20000], "MACs", _pvp(_elan_config), _pvp_plan(LABEL_ELAN_IN),
              OvsPlan(normal=True), vm=True, bound_pps=4e6,
              note="PVP as above; e3 learns the VM's N addresses on vm0 and the far host behind "
-                  "the remote leaf, OVS learns both on its ports."),
+                  "the remote leaf. OVS: a NORMAL bridge learning both on its ports, plain "
+                  "Ethernet, 22 bytes a frame less than e3 carries (to send what its bridge "
+                  "switches into a pseudowire OVS would need more than one bridge, not set up "
+                  "here)."),
     Scenario("vm-eline", "E-Line, a VM's port both ways: VM <-> switch <-> fabric", ["fabric"],
              [1], "services", _pvp(_eline_config), _vm_eline_plan, OvsPlan(flows=_pw_flows(2, 1)),
              vm=True, gen_is_vm=True,
