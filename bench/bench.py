@@ -161,8 +161,9 @@ class Bench:
                 if name == "ovs" and scn.ovs.na:
                     info[name] = {"na": scn.ovs.na}
                     continue
-                if link == "zc" and SWITCHES[name].zc_unsupported(scn):
-                    info[name] = {"na": SWITCHES[name].zc_unsupported(scn)}
+                zc_na = SWITCHES[name].zc_unsupported(scn) if link == "zc" else ""
+                if zc_na:
+                    info[name] = {"na": zc_na}
                     continue
                 t0 = time.monotonic()
                 plan = scn.plan(name, n)

@@ -188,8 +188,6 @@ def _eline_plan(sw, n):
     ])
 
 
-
-
 def _pw_flows(cust, fab):
     """OVS as an E-Line's PE (OpenFlow ports cust and fab = p<fab-1>): the
     customer's frames whole into Ethernet + label (encap, OVS >= 2.17), the
@@ -229,17 +227,16 @@ def _pvp_eline_plan(sw, n):
     return Plan(streams=[_pw_stream(sw, 0, src=REMOTE_HOST, dst=MAC_BASE)])
 
 
-def _pvp_plan(label):
-    def plan(sw, n):
-        vary = dict(vary="dst", n=n) if n > 1 else {}
-        if sw == "e3":
-            s = _stream(port=0, frame="mpls", odst=SW_FAB[0], osrc=NBR[0], label=label,
-                        src=REMOTE_HOST, dst=MAC_BASE, **vary)
-        else:
-            s = _stream(port=0, frame="eth", src=REMOTE_HOST, dst=MAC_BASE, **vary)
-        # The VM's answers teach a learning switch its N addresses.
-        return Plan(streams=[s], learn=[s] if n > 1 else [])
-    return plan
+def _pvp_elan_plan(sw, n):
+    """The far end's frames to the VM's N addresses: e3's in the E-LAN's
+    pseudowire, OVS's (a bridge here) and the limit's plain."""
+    vary = dict(vary="dst", n=n) if n > 1 else {}
+    if sw == "e3":
+        s = _pw_stream(sw, 0, label=LABEL_ELAN_IN, src=REMOTE_HOST, dst=MAC_BASE, **vary)
+    else:
+        s = _stream(port=0, frame="eth", src=REMOTE_HOST, dst=MAC_BASE, **vary)
+    # The VM's answers teach a learning switch its N addresses.
+    return Plan(streams=[s], learn=[s] if n > 1 else [])
 
 
 # ---- E-Line from and to a VM: the generator is the VM -------------------------
@@ -314,7 +311,7 @@ SCENARIOS = [
                   "and a dpdkvhostuser port; the limit: testpmd io between the memif and the "
                   "vhost port, plain Ethernet."),
     Scenario("pvp-elan", "PVP, E-LAN known unicast: fabric -> VM -> fabric", ["fabric"],
-             [1, 20000], "MACs", _pvp(_elan_config), _pvp_plan(LABEL_ELAN_IN),
+             [1, 20000], "MACs", _pvp(_elan_config), _pvp_elan_plan,
              OvsPlan(normal=True), vm=True, bound_pps=4e6,
              note="PVP as above; e3 learns the VM's N addresses on vm0 and the far host behind "
                   "the remote leaf. OVS: a NORMAL bridge learning both on its ports, plain "
