@@ -437,7 +437,8 @@ def scaling(res, points, plotted):
           "memif port has W queues, queue k served by worker k (memif has no hash: the "
           "generator's lane k sends on queue k, and the switch sends back on its worker's "
           "queue). The generator runs a lane per worker, as far as it has CPUs (a lane with "
-          "more queues serves them in turn); its own ceiling, looped to itself on the same "
+          "more queues serves them in turn, at a rate in proportion to its queues, so every "
+          "worker is offered the same); its own ceiling, looped to itself on the same "
           "lanes and queues, is the \"generator\" column. Cycles/frame are every forwarding "
           "core's busy cycles over every frame (flat out): flat while the rate grows with the "
           "workers, rising where they contend.", ""]

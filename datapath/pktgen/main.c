@@ -634,6 +634,12 @@ static void note_sent(struct lane *l, uint16_t port, uint16_t offered, uint16_t 
 	}
 }
 
+/* How many TX queues of each port are the lane's (the rule above). */
+static unsigned lane_txqs(const struct lane *l)
+{
+	return (cfg.tx_queues - l->id + n_lanes - 1) / n_lanes;
+}
+
 /* The lane's next TX queue: its own, in turn. */
 static uint16_t next_txq(struct lane *l)
 {
@@ -737,13 +743,17 @@ static void tx_loop(struct lane *l, double seconds, uint32_t magic, uint64_t *t_
 {
 	uint64_t count = magic == PG_MAGIC_DATA ? cfg.count : 0;
 	bool flat_out = cfg.rate == 0;
-	double rate = cfg.rate / n_lanes;
+	/* Every queue gets the same share: with more queues than lanes, a
+	 * switch's worker behind a lane's second queue is offered as much as
+	 * one whose lane has one. */
+	double rate = cfg.rate * lane_txqs(l) / cfg.tx_queues;
 	double tokens = 0, per_cycle = rate / (double)tsc_hz;
 	/* Tokens saved up while the generator was preempted (a shared CPU) are
 	 * spent in bursts afterwards, up to 20 ms or --catch-up frames (half a
 	 * 2^14 memif ring), so the offered rate stays the one asked for; a
 	 * switch that keeps up absorbs such a burst in its input ring. */
-	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(rate * 0.02, (double)cfg.catch_up / n_lanes));
+	double cap = RTE_MAX(4.0 * cfg.burst,
+			     RTE_MIN(rate * 0.02, (double)cfg.catch_up * lane_txqs(l) / cfg.tx_queues));
 	uint64_t start = rte_rdtsc(), last = start;
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
 	for (;;) {

@@ -218,7 +218,7 @@ def test_bad_pool_and_sleep_values_are_refused(link):
 
 
 def trial_on_own_link(name, scn, streams, count, workers=None, huge_dir=None, link="copy",
-                      **gen_kw):
+                      rate=20000, duration=10, **gen_kw):
     """One counted trial at a low rate on a link of its own (testpmd io,
     started for `scn`; the generator joins its vm0 where the scenario's
     generator is the VM): the generator's result and testpmd's forwarding
@@ -247,7 +247,7 @@ def trial_on_own_link(name, scn, streams, count, workers=None, huge_dir=None, li
             sw.start(scn, 1)
         session.wait_ready()
         sw.forward()
-        r = session.trial(rate=20000, duration=10, count=count)
+        r = session.trial(rate=rate, duration=duration, count=count)
         fwd = sw._command("show fwd stats all", "Accumulated forward statistics")
     except BaseException:
         print_logs(sw.log, gen.log)
@@ -278,6 +278,21 @@ def test_lanes_feed_every_queue_of_a_multi_queue_link():
     # testpmd's per-stream lines: "RX Port= 0/Queue= 1 -> TX Port= 1/Queue= 1"
     queues = {int(q) for q in re.findall(r"RX Port=\s*\d+/Queue=\s*(\d+)", fwd)}
     assert queues == {0, 1}, fwd
+
+
+def test_every_queue_is_offered_the_same_rate_with_more_queues_than_lanes():
+    """Two lanes on three-queue links (as 8 workers fed from 6 CPUs):
+    lane 0 sends on queues 0 and 2, lane 1 on queue 1. Each lane's share
+    of the rate follows its queues, so each queue, and the worker behind
+    it, is offered the same rate, not one lane's half."""
+    _, fwd = trial_on_own_link("mq3", BY_NAME["elan-unicast"],
+                               [stream(port=0, frame="eth", src=HOST, dst=MAC_BASE)], None,
+                               workers=[CPU] * 3, cpus=[0, 0], queues=3, rate=30000, duration=2)
+    # "Forward Stats for RX Port= 0/Queue= 2 -> ... RX-packets: 19998 ..."
+    got = {int(q): int(n) for q, n in re.findall(
+        r"RX Port=\s*0/Queue=\s*(\d+)[^\n]*\n\s*RX-packets:\s*(\d+)", fwd)}
+    assert sorted(got) == [0, 1, 2], fwd
+    assert max(got.values()) < 1.2 * min(got.values()), got
 
 
 def test_the_generator_as_a_switchs_vm():
