@@ -29,6 +29,7 @@ import re
 import statistics
 import sys
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import cpus, host  # noqa: E402
@@ -69,6 +70,7 @@ class Bench:
                                    max_trials=mode["max_trials"])
         self.trials_log = open(os.path.join(out, "trials.jsonl"), "a")
         self.results = []
+        self.huge_dir = None        # set by run(): the switches' hugetlbfs, if any
 
     def record(self, **kw):
         kw["time"] = time.time()
@@ -199,18 +201,18 @@ class Bench:
                     # short stream proves the path works.
                     sess.trial(rate=10000, duration=0.2, learn=True,
                                timeout=120 + n / self.args.learn_rate * 2)
+                    if hasattr(sw, "learned"):
+                        log(f"  {name}: {sw.learned()} MACs learned")
+                    mem = sw.memory()
                 except Exception as e:  # noqa: BLE001 - any failure is reported, the run goes on
-                    log(f"  {name}: cannot start: {e}")
-                    info[name] = {"error": str(e).splitlines()[0][:300] if str(e) else repr(e)}
+                    why = (str(e).splitlines()[0][:300] if str(e) else repr(e)) + died(sw)
+                    log(f"  {name}: cannot start: {why}")
+                    info[name] = {"error": why}
                     if name in sessions:
                         sessions.pop(name).close()
                     sw.stop()
                     del sws[name]
                     continue
-                if hasattr(sw, "learned"):
-                    info_learned = sw.learned()
-                    log(f"  {name}: {info_learned} MACs learned")
-                mem = sw.memory()
                 info[name] = {"start_s": round(time.monotonic() - t0, 2),
                               "program_s": round(getattr(sw, "program_s", 0.0), 2), "memory": mem}
                 log(f"  {name}: up in {info[name]['start_s']}s, memory {mem}")
@@ -234,8 +236,9 @@ class Bench:
                 got = self.measure_round(order[k:] + order[:k], sws, sessions, plans, ctx0, rnd)
                 for name, res in got.items():
                     if isinstance(res, Exception):
-                        log(f"  {name}: {res}")
-                        info[name]["error"] = str(res)[:300]
+                        why = str(res)[:300] + died(sws[name])
+                        log(f"  {name}: {why}")
+                        info[name]["error"] = why
                     else:
                         rounds[name].append(res)
                 if "e3" in sws and "counters" not in info["e3"]:
@@ -248,6 +251,12 @@ class Bench:
                     info[name].update(summarise(rs))
             if ceilings:
                 info["gen"] = {"ceiling_pps": statistics.median(ceilings), "ceiling_all": ceilings}
+        except Exception as e:  # noqa: BLE001 - one broken point must not cost the run
+            log(f"  point failed: {traceback.format_exc()}")
+            for name in names:
+                if not {"ndr_pps", "error", "na"} & info.get(name, {}).keys():
+                    why = f"{type(e).__name__}: {e}"[:300] + (died(sws[name]) if name in sws else "")
+                    info.setdefault(name, {})["error"] = why
         finally:
             for name, sw in sws.items():
                 t0 = time.monotonic()
@@ -368,6 +377,13 @@ def on(sw, fn):
         return fn()
     finally:
         sw.pause()
+
+
+def died(sw):
+    """" (e3-vswitchd killed by SIGBUS)" when a process of sw's has ended:
+    the cause an error that follows would not name."""
+    ended = sw.exits()
+    return f" ({ended})" if ended else ""
 
 
 def plan_bound(ctx):

@@ -98,6 +98,28 @@ def wait_for(cond, timeout, what, proc=None, log=None):
     raise SwitchError(f"timed out waiting for {what}\n{tail}")
 
 
+# Wrappers before a command, and how many arguments each takes.
+WRAPPERS = {"taskset": 2, "chrt": 2, "stdbuf": 1}
+
+
+def program(cmd):
+    """The program a command line runs, past its wrappers."""
+    i = 0
+    while os.path.basename(cmd[i]) in WRAPPERS:
+        i += 1 + WRAPPERS[os.path.basename(cmd[i])]
+    return os.path.basename(cmd[i])
+
+
+def describe_exit(rc):
+    """A Popen returncode in words."""
+    if rc < 0:
+        try:
+            return f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"killed by signal {-rc}"
+    return f"exited {rc}"
+
+
 class Switch:
     name = "?"
     mem_mb = 2048
@@ -232,6 +254,12 @@ class Switch:
 
     def alive(self):
         return bool(self.procs) and all(p.poll() is None for p in self.procs)
+
+    def exits(self):
+        """How those of its processes that ended ended ("e3-vswitchd killed
+        by SIGBUS"): what an error that follows a death is about; "" if none did."""
+        return "; ".join(f"{program(p.args)} {describe_exit(p.returncode)}"
+                         for p in self.procs if p.poll() is not None)
 
     def datapath_pid(self):
         return self.procs[0].pid if self.procs else None
@@ -439,6 +467,14 @@ class Ovs(Switch):
     # it connects its first port and never its second (the same ports
     # without zero-copy connect both).
     zc_na = "its zero-copy memif client connects one port of two here"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Its PMDs come from a CPU mask: workers sharing a CPU are one PMD,
+        # with fewer TX queues than the generator's lanes would need.
+        if len(set(self.workers)) < len(self.workers):
+            raise SwitchError(f"OVS runs one PMD per CPU: {len(self.workers)} workers on "
+                              f"{len(set(self.workers))} CPU{'s' if len(set(self.workers)) > 1 else ''}")
     @property
     def gen_rx_queues(self):
         """OVS gives each port a TX queue per PMD thread plus one for the

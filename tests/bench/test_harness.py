@@ -1,0 +1,105 @@
+"""bench.py's run of a point when a switch breaks: a switch that dies is
+named with how it died, a point that raises is recorded with the error and
+the run goes on. Model switches and generator: no DPDK here."""
+import argparse
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import bench  # noqa: E402
+from benchlib import cpus  # noqa: E402
+from benchlib.switches import SwitchError, Switch, program  # noqa: E402
+
+
+class Gen:
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class Session:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def wait_ready(self):
+        pass
+
+    def trial(self, **kwargs):
+        pass
+
+    def close(self):
+        pass
+
+
+class Healthy(Switch):
+    name = "healthy"
+
+    def start(self, scenario, n):
+        self._spawn(["sleep", "60"])
+
+    def memory(self):
+        return {}
+
+    def runtime_clear(self):
+        pass
+
+
+class DiesAfterStart(Healthy):
+    """Its process is killed by SIGBUS once started, as by a hugepage it
+    could not get; its control socket then refuses."""
+    name = "dies"
+
+    def start(self, scenario, n):
+        self._spawn(["taskset", "-c", "0", "sh", "-c", "kill -BUS $$"]).wait()
+
+    def learned(self):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "Pktgen", Gen)
+    monkeypatch.setattr(bench, "Session", Session)
+    monkeypatch.setattr(bench, "WORKDIR", str(tmp_path / "work"))
+    monkeypatch.setattr(bench, "SETTLE_S", 0)
+    monkeypatch.setattr(bench.Bench, "gen_ceiling", lambda *a: None)
+    monkeypatch.setitem(bench.SWITCHES, Healthy.name, Healthy)
+    monkeypatch.setitem(bench.SWITCHES, DiesAfterStart.name, DiesAfterStart)
+    args = argparse.Namespace(loss=0.001, learn_rate=200000, switches="healthy,dies")
+    mode = dict(bench.MODES["quick"], rounds=1)
+    return bench.Bench(args, mode, str(tmp_path), cpus.parse("gen=0 main=1 workers=1 vm=0", [0, 1]))
+
+
+def test_a_switch_that_dies_after_its_start_is_named_with_how_it_died(run, monkeypatch):
+    monkeypatch.setattr(bench.Bench, "measure_round", lambda self, order, *a: {
+        name: {"round": 0, "ndr_pps": 1e6, "max_pps": 2e6, "trials": 3, "pushback": None,
+               "cycles": {"total": 100.0, "stages": {}}, "latency_ns": None} for name in order})
+    point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy", "dies"])
+    dead = point["switches"]["dies"]
+    assert "Connection refused" in dead["error"]
+    assert "(sh killed by SIGBUS)" in dead["error"]
+    assert point["switches"]["healthy"]["ndr_pps"] == 1e6
+
+
+def test_a_point_that_raises_is_recorded_and_the_run_goes_on(run, monkeypatch):
+    def broken(self, *args):
+        raise KeyError("cycles")
+    monkeypatch.setattr(bench.Bench, "measure_round", broken)
+    point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
+    assert point["switches"]["healthy"]["error"] == "KeyError: 'cycles'"
+    assert run.results == [point]
+
+
+def test_ovs_refuses_workers_that_share_a_cpu():
+    with pytest.raises(SwitchError, match="one PMD per CPU: 2 workers on 1 CPU"):
+        bench.SWITCHES["ovs"]("/tmp", 1, None, workers=[1, 1])
+
+
+@pytest.mark.parametrize("cmd,want", [
+    (["/usr/bin/e3-vswitchd", "--lcores", "0@1"], "e3-vswitchd"),
+    (["taskset", "-c", "1", "ovsdb-server", "conf.db"], "ovsdb-server"),
+    (["chrt", "--idle", "0", "stdbuf", "-oL", "/usr/bin/dpdk-testpmd"], "dpdk-testpmd"),
+])
+def test_a_command_is_named_by_its_program_past_its_wrappers(cmd, want):
+    assert program(cmd) == want
