@@ -173,6 +173,7 @@ class Bench:
                     sw = SWITCHES[name](WORKDIR, lay.main, self.huge_dir, vm_cpu=lay.vm,
                                         workers=lay.workers[:workers], vm_idle=vm_idle, link=link)
                 except SwitchError as e:
+                    log(f"  {name}: cannot run here: {e}")
                     info[name] = {"error": str(e)}
                     continue
                 sws[name] = sw
