@@ -71,6 +71,8 @@ class Bench:
         self.trials_log = open(os.path.join(out, "trials.jsonl"), "a")
         self.results = []
         self.huge_dir = None        # set by run(): the switches' hugetlbfs, if any
+        self.started = time.time()
+        self.machine = None         # host.machine_info(), once
 
     def record(self, **kw):
         kw["time"] = time.time()
@@ -275,6 +277,7 @@ class Bench:
                  "link": link, "switches": info}
         self.record(kind="point", **point)
         self.results.append(point)
+        self.save()
         return point
 
     def gen_ceiling(self, scn, n, ctx, lanes, queues):
@@ -300,7 +303,7 @@ class Bench:
     def run(self):
         hp = host.Hugepages(self.args.hugepages) if self.args.hugepages else None
         self.huge_dir = hp.setup() if hp else None
-        started = time.time()
+        self.started = time.time()
         try:
             for name in self.scenarios():
                 scn = BY_NAME[name]
@@ -315,9 +318,17 @@ class Bench:
         finally:
             if hp:
                 hp.restore()
+        return self.save(complete=True)
+
+    def save(self, complete=False):
+        """results.json as the run stands, written after every point: a run
+        cut short (a machine lent for an hour) still has its report."""
+        if self.machine is None:
+            self.machine = host.machine_info(OVS_VSWITCHD)
         summary = {
-            "mode": self.args.mode, "started": started, "elapsed_s": round(time.time() - started),
-            "machine": host.machine_info(OVS_VSWITCHD), "hugepages": bool(self.huge_dir),
+            "mode": self.args.mode, "started": self.started,
+            "elapsed_s": round(time.time() - self.started), "complete": complete,
+            "machine": self.machine, "hugepages": bool(self.huge_dir),
             "cpus": self.layout.as_dict(), "worker_counts": self.worker_counts(),
             "scale_scenarios": list(filter(None, self.args.scale_scenarios.split(","))),
             "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True, lockstep=True,
@@ -325,8 +336,10 @@ class Bench:
                            learn_rate=self.args.learn_rate),
             "points": self.results,
         }
-        with open(os.path.join(self.out, "results.json"), "w") as f:
+        path = os.path.join(self.out, "results.json")
+        with open(path + ".tmp", "w") as f:
             json.dump(summary, f, indent=1)
+        os.replace(path + ".tmp", path)
         return summary
 
     def worker_counts(self):

@@ -592,7 +592,9 @@ def main():
         f"Run `{os.path.basename(os.path.dirname(src))}` ({res['mode']} mode, "
         f"{res['elapsed_s'] // 60} min {res['elapsed_s'] % 60} s), written by `bench/report.py`; "
         "reproduce with `make bench` (or `make bench-quick`). Raw trials: "
-        "`bench/out/<run>/trials.jsonl` (not committed).",
+        "`bench/out/<run>/trials.jsonl` (not committed)."
+        + ("" if res.get("complete", True) else
+           " **The run ended early:** what follows is what it measured before it stopped."),
         "",
         "![zero-loss rate vs table size](results.png)",
         "",

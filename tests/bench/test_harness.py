@@ -2,6 +2,7 @@
 named with how it died, a point that raises is recorded with the error and
 the run goes on. Model switches and generator: no DPDK here."""
 import argparse
+import json
 import os
 import sys
 
@@ -66,7 +67,8 @@ def run(tmp_path, monkeypatch):
     monkeypatch.setattr(bench.Bench, "gen_ceiling", lambda *a: None)
     monkeypatch.setitem(bench.SWITCHES, Healthy.name, Healthy)
     monkeypatch.setitem(bench.SWITCHES, DiesAfterStart.name, DiesAfterStart)
-    args = argparse.Namespace(loss=0.001, learn_rate=200000, switches="healthy,dies")
+    args = argparse.Namespace(loss=0.001, learn_rate=200000, switches="healthy,dies", mode="quick",
+                              workers=None, scale_scenarios="")
     mode = dict(bench.MODES["quick"], rounds=1)
     return bench.Bench(args, mode, str(tmp_path), cpus.parse("gen=0 main=1 workers=1 vm=0", [0, 1]))
 
@@ -89,6 +91,16 @@ def test_a_point_that_raises_is_recorded_and_the_run_goes_on(run, monkeypatch):
     point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
     assert point["switches"]["healthy"]["error"] == "KeyError: 'cycles'"
     assert run.results == [point]
+
+
+def test_every_point_is_saved_as_it_ends(run, monkeypatch):
+    """A run cut short (a lent machine taken back) keeps what it measured."""
+    monkeypatch.setattr(bench.Bench, "measure_round", lambda self, order, *a: {})
+    run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
+    with open(os.path.join(run.out, "results.json")) as f:
+        saved = json.load(f)
+    assert saved["complete"] is False
+    assert [p["scenario"] for p in saved["points"]] == ["elan-unicast"]
 
 
 def test_ovs_refuses_workers_that_share_a_cpu():
