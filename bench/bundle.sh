@@ -134,12 +134,16 @@ while [ "\$d" != / ]; do
 done
 out=\$here/out/\$(date +%Y%m%d-%H%M%S)
 mkdir -p "\$out"
-python3 "\$here/bench/bench.py" --out "\$out" "\$@" 2>&1 | tee "\$out/bench.log"
+# A run that stops early still reports the points it saved.
+rc=0
+python3 "\$here/bench/bench.py" --out "\$out" "\$@" 2>&1 | tee "\$out/bench.log" || rc=\$?
+[ -f "\$out/results.json" ] || exit "\$((rc ? rc : 1))"
 python3 "\$here/bench/report.py" "\$out/results.json"
 for f in RESULTS.md results.png results-scaling.png; do
   [ ! -f "\$here/bench/\$f" ] || cp "\$here/bench/\$f" "\$here/\$f"
 done
 echo "run: wrote \$here/RESULTS.md"
+exit "\$rc"
 EOF
 chmod +x "$b/run"
 

@@ -23,7 +23,10 @@ for a in "$@"; do [ "$a" = "--quick" ] && quick=1; done
 out="bench/out/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 
-python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+# A run that stops early still reports the points it saved.
+rc=0
+python3 bench/bench.py --out "$out" "$@" 2>&1 | tee "$out/bench.log" || rc=$?
+[ -f "$out/results.json" ] || exit "$((rc ? rc : 1))"
 
 # perf needs no hardware counters here: it samples cpu-clock.
 if [ "$quick" = 1 ]; then sizes="elan-unicast=1,elan-unicast=20000"
@@ -36,3 +39,4 @@ python3 bench/profile.py --out "$out" --sizes "$sizes" --seconds 5 2>&1 | tee "$
 py=python3
 python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
 "$py" bench/report.py "$out/results.json"
+exit "$rc"
