@@ -302,9 +302,11 @@ class Bench:
 
     def run(self):
         hp = host.Hugepages(self.args.hugepages) if self.args.hugepages else None
-        self.huge_dir = hp.setup() if hp else None
         self.started = time.time()
         try:
+            # Inside the try: a SIGTERM while the pages are being reserved
+            # still gives them back.
+            self.huge_dir = hp.setup() if hp else None
             for name in self.scenarios():
                 scn = BY_NAME[name]
                 for n in self.sizes(scn):

@@ -105,9 +105,11 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(WORKDIR, exist_ok=True)
     hp = host.Hugepages(args.hugepages) if args.hugepages else None
-    huge_dir = hp.setup() if hp else None
     groups = ("memif PMD", "vhost-user", "own code", "other")
     try:
+        # Inside the try: a SIGTERM while the pages are being reserved
+        # still gives them back.
+        huge_dir = hp.setup() if hp else None
         for item in args.sizes.split(","):
             scn_name, n = item.split("=")
             scn, n = BY_NAME[scn_name], int(n)

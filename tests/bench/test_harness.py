@@ -115,3 +115,24 @@ def test_ovs_refuses_workers_that_share_a_cpu():
 ])
 def test_a_command_is_named_by_its_program_past_its_wrappers(cmd, want):
     assert program(cmd) == want
+
+
+def test_a_sigterm_while_hugepages_are_reserved_gives_them_back(run, monkeypatch):
+    """The reservation is undone even when the signal lands inside it."""
+    calls = []
+
+    class Pages:
+        def __init__(self, pages):
+            pass
+
+        def setup(self):
+            calls.append("setup")
+            raise SystemExit(143)       # host.exit_on_sigterm's exit
+
+        def restore(self):
+            calls.append("restore")
+    monkeypatch.setattr(bench.host, "Hugepages", Pages)
+    run.args.hugepages = 3072
+    with pytest.raises(SystemExit):
+        run.run()
+    assert calls == ["setup", "restore"]
