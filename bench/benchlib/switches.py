@@ -472,9 +472,11 @@ class Ovs(Switch):
         super().__init__(*args, **kwargs)
         # Its PMDs come from a CPU mask: workers sharing a CPU are one PMD,
         # with fewer TX queues than the generator's lanes would need.
-        if len(set(self.workers)) < len(self.workers):
+        cpus = len(set(self.workers))
+        if cpus < len(self.workers):
             raise SwitchError(f"OVS runs one PMD per CPU: {len(self.workers)} workers on "
-                              f"{len(set(self.workers))} CPU{'s' if len(set(self.workers)) > 1 else ''}")
+                              f"{cpus} CPU{'s' if cpus > 1 else ''}")
+
     @property
     def gen_rx_queues(self):
         """OVS gives each port a TX queue per PMD thread plus one for the

@@ -748,14 +748,14 @@ static void tx_loop(struct lane *l, double seconds, uint32_t magic, uint64_t *t_
 	/* Every queue gets the same share: with more queues than lanes, a
 	 * switch's worker behind a lane's second queue is offered as much as
 	 * one whose lane has one. */
-	double rate = cfg.rate * lane_txqs(l) / cfg.tx_queues;
+	double share = (double)lane_txqs(l) / cfg.tx_queues;
+	double rate = cfg.rate * share;
 	double tokens = 0, per_cycle = rate / (double)tsc_hz;
 	/* Tokens saved up while the generator was preempted (a shared CPU) are
 	 * spent in bursts afterwards, up to 20 ms or --catch-up frames (half a
 	 * 2^14 memif ring), so the offered rate stays the one asked for; a
 	 * switch that keeps up absorbs such a burst in its input ring. */
-	double cap = RTE_MAX(4.0 * cfg.burst,
-			     RTE_MIN(rate * 0.02, (double)cfg.catch_up * lane_txqs(l) / cfg.tx_queues));
+	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(rate * 0.02, cfg.catch_up * share));
 	uint64_t start = rte_rdtsc(), last = start;
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
 	for (;;) {
