@@ -81,6 +81,11 @@ for d in "${DRIVERS[@]}"; do
 done
 
 loader=$(cd "$b/lib" && ls ld-linux-x86-64.so.* | head -1)
+# stdbuf's preload library, built for the bundled glibc (the launchers below).
+STDBUF_LIB=$(for d in /usr/libexec/coreutils /usr/lib/coreutils; do
+  [ -f "$d/libstdbuf.so" ] && echo "$d/libstdbuf.so" && break; done)
+[ -n "$STDBUF_LIB" ] || { echo "bundle: coreutils' libstdbuf.so is missing" >&2; exit 1; }
+cp -L "$STDBUF_LIB" "$b/lib/libstdbuf.so"
 for p in "${PROGRAMS[@]}"; do
   name=$(basename "$p")
   cat > "$b/bin/$name" <<EOF
@@ -88,6 +93,12 @@ for p in "${PROGRAMS[@]}"; do
 # $name from the bundle: its loader, its libraries.
 here=\$(dirname "\$(readlink -f "\$0")")/..
 lib=\${E3_BUNDLE_LIB:-\$here/lib}
+# The harness runs testpmd under stdbuf, which preloads the server's
+# libstdbuf.so: built for the server's glibc, it can need symbol versions the
+# bundled glibc lacks, and the loader then exits 1. Preload the bundle's own.
+case \${LD_PRELOAD:-} in
+  *libstdbuf.so*) LD_PRELOAD=\$(echo "\$LD_PRELOAD" | sed "s|[^: ]*libstdbuf\\.so|\$lib/libstdbuf.so|g") ;;
+esac
 exec "\$lib/$loader" --library-path "\$lib" "\$here/libexec/$name" "\$@"
 EOF
   chmod +x "$b/bin/$name"
