@@ -3,9 +3,12 @@
 
     bench/report.py [bench/out/<run>/results.json [more runs' results.json ...]]
         (default: the newest run; points of later runs replace the first's)
+        [--beside bench/runs/<machine>/<run>/results.json ...]
+        (runs on another machine: a section of their own)
 
 Standard library + matplotlib only (Debian's python3-matplotlib).
 """
+import argparse
 import functools
 import glob
 import json
@@ -422,14 +425,14 @@ def scaling_series(res, points):
     return out
 
 
-def scaling(res, points, plotted):
+def scaling(res, points, plotted, heading="## Scaling over cores", image="results-scaling.png"):
     """The scaling section: Mpps and cycles/frame per worker count (and
-    results-scaling.png, when plotted)."""
+    its plot, when plotted)."""
     lay = res.get("cpus")
     if not lay:
         return []
     series = scaling_series(res, points)
-    md = ["## Scaling over cores", ""] + (["![scaling](results-scaling.png)", ""] if plotted else []) + [
+    md = [heading, ""] + ([f"![scaling]({image})", ""] if plotted else []) + [
           f"CPU layout: `{lay['spec']}`" + (f" (derived from {lay['derived_from']} CPUs)"
                                             if lay.get("derived_from") else " (given with --cpus)")
           + ". A point with W workers runs e3-vswitchd with W worker lcores, OVS with W PMD "
@@ -448,7 +451,7 @@ def scaling(res, points, plotted):
     for name in series:
         pts = series[name]
         one = next((p for p in pts if p["workers"] == 1), None)
-        md += [f"### {BY_NAME[name].title if name in BY_NAME else name}", "",
+        md += [f"{heading.split()[0]}# {BY_NAME[name].title if name in BY_NAME else name}", "",
                "| workers | generator lanes | generator Mpps | limit Mpps | e3 Mpps | OVS Mpps "
                "| e3 vs 1 worker | e3/OVS | cycles/frame limit / e3 / OVS |",
                "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -579,10 +582,65 @@ def load_runs(srcs):
     return runs, list(points.values()), trials
 
 
+def beside(srcs):
+    """The section of runs on another machine (--beside): its machine, the
+    runs, their tables, scaling and the targets they measured, and the
+    NOTES.md found beside them (what the runs cannot say themselves)."""
+    runs, points, trials = load_runs(srcs)
+    for p in points:
+        p["supplement"] = False     # no base run here: every run is listed
+    # The layout and the scaling series of the run that scaled (if any).
+    res = next((r for _, r in runs if any(p["workers"] > 1 for p in r["points"])), runs[0][1])
+    res = dict(res, scale_scenarios=sorted({n for _, r in runs for n in r.get("scale_scenarios", [])}))
+    m = res["machine"]
+    loads = [t["load1"] for t in trials if "load1" in t]
+    md = [f"## Another machine: {m['cpu']}, {m['cpus']} CPUs", "",
+          f"- CPU: {m['cpu']} ({m['cpus']} CPUs), {m['memory_gib']} GiB; kernel {m['kernel']}; "
+          f"{m['os']}",
+          f"- DPDK {m['dpdk']}; {m['ovs']}; from the bundle (`bench/bundle.sh`)",
+          f"- hugepages for the switches: {'yes' if res['hugepages'] else 'no (--no-huge)'}; "
+          + (f"load average over the trials: median {statistics.median(loads):.1f}, "
+             f"max {max(loads):.1f}" if loads else "load not recorded"),
+          "- " + layout_line(res) + (" The VM has a CPU of its own and busy polls."
+                                      if (res.get("cpus") or {}).get("vm") not in
+                                      (res.get("cpus") or {}).get("gen", [None]) else "")]
+    for src, r in runs:
+        xp = r["params"]
+        what = sorted({f"{p['scenario']} {size_name(p['size'])}" for p in r["points"]})
+        md.append(f"- Run `{os.path.relpath(src, os.path.dirname(BENCH))}` ({r['mode']} mode, "
+                  f"{xp['rounds']} rounds, {xp['trial_s']:g} s trials, loss allowed "
+                  f"{xp['loss_frac'] * 100:g}%): {', '.join(what)}"
+                  + ("" if r.get("complete", True) else "; it ended early") + ".")
+    md.append("")
+    groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "copy"])
+    for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
+        md += table(name, groups[name])
+    image = f"results-scaling-{m['cpus']}cpus.png"
+    md += scaling(res, points, plot_scaling(res, points, os.path.join(BENCH, image)),
+                  heading="### Scaling over cores", image=image)
+    md += ["### Targets on this machine", ""]
+    md += [line for line in targets(groups) + scaling_targets(res, points)
+           if "| not measured" not in line]
+    notes = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(srcs[0]))), "NOTES.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            md += [f.read().rstrip(), ""]
+    return md
+
+
 def main():
-    srcs = sys.argv[1:] or [newest_results()]
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="*", help="results.json of this machine's runs")
+    ap.add_argument("--beside", nargs="+", default=[], metavar="RUN",
+                    help="results.json of runs on another machine, reported in a section of "
+                    "their own (a NOTES.md in their runs' parent folder is included)")
+    args = ap.parse_args()
+    srcs = args.runs or [newest_results()]
     runs, points, trials = load_runs(srcs)
     src, res = runs[0]
+    # A supplementary run may hold the scaling series.
+    res = dict(res, scale_scenarios=sorted({n for _, r in runs for n in r.get("scale_scenarios", [])}))
     groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "copy"])
     m, prm = res["machine"], res["params"]
     loads = [t["load1"] for t in trials if "load1" in t]
@@ -709,6 +767,8 @@ def main():
     md += zero_copy(points)
     zc_groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "zc"])
     md += ["## Targets", ""] + targets(groups, zc_groups) + scaling_targets(res, points)
+    if args.beside:
+        md += beside(args.beside)
     # Each profile from the latest run that has it.
     by_name = {os.path.basename(x): x for d in srcs
                for x in glob.glob(os.path.join(os.path.dirname(d), "profile-*.txt"))}
@@ -732,7 +792,8 @@ def main():
         with open(notes) as f:
             md += [f.read().rstrip(), ""]
     md += [f"_Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from "
-           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`" for x in srcs) + "._", ""]
+           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`" for x in srcs + args.beside)
+           + "._", ""]
     with open(os.path.join(BENCH, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))
     plotted = plot(groups, os.path.join(BENCH, "results.png"))

@@ -80,3 +80,22 @@ def test_targets_from_a_run_without_rounds_are_the_medians_alone():
     assert (measured, verdict) == ("0.95 (flat out 0.95)", "met")
     _, measured, _, verdict = target(lim, e3, COST)
     assert (measured, verdict) == ("0.95", "met")
+
+
+def test_runs_on_another_machine_get_a_section_of_their_own(monkeypatch):
+    """--beside: the 16-CPU runs kept in bench/runs/ (a PVP run and a
+    scaling run) report their machine, their tables, the scaling series of
+    the run that scaled, the targets they measured and their NOTES.md."""
+    monkeypatch.setattr(report, "plot_scaling", lambda *a: False)
+    runs = os.path.join(report.BENCH, "runs", "16cpu-20261130")
+    md = "\n".join(report.beside([os.path.join(runs, "pvp", "results.json"),
+                                  os.path.join(runs, "scale", "results.json")]))
+    assert md.startswith("## Another machine: Intel(R) Xeon(R) Processor, 16 CPUs")
+    assert "### PVP, E-Line" in md and "### E-LAN known unicast" in md
+    scaling = md[md.index("### Scaling over cores"):md.index("### Targets on this machine")]
+    assert [line.split("|")[1].strip() for line in scaling.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()] == ["1", "4", "8"]
+    assert "| elan-unicast: e3 with 4 workers / 1 worker | 3.64 | >= 3.6 | met |" in md
+    assert "not measured" not in md
+    with open(os.path.join(runs, "NOTES.md")) as f:
+        assert f.read().strip() in md
