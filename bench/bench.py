@@ -36,7 +36,8 @@ from benchlib import cpus, host  # noqa: E402
 from benchlib.pktgen import VM_IDLE_SLEEP_US, Pktgen, PktgenError, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
-from benchlib.switches import GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError, wait_for  # noqa: E402
+from benchlib.switches import (GEN_PREFIX, OVS_VSWITCHD, SWITCHES, SwitchError,  # noqa: E402
+                                summary, wait_for)
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 WORKDIR = "/tmp/bn-bench"
@@ -159,6 +160,7 @@ class Bench:
         lanes = lay.gen[:min(len(lay.gen), workers)]
         vm_idle = scn.pvp and not lay.vm_alone()
         sws, sessions, plans, info = {}, {}, {}, {}
+        rounds, cut = {}, None
         os.makedirs(WORKDIR, exist_ok=True)
         try:
             for name in names:
@@ -208,7 +210,7 @@ class Bench:
                         log(f"  {name}: {sw.learned()} MACs learned")
                     mem = sw.memory()
                 except Exception as e:  # noqa: BLE001 - any failure is reported, the run goes on
-                    why = (str(e).splitlines()[0][:300] if str(e) else repr(e)) + died(sw)
+                    why = summary(e, died(sw, str(e)))
                     log(f"  {name}: cannot start: {why}")
                     info[name] = {"error": why}
                     if name in sessions:
@@ -260,6 +262,13 @@ class Bench:
                 if not {"ndr_pps", "error", "na"} & info.get(name, {}).keys():
                     why = f"{type(e).__name__}: {e}"[:300] + (died(sws[name]) if name in sws else "")
                     info.setdefault(name, {})["error"] = why
+        except BaseException as e:
+            # SIGTERM (a lent machine's time running out) or ^C: the rounds
+            # done are kept, and the run stops.
+            cut = e
+            for name, rs in rounds.items():
+                if rs:
+                    info[name].update(summarise(rs))
         finally:
             for name, sw in sws.items():
                 t0 = time.monotonic()
@@ -273,11 +282,18 @@ class Bench:
                 if name in sessions:
                     sessions[name].close()
                 log(f"  {name}: stopped in {time.monotonic() - t0:.1f}s")
+        done = max((len(rs) for rs in rounds.values()), default=0)
+        if cut is not None and not done:
+            raise cut
         point = {"scenario": scn.name, "size": n, "workers": workers, "lanes": len(lanes),
                  "link": link, "switches": info}
+        if cut is not None:
+            point["cut"] = f"the run was stopped after {done} of {self.m['rounds']} rounds"
         self.record(kind="point", **point)
         self.results.append(point)
         self.save()
+        if cut is not None:
+            raise cut
         return point
 
     def gen_ceiling(self, scn, n, ctx, lanes, queues):
@@ -395,11 +411,11 @@ def on(sw, fn):
         sw.pause()
 
 
-def died(sw):
+def died(sw, said=""):
     """" (e3-vswitchd killed by SIGBUS)" when a process of sw's has ended:
-    the cause an error that follows would not name."""
+    the cause an error that follows would not name (unless it `said` so)."""
     ended = sw.exits()
-    return f" ({ended})" if ended else ""
+    return f" ({ended})" if ended and ended not in said else ""
 
 
 def plan_bound(ctx):

@@ -206,7 +206,10 @@ def table(name, points):
     errors = {(k, p["size"]): v["error"] for p in points for k, v in p["switches"].items()
               if "error" in v and k in LABEL}
     for (k, n), e in errors.items():
-        lines += ["", f"{LABEL[k]} at {size_name(n)}: error: `{e.splitlines()[0][:200]}`"]
+        lines += ["", f"{LABEL[k]} at {size_name(n)}: error: `{e.splitlines()[0][:800]}`"]
+    for p in points:
+        if p.get("cut"):
+            lines += ["", f"At {size_name(p['size'])}: {p['cut']}."]
     return lines + [""]
 
 
@@ -470,6 +473,10 @@ def scaling(res, points, plotted, heading="## Scaling over cores", image="result
                       f"{'1.00' if p is one else fmt_ratio(speed)} | "
                       f"{fmt_ratio(paired(sw.get('e3'), sw.get('ovs'), 'ndr_pps'))} | {cyc} |")
         md.append("")
+        md += [f"At {p['workers']} worker{'s' if p['workers'] > 1 else ''}: {p['cut']}."
+               for p in pts if p.get("cut")]
+        if any(p.get("cut") for p in pts):
+            md.append("")
     return md
 
 

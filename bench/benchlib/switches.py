@@ -84,18 +84,37 @@ def strip_interleaved(text):
 
 
 def wait_for(cond, timeout, what, proc=None, log=None):
+    """Until cond(); a SwitchError if proc ends first or the time runs out,
+    its first line saying which, then the end of log (the why)."""
     deadline = time.monotonic() + timeout
+    ended = False
     while time.monotonic() < deadline:
         if cond():
             return
         if proc is not None and proc.poll() is not None:
+            ended = True
             break
         time.sleep(0.05)
     tail = ""
     if log and os.path.exists(log):
         with open(log, errors="replace") as f:
             tail = "".join(f.readlines()[-15:])
-    raise SwitchError(f"timed out waiting for {what}\n{tail}")
+    why = (f"{program(proc.args)} {describe_exit(proc.returncode)}" if ended
+           else f"timed out after {timeout:g} s")
+    raise SwitchError(f"waiting for {what}: {why}\n{tail}")
+
+
+def summary(err, died=""):
+    """An error in one line for results.json: its first line, how the
+    process died, and the last lines of the log it carried (what a
+    program says before it exits: a missing library, EAL's refusal)."""
+    lines = [x.strip() for x in str(err).splitlines() if x.strip()]
+    if not lines:
+        return repr(err) + died
+    out = lines[0][:300] + died
+    if len(lines) > 1:
+        out += "; its log ends: " + " / ".join(lines[-3:])[-400:]
+    return out
 
 
 # Wrappers before a command, and how many arguments each takes.

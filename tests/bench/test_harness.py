@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 import bench  # noqa: E402
 from benchlib import cpus  # noqa: E402
-from benchlib.switches import SwitchError, Switch, program  # noqa: E402
+from benchlib.switches import SwitchError, Switch, program, wait_for  # noqa: E402
 
 
 class Gen:
@@ -58,6 +58,17 @@ class DiesAfterStart(Healthy):
         raise ConnectionRefusedError(111, "Connection refused")
 
 
+class ExitsAtStart(Healthy):
+    """A program that refuses to start and says why on its way out, as the
+    loader did when a preloaded library needed a newer glibc."""
+    name = "refuses"
+
+    def start(self, scenario, n):
+        p = self._spawn(["stdbuf", "-oL", "sh", "-c",
+                         "echo 'EAL: starting'; echo \"version 'GLIBC_2.38' not found\" >&2; exit 1"])
+        wait_for(lambda: False, 30, "it to start", p, self.log)
+
+
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "Pktgen", Gen)
@@ -67,6 +78,7 @@ def run(tmp_path, monkeypatch):
     monkeypatch.setattr(bench.Bench, "gen_ceiling", lambda *a: None)
     monkeypatch.setitem(bench.SWITCHES, Healthy.name, Healthy)
     monkeypatch.setitem(bench.SWITCHES, DiesAfterStart.name, DiesAfterStart)
+    monkeypatch.setitem(bench.SWITCHES, ExitsAtStart.name, ExitsAtStart)
     args = argparse.Namespace(loss=0.001, learn_rate=200000, switches="healthy,dies", mode="quick",
                               workers=None, scale_scenarios="")
     mode = dict(bench.MODES["quick"], rounds=1)
@@ -82,6 +94,14 @@ def test_a_switch_that_dies_after_its_start_is_named_with_how_it_died(run, monke
     assert "Connection refused" in dead["error"]
     assert "(sh killed by SIGBUS)" in dead["error"]
     assert point["switches"]["healthy"]["ndr_pps"] == 1e6
+
+
+def test_a_switch_that_exits_at_start_is_reported_with_what_its_log_said(run):
+    point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["refuses"])
+    err = point["switches"]["refuses"]["error"]
+    assert err.startswith("waiting for it to start: sh exited 1; its log ends: ")
+    assert "version 'GLIBC_2.38' not found" in err
+    assert "\n" not in err and err.count("exited 1") == 1
 
 
 def test_a_point_that_raises_is_recorded_and_the_run_goes_on(run, monkeypatch):
@@ -101,6 +121,26 @@ def test_every_point_is_saved_as_it_ends(run, monkeypatch):
         saved = json.load(f)
     assert saved["complete"] is False
     assert [p["scenario"] for p in saved["points"]] == ["elan-unicast"]
+
+
+def test_a_point_stopped_by_sigterm_keeps_its_finished_rounds(run, monkeypatch):
+    """A lent machine's time runs out mid-point: the rounds done are saved,
+    the point says it was cut, and the run stops."""
+    run.m["rounds"] = 3
+
+    def measure(self, order, sws, sessions, plans, ctx0, rnd):
+        if rnd == 2:
+            raise SystemExit(143)       # host.exit_on_sigterm's exit
+        return {name: {"round": rnd, "ndr_pps": (rnd + 1) * 1e6, "max_pps": 4e6, "trials": 3,
+                       "pushback": None, "cycles": {"total": 100.0, "stages": {}},
+                       "latency_ns": None} for name in order}
+    monkeypatch.setattr(bench.Bench, "measure_round", measure)
+    with pytest.raises(SystemExit):
+        run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
+    with open(os.path.join(run.out, "results.json")) as f:
+        (point,) = json.load(f)["points"]
+    assert point["cut"] == "the run was stopped after 2 of 3 rounds"
+    assert point["switches"]["healthy"]["ndr_all"] == [1e6, 2e6]
 
 
 def test_ovs_refuses_workers_that_share_a_cpu():
