@@ -95,7 +95,9 @@ def test_runs_on_another_machine_get_a_section_of_their_own(monkeypatch):
     scaling = md[md.index("### Scaling over cores"):md.index("### Targets on this machine")]
     assert [line.split("|")[1].strip() for line in scaling.splitlines()
             if line.startswith("| ") and line.split("|")[1].strip().isdigit()] == ["1", "4", "8"]
-    assert "| elan-unicast: e3 with 4 workers / 1 worker | 3.64 | >= 3.6 | met |" in md
+    # 3.64x at zero loss, 3.03x flat out: the two disagree.
+    assert ("| elan-unicast: e3 with 4 workers / 1 worker | 3.64 (flat out 3.03) | >= 3.6 | "
+            "inconclusive (zero-loss and flat-out disagree) |") in md
     assert "not measured" not in md
     with open(os.path.join(runs, "NOTES.md")) as f:
         assert f.read().strip() in md
