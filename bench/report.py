@@ -3,8 +3,9 @@
 
     bench/report.py [bench/out/<run>/results.json [more runs' results.json ...]]
         (default: the newest run; points of later runs replace the first's)
-        [--beside bench/runs/<machine>/<run>/results.json ...]
-        (runs on another machine: a section of their own)
+        [--beside bench/runs/<machine>/<run>/results.json ... [--beside ...]]
+        (runs on another machine: a section of their own; default: each folder
+        bench/runs/<machine>/, its <run>/results.json)
 
 Standard library + matplotlib only (Debian's python3-matplotlib).
 """
@@ -605,6 +606,14 @@ def load_runs(srcs):
     return runs, list(points.values()), trials
 
 
+def kept_runs(folder):
+    """The runs kept from other machines: for each machine's folder under
+    folder, its <run>/results.json files (a group for beside())."""
+    groups = (sorted(glob.glob(os.path.join(m, "*", "results.json")))
+              for m in sorted(glob.glob(os.path.join(folder, "*"))))
+    return [g for g in groups if g]
+
+
 def beside(srcs):
     """The section of runs on another machine (--beside): its machine, the
     runs, their tables, scaling and the targets they measured, and the
@@ -655,10 +664,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", help="results.json of this machine's runs")
-    ap.add_argument("--beside", nargs="+", default=[], metavar="RUN",
+    ap.add_argument("--beside", nargs="+", action="append", metavar="RUN",
                     help="results.json of runs on another machine, reported in a section of "
-                    "their own (a NOTES.md in their runs' parent folder is included)")
+                    "their own (a NOTES.md in their runs' parent folder is included); once per "
+                    "machine. Default: each folder bench/runs/<machine>/")
     args = ap.parse_args()
+    if args.beside is None:
+        args.beside = kept_runs(os.path.join(BENCH, "runs"))
     srcs = args.runs or [newest_results()]
     runs, points, trials = load_runs(srcs)
     src, res = runs[0]
@@ -790,8 +802,8 @@ def main():
     md += zero_copy(points)
     zc_groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "zc"])
     md += ["## Targets", ""] + targets(groups, zc_groups) + scaling_targets(res, points)
-    if args.beside:
-        md += beside(args.beside)
+    for group in args.beside:
+        md += beside(group)
     # Each profile from the latest run that has it.
     by_name = {os.path.basename(x): x for d in srcs
                for x in glob.glob(os.path.join(os.path.dirname(d), "profile-*.txt"))}
@@ -815,7 +827,7 @@ def main():
         with open(notes) as f:
             md += [f.read().rstrip(), ""]
     md += [f"_Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from "
-           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`" for x in srcs + args.beside)
+           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`" for x in srcs + [r for g in args.beside for r in g])
            + "._", ""]
     with open(os.path.join(BENCH, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))

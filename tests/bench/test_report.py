@@ -101,3 +101,14 @@ def test_runs_on_another_machine_get_a_section_of_their_own(monkeypatch):
     assert "not measured" not in md
     with open(os.path.join(runs, "NOTES.md")) as f:
         assert f.read().strip() in md
+
+
+def test_each_machines_folder_of_kept_runs_is_a_group(tmp_path):
+    for run in ("a/pvp", "a/scale", "b/x"):
+        (tmp_path / run).mkdir(parents=True)
+        (tmp_path / run / "results.json").write_text("{}")
+    (tmp_path / "c").mkdir()                 # no runs: no section
+    (tmp_path / "a" / "NOTES.md").write_text("")
+    assert report.kept_runs(str(tmp_path)) == [
+        [str(tmp_path / "a/pvp/results.json"), str(tmp_path / "a/scale/results.json")],
+        [str(tmp_path / "b/x/results.json")]]
