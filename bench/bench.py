@@ -107,11 +107,12 @@ class Bench:
         more trial, flat out: a switch the generator saturates works on
         full bursts, at the most it can do, so the figure is its cost per
         frame and not the overhead of small bursts at a low rate; the
-        trial's pushback says whether it was saturated. PVP has no flat-out
-        trial (the VM would never run): there it is the zero-loss rate.
+        trial's pushback says whether it was saturated. PVP with the VM on
+        the generator's CPU has no flat-out trial (the VM would never run):
+        there it is the zero-loss rate.
         Returns {switch: result or the exception it failed with}."""
         ctx = {name: dict(ctx0, switch=name, round=rnd) for name in order}
-        bound = plan_bound(ctx0)
+        bound = self.bound(BY_NAME[ctx0["scenario"]])
 
         def trial(name, phase, duration):
             return self.trial_fn(sessions[name], plans[name], dict(ctx[name], phase=phase), duration,
@@ -147,6 +148,15 @@ class Bench:
                     except (PktgenError, SwitchError) as e:
                         out[name] = e
         return out
+
+    def bound(self, scn):
+        """Where a search starts instead of flat out: PVP's fixed rate,
+        where the VM shares the generator's CPU (flat out the generator
+        never sleeps and the VM never runs); None: flat out first, as at
+        every point where the VM has a CPU of its own."""
+        if not scn.bound_pps or self.layout.vm_alone():
+            return None
+        return scn.bound_pps
 
     def run_point(self, scn, n, names, workers=1, link="copy"):
         """One scenario at one table size: every switch started, then
@@ -286,7 +296,7 @@ class Bench:
         if cut is not None and not done:
             raise cut
         point = {"scenario": scn.name, "size": n, "workers": workers, "lanes": len(lanes),
-                 "link": link, "switches": info}
+                 "link": link, "bound_pps": self.bound(scn), "switches": info}
         if cut is not None:
             point["cut"] = f"the run was stopped after {done} of {self.m['rounds']} rounds"
         self.record(kind="point", **point)
@@ -418,8 +428,6 @@ def died(sw, said=""):
     return f" ({ended})" if ended and ended not in said else ""
 
 
-def plan_bound(ctx):
-    return BY_NAME[ctx["scenario"]].bound_pps or None
 
 
 def summarise(rounds):

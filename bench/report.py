@@ -38,6 +38,13 @@ def layout_line(res):
             "series below uses more).")
 
 
+def vm_shares_gen(res):
+    """Whether the run's PVP VM ran on a generator CPU (every run before
+    the layout was recorded did)."""
+    lay = res.get("cpus")
+    return lay is None or lay["vm"] in lay["gen"]
+
+
 def newest_results():
     runs = sorted(glob.glob(os.path.join(BENCH, "out", "*", "results.json")), key=os.path.getmtime)
     if not runs:
@@ -144,8 +151,11 @@ def table(name, points):
     lines = [f"### {scn.title if scn else name}", ""]
     if scn and scn.note:
         lines += [scn.note, ""]
-    flat_what = (f"what arrived when {scn.bound_pps / 1e6:g} Mpps was offered (the search's "
-                 "first trial: no flat-out trial in PVP)" if scn and scn.bound_pps else
+    # Runs before the field: PVP's searches always started at its bound.
+    bound = max((p.get("bound_pps", scn.bound_pps if scn else 0) or 0 for p in points), default=0)
+    flat_what = (f"what arrived when {bound / 1e6:g} Mpps was offered (the search's "
+                 "first trial: no flat-out trial in PVP with the VM on the generator's CPU)"
+                 if bound else
                  "what each switch forwards when offered all the generator can send (Mpps "
                  "received, any loss)")
     lines += [f"Zero-loss rates (see Method for the loss allowed) in Mpps, medians over rounds; "
@@ -633,9 +643,8 @@ def beside(srcs):
           f"- hugepages for the switches: {'yes' if res['hugepages'] else 'no (--no-huge)'}; "
           + (f"load average over the trials: median {statistics.median(loads):.1f}, "
              f"max {max(loads):.1f}" if loads else "load not recorded"),
-          "- " + layout_line(res) + (" The VM has a CPU of its own and busy polls."
-                                      if (res.get("cpus") or {}).get("vm") not in
-                                      (res.get("cpus") or {}).get("gen", [None]) else "")]
+          "- " + layout_line(res) + ("" if vm_shares_gen(res) else
+                                      " The VM has a CPU of its own and busy polls.")]
     for src, r in runs:
         xp = r["params"]
         what = sorted({f"{p['scenario']} {size_name(p['size'])}" for p in r["points"]})
@@ -725,13 +734,17 @@ def main():
         "the other CPU; the pushback says which figures the generator capped.",
         "- PVP (generator -> switch -> VM -> switch -> generator): the switch gets a "
         "vhost-user port to a VM, dpdk-testpmd in macswap mode on a virtio_user port with "
-        "rings of 16384 slots, which sends every frame back. With two CPUs the VM shares CPU 0 "
-        "with the generator, at idle priority: it runs whenever the generator sleeps, and the "
-        "generator sleeps 30 us whenever it has nothing to send (two busy pollers on one CPU "
-        "would take turns in slices of milliseconds, more than a virtio ring holds). Each "
-        "frame crosses the switch twice; cycles/frame count each crossing. The search starts "
-        "from a trial at a fixed rate instead of flat out (flat out the generator never "
-        "sleeps and the VM never runs), and doubles the rate while its trials pass.",
+        "rings of 16384 slots, which sends every frame back. Each frame crosses the switch "
+        "twice; cycles/frame count each crossing. "
+        + ("With two CPUs the VM shares CPU 0 with the generator, at idle priority: it runs "
+           "whenever the generator sleeps, and the generator sleeps 30 us whenever it has "
+           "nothing to send (two busy pollers on one CPU would take turns in slices of "
+           "milliseconds, more than a virtio ring holds). The search starts from a trial at a "
+           "fixed rate instead of flat out (flat out the generator never sleeps and the VM "
+           "never runs), and doubles the rate while its trials pass."
+           if vm_shares_gen(res) else
+           "The VM busy polls a CPU of its own, and the search starts flat out as at the "
+           "other points."),
         "- 64-byte customer frames (label scenarios: a 64-byte customer frame inside the "
         "22-byte pseudowire header; OVS's, where it is a provider edge, in its 18-byte one "
         "without control word). The varying field (MAC, label) walks the N values in a "

@@ -176,3 +176,24 @@ def test_a_sigterm_while_hugepages_are_reserved_gives_them_back(run, monkeypatch
     with pytest.raises(SystemExit):
         run.run()
     assert calls == ["setup", "restore"]
+
+
+@pytest.mark.parametrize("spec,first", [
+    # The VM beside the generator: flat out would starve it; the search
+    # starts at PVP's fixed rate.
+    ("gen=0 main=1 workers=1 vm=0", 4e6),
+    # The VM on a CPU of its own: flat out first, as at every other point.
+    ("gen=0 main=1 workers=2 vm=3", 0),
+])
+def test_pvp_searches_start_flat_out_where_the_vm_has_a_cpu_of_its_own(run, monkeypatch, spec,
+                                                                        first):
+    run.layout = cpus.parse(spec, [0, 1, 2, 3])
+    started = {}
+
+    def lockstep(searches, trial, errors=()):
+        started.update({name: next(steps) for name, steps in searches.items()})
+        return {name: SwitchError("not run") for name in searches}
+    monkeypatch.setattr(bench, "lockstep", lockstep)
+    ctx0 = {"scenario": "pvp-eline", "size": 1, "workers": 1, "link": "copy"}
+    run.measure_round(["healthy"], {}, {}, {}, ctx0, 0)
+    assert started == {"healthy": first}
