@@ -170,7 +170,8 @@ class Bench:
         lanes = lay.gen[:min(len(lay.gen), workers)]
         vm_idle = scn.pvp and not lay.vm_alone()
         sws, sessions, plans, info = {}, {}, {}, {}
-        rounds, cut = {}, None
+        rounds, ceilings = {}, []
+        stopped, cut = None, None   # why the point ended before its rounds did
         os.makedirs(WORKDIR, exist_ok=True)
         try:
             for name in names:
@@ -237,7 +238,6 @@ class Bench:
             # threads, learning): the first switch measured suffered otherwise.
             time.sleep(SETTLE_S)
             rounds = {name: [] for name in sws}
-            ceilings = []
             for rnd in range(self.m["rounds"]):
                 # The generator looped to itself, with every switch paused:
                 # what it can send and receive at all, this round.
@@ -251,7 +251,7 @@ class Bench:
                 got = self.measure_round(order[k:] + order[:k], sws, sessions, plans, ctx0, rnd)
                 for name, res in got.items():
                     if isinstance(res, Exception):
-                        why = str(res)[:300] + died(sws[name])
+                        why = summary(res, died(sws[name], str(res)))
                         log(f"  {name}: {why}")
                         info[name]["error"] = why
                     else:
@@ -261,24 +261,17 @@ class Bench:
                         info["e3"]["counters"] = on(sws["e3"], sws["e3"].counters)
                     except SwitchError:
                         pass
-            for name, rs in rounds.items():
-                if rs:
-                    info[name].update(summarise(rs))
-            if ceilings:
-                info["gen"] = {"ceiling_pps": statistics.median(ceilings), "ceiling_all": ceilings}
         except Exception as e:  # noqa: BLE001 - one broken point must not cost the run
             log(f"  point failed: {traceback.format_exc()}")
+            stopped = "the point broke"
             for name in names:
-                if not {"ndr_pps", "error", "na"} & info.get(name, {}).keys():
+                if not {"error", "na"} & info.get(name, {}).keys() and not rounds.get(name):
                     why = f"{type(e).__name__}: {e}"[:300] + (died(sws[name]) if name in sws else "")
                     info.setdefault(name, {})["error"] = why
         except BaseException as e:
-            # SIGTERM (a lent machine's time running out) or ^C: the rounds
-            # done are kept, and the run stops.
-            cut = e
-            for name, rs in rounds.items():
-                if rs:
-                    info[name].update(summarise(rs))
+            # SIGTERM (a lent machine's time running out) or ^C: the run
+            # stops, with the rounds done kept.
+            stopped, cut = "the run was stopped", e
         finally:
             for name, sw in sws.items():
                 t0 = time.monotonic()
@@ -292,13 +285,18 @@ class Bench:
                 if name in sessions:
                     sessions[name].close()
                 log(f"  {name}: stopped in {time.monotonic() - t0:.1f}s")
+        for name, rs in rounds.items():
+            if rs:
+                info[name].update(summarise(rs))
+        if ceilings:
+            info["gen"] = {"ceiling_pps": statistics.median(ceilings), "ceiling_all": ceilings}
         done = max((len(rs) for rs in rounds.values()), default=0)
         if cut is not None and not done:
             raise cut
         point = {"scenario": scn.name, "size": n, "workers": workers, "lanes": len(lanes),
                  "link": link, "bound_pps": self.bound(scn), "switches": info}
-        if cut is not None:
-            point["cut"] = f"the run was stopped after {done} of {self.m['rounds']} rounds"
+        if stopped and done:
+            point["cut"] = f"{stopped} after {done} of {self.m['rounds']} rounds"
         self.record(kind="point", **point)
         self.results.append(point)
         self.save()
@@ -426,8 +424,6 @@ def died(sw, said=""):
     the cause an error that follows would not name (unless it `said` so)."""
     ended = sw.exits()
     return f" ({ended})" if ended and ended not in said else ""
-
-
 
 
 def summarise(rounds):

@@ -616,6 +616,18 @@ def load_runs(srcs):
     return runs, list(points.values()), trials
 
 
+def scaled(res, runs):
+    """res with the scale scenarios of all runs: a supplementary run may
+    hold the scaling series."""
+    return dict(res, scale_scenarios=sorted({n for _, r in runs
+                                             for n in r.get("scale_scenarios", [])}))
+
+
+def cpu_line(m):
+    return (f"- CPU: {m['cpu']} ({m['cpus']} CPUs), {m['memory_gib']} GiB; kernel {m['kernel']}; "
+            f"{m['os']}")
+
+
 def kept_runs(folder):
     """The runs kept from other machines: for each machine's folder under
     folder, its <run>/results.json files (a group for beside())."""
@@ -632,13 +644,12 @@ def beside(srcs):
     for p in points:
         p["supplement"] = False     # no base run here: every run is listed
     # The layout and the scaling series of the run that scaled (if any).
-    res = next((r for _, r in runs if any(p["workers"] > 1 for p in r["points"])), runs[0][1])
-    res = dict(res, scale_scenarios=sorted({n for _, r in runs for n in r.get("scale_scenarios", [])}))
+    res = scaled(next((r for _, r in runs if any(p["workers"] > 1 for p in r["points"])),
+                      runs[0][1]), runs)
     m = res["machine"]
     loads = [t["load1"] for t in trials if "load1" in t]
     md = [f"## Another machine: {m['cpu']}, {m['cpus']} CPUs", "",
-          f"- CPU: {m['cpu']} ({m['cpus']} CPUs), {m['memory_gib']} GiB; kernel {m['kernel']}; "
-          f"{m['os']}",
+          cpu_line(m),
           f"- DPDK {m['dpdk']}; {m['ovs']}; from the bundle (`bench/bundle.sh`)",
           f"- hugepages for the switches: {'yes' if res['hugepages'] else 'no (--no-huge)'}; "
           + (f"load average over the trials: median {statistics.median(loads):.1f}, "
@@ -683,8 +694,7 @@ def main():
     srcs = args.runs or [newest_results()]
     runs, points, trials = load_runs(srcs)
     src, res = runs[0]
-    # A supplementary run may hold the scaling series.
-    res = dict(res, scale_scenarios=sorted({n for _, r in runs for n in r.get("scale_scenarios", [])}))
+    res = scaled(res, runs)
     groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "copy"])
     m, prm = res["machine"], res["params"]
     loads = [t["load1"] for t in trials if "load1" in t]
@@ -702,7 +712,7 @@ def main():
         "",
         "## Machine",
         "",
-        f"- CPU: {m['cpu']} ({m['cpus']} CPUs), {m['memory_gib']} GiB; kernel {m['kernel']}; {m['os']}",
+        cpu_line(m),
         f"- DPDK {m['dpdk']}; {m['ovs']}",
         f"- hugepages for the switches: {'yes (2 MiB, own hugetlbfs)' if res['hugepages'] else 'no (--no-huge)'}",
         "- machine load (1-min load average over the trials): "
@@ -840,8 +850,8 @@ def main():
         with open(notes) as f:
             md += [f.read().rstrip(), ""]
     md += [f"_Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from "
-           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`" for x in srcs + [r for g in args.beside for r in g])
-           + "._", ""]
+           + ", ".join(f"`{os.path.relpath(x, os.path.dirname(BENCH))}`"
+                       for x in srcs + [r for g in args.beside for r in g]) + "._", ""]
     with open(os.path.join(BENCH, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))
     plotted = plot(groups, os.path.join(BENCH, "results.png"))
