@@ -113,6 +113,22 @@ def test_a_point_that_raises_is_recorded_and_the_run_goes_on(run, monkeypatch):
     assert run.results == [point]
 
 
+def test_a_point_that_breaks_after_a_round_keeps_it_and_says_so(run, monkeypatch):
+    run.m["rounds"] = 2
+
+    def measure(self, order, sws, sessions, plans, ctx0, rnd):
+        if rnd == 1:
+            raise KeyError("cycles")
+        return {name: {"round": rnd, "ndr_pps": 1e6, "max_pps": 2e6, "trials": 3,
+                       "pushback": None, "cycles": {"total": 100.0, "stages": {}},
+                       "latency_ns": None} for name in order}
+    monkeypatch.setattr(bench.Bench, "measure_round", measure)
+    point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
+    assert point["cut"] == "the point broke after 1 of 2 rounds"
+    assert point["switches"]["healthy"]["ndr_all"] == [1e6]
+    assert "error" not in point["switches"]["healthy"]
+
+
 def test_every_point_is_saved_as_it_ends(run, monkeypatch):
     """A run cut short (a lent machine taken back) keeps what it measured."""
     monkeypatch.setattr(bench.Bench, "measure_round", lambda self, order, *a: {})
