@@ -438,7 +438,8 @@ def summarise(rounds):
            "ndr_all": [r["ndr_pps"] for r in rounds], "pushback": med("pushback"),
            "cycles_pushback": med("cycles_pushback"),
            "by_round": [{"round": r["round"], "ndr_pps": r["ndr_pps"], "max_pps": r["max_pps"],
-                         "cycles_per_frame": (r.get("cycles") or {}).get("total")}
+                         "cycles_per_frame": (r.get("cycles") or {}).get("total"),
+                         "core_hz": (r.get("cycles") or {}).get("core_hz")}
                         for r in rounds]}
     if lat:
         out["latency_ns"] = {k: statistics.median(x[k] for x in lat) for k in ("p50", "p99", "max")}
@@ -447,6 +448,9 @@ def summarise(rounds):
         out["cycles_per_frame"] = statistics.median(c["total"] for c in cyc)
         out["stage_cycles"] = {k: statistics.median(c["stages"][k] for c in cyc if k in c["stages"])
                                for k in sorted({k for c in cyc for k in c["stages"]})}
+        clocks = [c["core_hz"] for c in cyc if c.get("core_hz")]
+        if clocks:
+            out["core_hz"], out["tsc_hz"] = statistics.median(clocks), cyc[0]["tsc_hz"]
     return out
 
 

@@ -56,6 +56,11 @@ def mpps(v):
     return f"{v / 1e6:.2f}" if v else "0"
 
 
+def num(v):
+    """A cycles figure, "-" where there is none."""
+    return f"{v:.0f}" if v else "-"
+
+
 def fmt_ratio(v):
     return "-" if v is None else f"{v:.2f}"
 
@@ -420,8 +425,6 @@ def zero_copy(points):
                 io = " / ".join(f"{s.get('rx', 0):.0f}+{s.get('tx', 0):.0f}" for s in (sa, sb))
                 own = " / ".join(f"{own_cycles(s_):.0f}" if own_cycles(s_) is not None else "-"
                                  for s_ in (a, b))
-            def num(v):
-                return f"{v:.0f}" if v else "-"
             md.append(f"| {p['scenario']} {size_name(p['size'])} | {k} | {cell(a or None)} / {cell(b)} | "
                       f"{num(ca)} / {num(cb)} | {num(ca - cb if ca and cb else None)} | {io} | {own} |")
     return md + [""]
@@ -483,11 +486,40 @@ def scaling(res, points, plotted, heading="## Scaling over cores", image="result
                       f"{fmt_ratio(paired(sw.get('e3'), sw.get('ovs'), 'ndr_pps'))} | {flat} | "
                       f"{fmt_ratio(speedup(p, one, 'max_pps'))} | {cyc} |")
         md.append("")
+        md += scaling_cost(pts, one)
         md += [f"At {p['workers']} worker{'s' if p['workers'] > 1 else ''}: {p['cut']}."
                for p in pts if p.get("cut")]
         if any(p.get("cut") for p in pts):
             md.append("")
     return md
+
+
+def scaling_cost(pts, one):
+    """Where e3's cycles per frame go as workers are added: its ports'
+    receive and transmit, its own stages, and its cores' clock. A cost that
+    grows evenly in every part, its stages on lines no other core touches
+    included, while the clock falls, is a slower core; one that grows in
+    the ports' lines alone is the links' memory."""
+    e3s = [(p["workers"], p["switches"].get("e3") or {}) for p in pts]
+    if not any(sw.get("stage_cycles") for _, sw in e3s):
+        return []
+    base = (one or {}).get("switches", {}).get("e3", {}).get("cycles_per_frame")
+    md = ["e3's cycles per frame by part (runtime profile over the cycles trials, medians "
+          "over rounds): the ports' receive and transmit per frame, its own stages (the rest "
+          "of the pipeline), and the clock its workers' cores ran at, from each worker's clock "
+          "probe (docs/operations.md); core cycles/frame = TSC cycles/frame x core clock / "
+          "TSC clock, the cost a slower core does not inflate. \"-\": a run from before "
+          "the probe.", "",
+          "| workers | cycles/frame | vs 1 worker | rx | own stages | tx | core GHz (TSC) | "
+          "core cycles/frame |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for w, sw in e3s:
+        st = sw.get("stage_cycles") or {}
+        total, hz = sw.get("cycles_per_frame"), sw.get("core_hz")
+        ghz = f"{hz / 1e9:.2f} ({sw['tsc_hz'] / 1e9:.2f})" if hz else "-"
+        md.append(f"| {w} | {num(total)} | {fmt_ratio(total / base if total and base else None)} | "
+                  f"{num(st.get('rx'))} | {num(own_cycles(sw))} | {num(st.get('tx'))} | {ghz} | "
+                  f"{num(total * hz / sw['tsc_hz'] if total and hz else None)} |")
+    return md + [""]
 
 
 @functools.cache

@@ -454,8 +454,9 @@ class E3(Switch):
 
     def cycles_per_frame(self):
         """e3's own accounting since runtime_clear (docs/operations.md):
-        the workers' busy TSC cycles per frame received, and each stage's
-        cycles per frame it took; None before any frame."""
+        the workers' busy TSC cycles per frame received, each stage's
+        cycles per frame it took, and the clock their cores ran at; None
+        before any frame."""
         with e3rpc.Client(self.rpc_sock, timeout=30) as c:
             rt = c.call("runtime_get")
         frames = sum(p["rx"]["frames"] for w in rt["workers"] for p in w["ports"])
@@ -474,8 +475,13 @@ class E3(Switch):
                     acc = stages.setdefault(io, [0, 0])
                     acc[0] += p[io]["cycles"]
                     acc[1] += p[io]["frames"]
+        core = sum(w["clock"]["core_cycles"] for w in rt["workers"])
+        tsc = sum(w["clock"]["tsc_cycles"] for w in rt["workers"])
         return {"total": sum(w["busy_cycles"] for w in rt["workers"]) / frames,
-                "stages": {k: c / f for k, (c, f) in stages.items() if f}}
+                "stages": {k: c / f for k, (c, f) in stages.items() if f},
+                # The workers' cores' clock over the trial (docs/operations.md):
+                # what tells a slower core from more work.
+                "core_hz": rt["tsc_hz"] * core / tsc if tsc else None, "tsc_hz": rt["tsc_hz"]}
 
 
 class Ovs(Switch):

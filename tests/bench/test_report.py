@@ -93,8 +93,9 @@ def test_runs_on_another_machine_get_a_section_of_their_own(monkeypatch):
     assert md.startswith("## Another machine: Intel(R) Xeon(R) Processor, 16 CPUs")
     assert "### PVP, E-Line" in md and "### E-LAN known unicast" in md
     scaling = md[md.index("### Scaling over cores"):md.index("### Targets on this machine")]
+    # The rates' table, then the cost's by part: each a row per worker count.
     assert [line.split("|")[1].strip() for line in scaling.splitlines()
-            if line.startswith("| ") and line.split("|")[1].strip().isdigit()] == ["1", "4", "8"]
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()] == ["1", "4", "8"] * 2
     # 3.64x at zero loss, 3.03x flat out: the two disagree.
     assert ("| elan-unicast: e3 with 4 workers / 1 worker | 3.64 (flat out 3.03) | >= 3.6 | "
             "inconclusive (zero-loss and flat-out disagree) |") in md
@@ -112,3 +113,27 @@ def test_each_machines_folder_of_kept_runs_is_a_group(tmp_path):
     assert report.kept_runs(str(tmp_path)) == [
         [str(tmp_path / "a/pvp/results.json"), str(tmp_path / "a/scale/results.json")],
         [str(tmp_path / "b/x/results.json")]]
+
+
+def scaling_point(workers, cycles, stages, core_hz=None):
+    e3 = {"cycles_per_frame": cycles, "stage_cycles": stages}
+    if core_hz:
+        e3.update(core_hz=core_hz, tsc_hz=2e9)
+    return {"workers": workers, "switches": {"e3": e3}}
+
+
+def test_the_scaling_cost_splits_e3s_cycles_and_undoes_a_slower_clock():
+    """Each part of e3's cost per worker count, and its cost in core cycles:
+    a worker whose core ran at 3 GHz against a 2 GHz TSC spent 1.5 core
+    cycles a TSC cycle."""
+    one = scaling_point(1, 200, {"rx": 80, "customer_in": 20, "elan_in": 10, "tx": 90}, 3e9)
+    four = scaling_point(4, 300, {"rx": 120, "customer_in": 30, "elan_in": 15, "tx": 135}, 2e9)
+    rows = [r for r in report.scaling_cost([one, four], one) if r.startswith("| ") and r[2].isdigit()]
+    assert rows == ["| 1 | 200 | 1.00 | 80 | 30 | 90 | 3.00 (2.00) | 300 |",
+                    "| 4 | 300 | 1.50 | 120 | 45 | 135 | 2.00 (2.00) | 300 |"]
+
+
+def test_the_scaling_cost_of_a_run_before_the_clock_probe_has_no_core_cycles():
+    rows = report.scaling_cost([scaling_point(1, 241, {"rx": 107, "tx_pw": 17, "tx": 90})], None)
+    assert rows[-2] == "| 1 | 241 | - | 107 | 17 | 90 | - | - |"
+    assert report.scaling_cost([scaling_point(1, 241, None)], None) == []

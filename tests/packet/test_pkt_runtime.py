@@ -2,6 +2,7 @@
 went through counts its frames and cycles, every other stage stays at zero,
 and a clear starts from zero again. The tests time every poll (sample 1):
 with the default sampling a few frames may all miss the timed polls."""
+import re
 import subprocess
 
 import pytest
@@ -79,6 +80,23 @@ def test_clear_and_dpctl(sw, wire):
     stages, ports = profile(sw)
     assert all(c["frames"] == 0 for c in stages.values()), stages
     assert ports["c1"]["rx"] == 0
+
+
+def test_each_worker_probes_its_cores_clock(sw):
+    """The probe's core cycles over its TSC cycles is the core's clock
+    against the TSC's: within 5x either way on any server, where a chain
+    the compiler folded would run in a few TSC cycles, far above."""
+    sw.rpc("runtime_clear")
+    wait_for(lambda: all(w["clock"]["tsc_cycles"] > 0 for w in sw.rpc("runtime_get")["workers"]),
+             what="a clock probe on every worker")
+    r = sw.rpc("runtime_get")
+    for w in r["workers"]:
+        c = w["clock"]
+        assert c["core_cycles"] % 4096 == 0, c
+        assert 0.2 < c["core_cycles"] / c["tsc_cycles"] < 5, c
+    out = subprocess.run(["e3-dpctl", "--socket", sw.sock, "runtime"], capture_output=True,
+                         text=True, check=True).stdout
+    assert re.search(r"TSC [0-9.]+ GHz, core [0-9.]+ GHz\)", out), out
 
 
 @pytest.mark.parametrize("sample", [0, 3, 2048])

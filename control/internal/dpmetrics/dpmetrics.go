@@ -70,6 +70,8 @@ var (
 
 	dBusy        = desc("e3_worker_busy_cycles_total", "TSC cycles of the worker's polls that received frames.", "worker")
 	dIdle        = desc("e3_worker_idle_cycles_total", "TSC cycles of the worker's polls that received nothing (sleep excluded).", "worker")
+	dClockCore   = desc("e3_worker_clock_probe_core_cycles_total", "Core cycles of the worker's clock probes: over e3_worker_clock_probe_tsc_cycles_total, the core's clock against the TSC's.", "worker")
+	dClockTSC    = desc("e3_worker_clock_probe_tsc_cycles_total", "TSC cycles the worker's clock probes took.", "worker")
 	dStageCalls  = desc("e3_stage_calls_total", "Calls of the stage that had frames for it.", "worker", "stage")
 	dStageFrames = desc("e3_stage_frames_total", "Frames the stage took.", "worker", "stage")
 	dStageCycles = desc("e3_stage_cycles_total", "TSC cycles of the stage (sampled, scaled to all calls).", "worker", "stage")
@@ -154,7 +156,11 @@ type runtime struct {
 		Index      int    `json:"index"`
 		BusyCycles uint64 `json:"busy_cycles"`
 		IdleCycles uint64 `json:"idle_cycles"`
-		Stages     []struct {
+		Clock      struct {
+			CoreCycles uint64 `json:"core_cycles"`
+			TSCCycles  uint64 `json:"tsc_cycles"`
+		} `json:"clock"`
+		Stages []struct {
 			rtCounter
 			Stage string `json:"stage"`
 		} `json:"stages"`
@@ -259,6 +265,8 @@ func (c *Collector) collect(ctx context.Context, m *emitter) error {
 		wi := strconv.Itoa(w.Index)
 		m.counter(dBusy, w.BusyCycles, wi)
 		m.counter(dIdle, w.IdleCycles, wi)
+		m.counter(dClockCore, w.Clock.CoreCycles, wi)
+		m.counter(dClockTSC, w.Clock.TSCCycles, wi)
 		for _, s := range w.Stages {
 			m.counter(dStageCalls, s.Calls, wi, s.Stage)
 			m.counter(dStageFrames, s.Frames, wi, s.Stage)

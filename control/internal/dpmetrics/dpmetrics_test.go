@@ -36,6 +36,7 @@ var answers = map[string]string{
 		"stats": {"rx_pkts": 5, "rx_bytes": 500, "tx_pkts": 6, "tx_bytes": 600}}]`,
 	"bfd_list": `[{"id": 1, "nexthop": 1, "port": "fab1", "state": "up", "usable": true, "tx_pkts": 40, "rx_pkts": 39, "downs": 2}]`,
 	"runtime_get": `{"tsc_hz": 2000000000, "workers": [{"index": 0, "busy_cycles": 100, "idle_cycles": 900,
+		"clock": {"core_cycles": 8192, "tsc_cycles": 4096},
 		"stages": [{"stage": "customer_in", "calls": 2, "frames": 5, "cycles": 250}],
 		"ports": [{"port": "fab1", "rx": {"calls": 1, "frames": 10, "cycles": 30}, "tx": {"calls": 1, "frames": 7, "cycles": 20}}]}]}`,
 	"label_list": `[{"label": 17, "pkts": 12}]`,
@@ -70,8 +71,15 @@ e3_bfd_session_downs_total{label="0",node="leaf1",port="fab1",session="1"} 2
 # HELP e3_stage_cycles_total TSC cycles of the stage (sampled, scaled to all calls).
 # TYPE e3_stage_cycles_total counter
 e3_stage_cycles_total{node="leaf1",stage="customer_in",worker="0"} 250
+# HELP e3_worker_clock_probe_core_cycles_total Core cycles of the worker's clock probes: over e3_worker_clock_probe_tsc_cycles_total, the core's clock against the TSC's.
+# TYPE e3_worker_clock_probe_core_cycles_total counter
+e3_worker_clock_probe_core_cycles_total{node="leaf1",worker="0"} 8192
+# HELP e3_worker_clock_probe_tsc_cycles_total TSC cycles the worker's clock probes took.
+# TYPE e3_worker_clock_probe_tsc_cycles_total counter
+e3_worker_clock_probe_tsc_cycles_total{node="leaf1",worker="0"} 4096
 `, names: []string{"e3_datapath_up", "e3_port_drops_total", "e3_service_flooded_packets_total",
-			"e3_circuit_tx_packets_total", "e3_bfd_session_downs_total", "e3_stage_cycles_total", "e3_label_packets_total"}},
+			"e3_circuit_tx_packets_total", "e3_bfd_session_downs_total", "e3_stage_cycles_total", "e3_label_packets_total",
+			"e3_worker_clock_probe_core_cycles_total", "e3_worker_clock_probe_tsc_cycles_total"}},
 		{name: "per-label series when asked", labels: true, want: `
 # HELP e3_label_packets_total Frames looked up on the label entry.
 # TYPE e3_label_packets_total counter

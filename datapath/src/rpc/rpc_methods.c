@@ -650,9 +650,11 @@ static int m_runtime_get(struct e3_rpc_call *c, void *p)
 		struct rt_ports ports = { rt, json_array() };
 
 		e3_node_port_walk(rt_port_cb, &ports);
-		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:o, s:o, s:o}", "index", i,
+		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:{s:I, s:I}, s:o, s:o, s:o}", "index", i,
 						 "busy_cycles", (json_int_t)rt->busy_cycles,
 						 "idle_cycles", (json_int_t)rt->idle_cycles,
+						 "clock", "core_cycles", (json_int_t)rt->clock_ops,
+						 "tsc_cycles", (json_int_t)rt->clock_tsc,
 						 "timers", rt_json(&rt->timers), "stages", stages,
 						 "ports", ports.out));
 	}

@@ -7,6 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
 
+#include "base/clock.h"
 #include "pipeline/inject.h"
 #include "pipeline/oam.h"
 #include "port/port.h"
@@ -18,6 +19,7 @@
 #define IDLE_POLLS_BEFORE_SLEEP 64
 #define SLEEP_MAX_US 200
 #define OAM_TICKS_PER_S 2000     /* BFD timers every 0.5 ms: 10 ms intervals keep their jitter */
+#define CLOCK_PROBES_PER_S 10    /* a few us each: every runtime window of 0.1 s has one */
 
 
 int e3_workers_init(unsigned n)
@@ -123,7 +125,7 @@ int e3_worker_main(void *arg)
 	struct rte_mbuf *pkts[E3_BURST];
 	unsigned idle = 0, sleep_us = 1;
 	const uint64_t oam_period = rte_get_tsc_hz() / OAM_TICKS_PER_S;
-	uint64_t oam_next = 0;
+	uint64_t oam_next = 0, clock_next = 0;
 	uint64_t start = rte_rdtsc();   /* this poll's start: the last one's end */
 
 	while (__atomic_load_n(&e3.running, __ATOMIC_RELAXED)) {
@@ -176,6 +178,13 @@ int e3_worker_main(void *arg)
 
 			e3_rt_time(&w->rt.timers, end - tsc);
 			tsc = end;
+		}
+		/* Outside busy and idle cycles: the probe is no poll's work. */
+		if (tsc >= clock_next) {
+			clock_next = tsc + rte_get_tsc_hz() / CLOCK_PROBES_PER_S;
+			w->rt.clock_tsc += e3_clock_probe();
+			w->rt.clock_ops += E3_CLOCK_PROBE_OPS;
+			tsc = rte_rdtsc();
 		}
 		start = tsc;
 		w->polls++;
