@@ -515,14 +515,21 @@ class Ovs(Switch):
                    OVS_PKGDATADIR=os.path.dirname(OVS_SCHEMA))
         return d, env
 
+    def _tool(self, argv):
+        """An OVS tool's output; its own words in the error when it fails."""
+        _, env = self._env()
+        r = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if r.returncode:
+            said = " ".join(r.stderr.split())[-400:]
+            raise SwitchError(f"`{' '.join(argv[:5])}` exited {r.returncode}: {said or 'no message'}")
+        return r.stdout
+
     def _vsctl(self, *args):
-        d, env = self._env()
-        return subprocess.run(["ovs-vsctl", f"--db=unix:{d}/db.sock", "--timeout=60", *args],
-                              check=True, capture_output=True, text=True, env=env).stdout
+        d, _ = self._env()
+        return self._tool(["ovs-vsctl", f"--db=unix:{d}/db.sock", "--timeout=60", *args])
 
     def _ofctl(self, *args):
-        d, env = self._env()
-        subprocess.run(["ovs-ofctl", *args], check=True, capture_output=True, env=env)
+        self._tool(["ovs-ofctl", *args])
 
     def start(self, scenario, n):
         if scenario.ovs.na:

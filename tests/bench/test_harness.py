@@ -164,6 +164,15 @@ def test_ovs_refuses_workers_that_share_a_cpu():
         bench.SWITCHES["ovs"]("/tmp", 1, None, workers=[1, 1])
 
 
+def test_an_ovs_tool_that_fails_is_reported_with_its_own_words(tmp_path):
+    """A point OVS could not be programmed for says why (an error of the
+    million flows of label swap once said only "exit status 1")."""
+    ovs = bench.SWITCHES["ovs"](str(tmp_path), 1, None)
+    with pytest.raises(SwitchError, match="`ovs-ofctl add-flows nobr /nonexistent` exited 1: "
+                       "ovs-ofctl: nobr is not a bridge or a socket"):
+        ovs._ofctl("add-flows", "nobr", "/nonexistent")
+
+
 @pytest.mark.parametrize("cmd,want", [
     (["/usr/bin/e3-vswitchd", "--lcores", "0@1"], "e3-vswitchd"),
     (["taskset", "-c", "1", "ovsdb-server", "conf.db"], "ovsdb-server"),
