@@ -74,6 +74,12 @@ class Bench:
         self.huge_dir = None        # set by run(): the switches' hugetlbfs, if any
         self.started = time.time()
         self.machine = None         # host.machine_info(), once
+        # --budget: no point or round starts that would not end within it.
+        self.clock = time.monotonic
+        self.budget = getattr(args, "budget", None)
+        self.deadline = self.clock() + self.budget if self.budget else None
+        self.point_s = []           # how long each point took, for the estimate
+        self.skipped = []           # points the budget left out
 
     def record(self, **kw):
         kw["time"] = time.time()
@@ -172,6 +178,7 @@ class Bench:
         sws, sessions, plans, info = {}, {}, {}, {}
         rounds, ceilings = {}, []
         stopped, cut = None, None   # why the point ended before its rounds did
+        round_s = []                # how long each round took
         os.makedirs(WORKDIR, exist_ok=True)
         try:
             for name in names:
@@ -239,6 +246,10 @@ class Bench:
             time.sleep(SETTLE_S)
             rounds = {name: [] for name in sws}
             for rnd in range(self.m["rounds"]):
+                if round_s and not self.fits(max(round_s)):
+                    stopped = "the run's time budget ended"
+                    break
+                t_round = self.clock()
                 # The generator looped to itself, with every switch paused:
                 # what it can send and receive at all, this round.
                 c = self.gen_ceiling(scn, n, dict(ctx0, switch="gen", round=rnd), lanes, workers)
@@ -261,6 +272,7 @@ class Bench:
                         info["e3"]["counters"] = on(sws["e3"], sws["e3"].counters)
                     except SwitchError:
                         pass
+                round_s.append(self.clock() - t_round)
         except Exception as e:  # noqa: BLE001 - one broken point must not cost the run
             log(f"  point failed: {traceback.format_exc()}")
             stopped = "the point broke"
@@ -304,6 +316,29 @@ class Bench:
             raise cut
         return point
 
+    def point(self, scn, n, workers=1, link="copy"):
+        """run_point, unless the run's budget would end before the point
+        did (by the median of the points before it): then it is listed as
+        skipped. None when skipped."""
+        what = {"scenario": scn.name, "size": n, "workers": workers, "link": link}
+        if self.point_s and not self.fits(statistics.median(self.point_s)):
+            log(f"  skipped: {self.left():.0f} s of the budget left, a point takes about "
+                f"{statistics.median(self.point_s):.0f} s")
+            self.skipped.append(what)
+            self.save()
+            return None
+        t0 = self.clock()
+        p = self.run_point(scn, n, self.args.switches.split(","), workers=workers, link=link)
+        self.point_s.append(self.clock() - t0)
+        return p
+
+    def left(self):
+        return self.deadline - self.clock() if self.deadline else float("inf")
+
+    def fits(self, seconds):
+        """Whether something that takes seconds ends within the budget."""
+        return seconds <= self.left()
+
     def gen_ceiling(self, scn, n, ctx, lanes, queues):
         """The generator's own ceiling: its streams flat out from memif
         clients to memif servers of its own (the same zero-copy clients as
@@ -335,10 +370,10 @@ class Bench:
                 scn = BY_NAME[name]
                 for n in self.sizes(scn):
                     log(f"{scn.name} size {n}")
-                    p = self.run_point(scn, n, self.args.switches.split(","))
-                    sw = p["switches"]
-                    log("  => " + ", ".join(f"{k} {v.get('ndr_pps', 0) / 1e6:.3f} Mpps"
-                                            for k, v in sw.items() if "ndr_pps" in v))
+                    p = self.point(scn, n)
+                    if p:
+                        log("  => " + ", ".join(f"{k} {v.get('ndr_pps', 0) / 1e6:.3f} Mpps"
+                                                for k, v in p["switches"].items() if "ndr_pps" in v))
             self.run_scaling()
             self.run_zero_copy()
         finally:
@@ -361,6 +396,7 @@ class Bench:
                            min_achieved=self.params.min_achieved,
                            learn_rate=self.args.learn_rate),
             "points": self.results,
+            "budget_s": self.budget, "skipped": self.skipped,
         }
         path = os.path.join(self.out, "results.json")
         with open(path + ".tmp", "w") as f:
@@ -386,14 +422,14 @@ class Bench:
                        for p in self.results):
                     continue
                 log(f"{name} size 1, {w} worker{'s' if w > 1 else ''}")
-                self.run_point(scn, 1, self.args.switches.split(","), workers=w)
+                self.point(scn, 1, workers=w)
 
     def run_zero_copy(self):
         """The zero-copy series: each --zc-scenarios at one entry, one
         worker, with the switch as a zero-copy memif client."""
         for name in filter(None, self.args.zc_scenarios.split(",")):
             log(f"{name} size 1, zero-copy links")
-            self.run_point(BY_NAME[name], 1, self.args.switches.split(","), link="zc")
+            self.point(BY_NAME[name], 1, link="zc")
 
     def scenarios(self):
         return self.args.scenarios.split(",") if self.args.scenarios else self.m["scenarios"]
@@ -479,6 +515,10 @@ def main():
     ap.add_argument("--zc-scenarios", default="elan-unicast,label-swap,vm-eline",
                     help="scenarios run again at one table entry with zero-copy links (the switch "
                     "a zero-copy memif client, the generator copying; empty: none)")
+    ap.add_argument("--budget", type=float,
+                    help="seconds the run may take (a lent machine's lease): no point or round "
+                    "starts that would not end within them, by the ones before it; what is "
+                    "left out is listed in the report")
     ap.add_argument("--out", default=os.path.join(BENCH, "out", time.strftime("%Y%m%d-%H%M%S")))
     args = ap.parse_args()
     mode = dict(MODES[args.mode])

@@ -660,6 +660,16 @@ def cpu_line(m):
             f"{m['os']}")
 
 
+def skipped(r):
+    """What a run's time budget (bench.py --budget) left out, as a clause."""
+    if not r.get("skipped"):
+        return ""
+    what = [f"{p['scenario']} {size_name(p['size'])}"
+            + (f" at {p['workers']} workers" if p["workers"] > 1 else "")
+            + (" on zero-copy links" if p["link"] == "zc" else "") for p in r["skipped"]]
+    return f"its time budget ({r['budget_s']:g} s) left out {', '.join(what)}"
+
+
 def kept_runs(folder):
     """The runs kept from other machines: for each machine's folder under
     folder, its <run>/results.json files (a group for beside())."""
@@ -694,7 +704,8 @@ def beside(srcs):
         md.append(f"- Run `{os.path.relpath(src, os.path.dirname(BENCH))}` ({r['mode']} mode, "
                   f"{xp['rounds']} rounds, {xp['trial_s']:g} s trials, loss allowed "
                   f"{xp['loss_frac'] * 100:g}%): {', '.join(what)}"
-                  + ("" if r.get("complete", True) else "; it ended early") + ".")
+                  + ("" if r.get("complete", True) else "; it ended early")
+                  + (f"; {skipped(r)}" if skipped(r) else "") + ".")
     md.append("")
     groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "copy"])
     for name in [s for s in BY_NAME if s in groups] + [s for s in groups if s not in BY_NAME]:
@@ -738,7 +749,8 @@ def main():
         "reproduce with `make bench` (or `make bench-quick`). Raw trials: "
         "`bench/out/<run>/trials.jsonl` (not committed)."
         + ("" if res.get("complete", True) else
-           " **The run ended early:** what follows is what it measured before it stopped."),
+           " **The run ended early:** what follows is what it measured before it stopped.")
+        + (f" **Not measured:** {skipped(res)}." if skipped(res) else ""),
         "",
         "![zero-loss rate vs table size](results.png)",
         "",

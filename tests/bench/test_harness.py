@@ -159,6 +159,33 @@ def test_a_point_stopped_by_sigterm_keeps_its_finished_rounds(run, monkeypatch):
     assert point["switches"]["healthy"]["ndr_all"] == [1e6, 2e6]
 
 
+def test_a_budget_ends_a_point_between_rounds_and_skips_the_points_after_it(run, monkeypatch):
+    """--budget 250 s, rounds of 100 s: the first point's third round would
+    end past it, so the point keeps two; the next point, which would take
+    as long, is not started and is listed."""
+    now = [0.0]
+    run.clock = lambda: now[0]
+    run.budget, run.deadline = 250, 250
+    run.args.switches = "healthy"
+    run.m["rounds"] = 3
+
+    def measure(self, order, sws, sessions, plans, ctx0, rnd):
+        now[0] += 100
+        return {name: {"round": rnd, "ndr_pps": 1e6, "max_pps": 2e6, "trials": 3,
+                       "pushback": None, "cycles": {"total": 100.0, "stages": {}},
+                       "latency_ns": None} for name in order}
+    monkeypatch.setattr(bench.Bench, "measure_round", measure)
+    point = run.point(bench.BY_NAME["elan-unicast"], 1)
+    assert point["cut"] == "the run's time budget ended after 2 of 3 rounds"
+    assert point["switches"]["healthy"]["ndr_all"] == [1e6, 1e6]
+    assert run.point(bench.BY_NAME["label-swap"], 1, workers=2) is None
+    with open(os.path.join(run.out, "results.json")) as f:
+        saved = json.load(f)
+    assert [p["scenario"] for p in saved["points"]] == ["elan-unicast"]
+    assert saved["budget_s"] == 250
+    assert saved["skipped"] == [{"scenario": "label-swap", "size": 1, "workers": 2, "link": "copy"}]
+
+
 def test_ovs_refuses_workers_that_share_a_cpu():
     with pytest.raises(SwitchError, match="one PMD per CPU: 2 workers on 1 CPU"):
         bench.SWITCHES["ovs"]("/tmp", 1, None, workers=[1, 1])

@@ -137,3 +137,13 @@ def test_the_scaling_cost_of_a_run_before_the_clock_probe_has_no_core_cycles():
     rows = report.scaling_cost([scaling_point(1, 241, {"rx": 107, "tx_pw": 17, "tx": 90})], None)
     assert rows[-2] == "| 1 | 241 | - | 107 | 17 | 90 | - | - |"
     assert report.scaling_cost([scaling_point(1, 241, None)], None) == []
+
+
+def test_a_run_says_what_its_time_budget_left_out():
+    r = {"budget_s": 840.0, "skipped": [
+        {"scenario": "elan-unicast", "size": 1, "workers": 8, "link": "copy"},
+        {"scenario": "label-swap", "size": 1000000, "workers": 1, "link": "copy"},
+        {"scenario": "vm-eline", "size": 1, "workers": 1, "link": "zc"}]}
+    assert report.skipped(r) == ("its time budget (840 s) left out elan-unicast 1 at 8 workers, "
+                                 "label-swap 1M, vm-eline 1 on zero-copy links")
+    assert report.skipped({"points": []}) == ""
