@@ -9,8 +9,8 @@
  * `timed` counts the timed calls, so cycles * calls / timed estimates all
  * of them; the cost stays per burst, never per frame. Busy and idle
  * cycles are exact: one TSC read a poll. Ten times a second the worker
- * times a clock probe (base/clock.h), so that a cost per frame that grew can be
- * told from a core that slowed down.
+ * times a clock probe (base/clock.h), so that a cost per frame that grew
+ * can be told from a core that slowed down.
  *
  * A stage's call is counted only when it took frames, so cycles/frame is
  * its own; a pass over a burst with nothing for it stays in the worker's
@@ -64,7 +64,7 @@ struct e3_rt_ctr {
 struct e3_runtime {
 	uint64_t busy_cycles;      /* polls that received something: rx, stages, tx */
 	uint64_t idle_cycles;      /* polls that received nothing (sleep excluded) */
-	uint64_t clock_ops;        /* the clock probes' core cycles (base/clock.h), 10 a second */
+	uint64_t clock_core;        /* the clock probes' core cycles (base/clock.h), 10 a second */
 	uint64_t clock_tsc;        /* and the TSC cycles they took */
 	struct e3_rt_ctr timers;   /* BFD timers and the inject ring (always timed); frames = injected */
 	struct e3_rt_ctr stage[E3_STAGE_MAX];

@@ -653,7 +653,7 @@ static int m_runtime_get(struct e3_rpc_call *c, void *p)
 		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:{s:I, s:I}, s:o, s:o, s:o}", "index", i,
 						 "busy_cycles", (json_int_t)rt->busy_cycles,
 						 "idle_cycles", (json_int_t)rt->idle_cycles,
-						 "clock", "core_cycles", (json_int_t)rt->clock_ops,
+						 "clock", "core_cycles", (json_int_t)rt->clock_core,
 						 "tsc_cycles", (json_int_t)rt->clock_tsc,
 						 "timers", rt_json(&rt->timers), "stages", stages,
 						 "ports", ports.out));

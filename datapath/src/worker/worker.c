@@ -183,7 +183,7 @@ int e3_worker_main(void *arg)
 		if (tsc >= clock_next) {
 			clock_next = tsc + rte_get_tsc_hz() / CLOCK_PROBES_PER_S;
 			w->rt.clock_tsc += e3_clock_probe();
-			w->rt.clock_ops += E3_CLOCK_PROBE_OPS;
+			w->rt.clock_core += E3_CLOCK_PROBE_OPS;
 			tsc = rte_rdtsc();
 		}
 		start = tsc;
