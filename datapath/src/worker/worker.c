@@ -125,6 +125,7 @@ int e3_worker_main(void *arg)
 	struct rte_mbuf *pkts[E3_BURST];
 	unsigned idle = 0, sleep_us = 1;
 	const uint64_t oam_period = rte_get_tsc_hz() / OAM_TICKS_PER_S;
+	const uint64_t clock_period = rte_get_tsc_hz() / CLOCK_PROBES_PER_S;
 	uint64_t oam_next = 0, clock_next = 0;
 	uint64_t start = rte_rdtsc();   /* this poll's start: the last one's end */
 
@@ -181,7 +182,7 @@ int e3_worker_main(void *arg)
 		}
 		/* Outside busy and idle cycles: the probe is no poll's work. */
 		if (tsc >= clock_next) {
-			clock_next = tsc + rte_get_tsc_hz() / CLOCK_PROBES_PER_S;
+			clock_next = tsc + clock_period;
 			w->rt.clock_tsc += e3_clock_probe();
 			w->rt.clock_core += E3_CLOCK_PROBE_OPS;
 			tsc = rte_rdtsc();
