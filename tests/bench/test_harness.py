@@ -69,6 +69,12 @@ class ExitsAtStart(Healthy):
         wait_for(lambda: False, 30, "it to start", p, self.log)
 
 
+def measured(rnd, ndr, flat):
+    """A switch's result of round rnd, as measure_round gives it."""
+    return {"round": rnd, "ndr_pps": ndr, "max_pps": flat, "trials": 3, "pushback": None,
+            "cycles": {"total": 100.0, "stages": {}}, "latency_ns": None}
+
+
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "Pktgen", Gen)
@@ -87,8 +93,7 @@ def run(tmp_path, monkeypatch):
 
 def test_a_switch_that_dies_after_its_start_is_named_with_how_it_died(run, monkeypatch):
     monkeypatch.setattr(bench.Bench, "measure_round", lambda self, order, *a: {
-        name: {"round": 0, "ndr_pps": 1e6, "max_pps": 2e6, "trials": 3, "pushback": None,
-               "cycles": {"total": 100.0, "stages": {}}, "latency_ns": None} for name in order})
+        name: measured(0, 1e6, 2e6) for name in order})
     point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy", "dies"])
     dead = point["switches"]["dies"]
     assert "Connection refused" in dead["error"]
@@ -119,9 +124,7 @@ def test_a_point_that_breaks_after_a_round_keeps_it_and_says_so(run, monkeypatch
     def measure(self, order, sws, sessions, plans, ctx0, rnd):
         if rnd == 1:
             raise KeyError("cycles")
-        return {name: {"round": rnd, "ndr_pps": 1e6, "max_pps": 2e6, "trials": 3,
-                       "pushback": None, "cycles": {"total": 100.0, "stages": {}},
-                       "latency_ns": None} for name in order}
+        return {name: measured(rnd, 1e6, 2e6) for name in order}
     monkeypatch.setattr(bench.Bench, "measure_round", measure)
     point = run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
     assert point["cut"] == "the point broke after 1 of 2 rounds"
@@ -147,9 +150,7 @@ def test_a_point_stopped_by_sigterm_keeps_its_finished_rounds(run, monkeypatch):
     def measure(self, order, sws, sessions, plans, ctx0, rnd):
         if rnd == 2:
             raise SystemExit(143)       # host.exit_on_sigterm's exit
-        return {name: {"round": rnd, "ndr_pps": (rnd + 1) * 1e6, "max_pps": 4e6, "trials": 3,
-                       "pushback": None, "cycles": {"total": 100.0, "stages": {}},
-                       "latency_ns": None} for name in order}
+        return {name: measured(rnd, (rnd + 1) * 1e6, 4e6) for name in order}
     monkeypatch.setattr(bench.Bench, "measure_round", measure)
     with pytest.raises(SystemExit):
         run.run_point(bench.BY_NAME["elan-unicast"], 1, ["healthy"])
@@ -171,9 +172,7 @@ def test_a_budget_ends_a_point_between_rounds_and_skips_the_points_after_it(run,
 
     def measure(self, order, sws, sessions, plans, ctx0, rnd):
         now[0] += 100
-        return {name: {"round": rnd, "ndr_pps": 1e6, "max_pps": 2e6, "trials": 3,
-                       "pushback": None, "cycles": {"total": 100.0, "stages": {}},
-                       "latency_ns": None} for name in order}
+        return {name: measured(rnd, 1e6, 2e6) for name in order}
     monkeypatch.setattr(bench.Bench, "measure_round", measure)
     point = run.point(bench.BY_NAME["elan-unicast"], 1)
     assert point["cut"] == "the run's time budget ended after 2 of 3 rounds"
