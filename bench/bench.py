@@ -14,8 +14,9 @@ zero-loss rate. Each figure is the median over the rounds.
                    [--cpus "gen=0 main=1 workers=1 vm=0"] [--workers 1,2,4,8]
 
 Where the processes run comes from --cpus or, by default, from the CPUs
-this process may use (benchlib/cpus.py): on 2 CPUs the generator has one and
-the switch the other, as in every earlier result. After the table of points
+this process may use, one of each physical core on one NUMA node
+(benchlib/cpus.py): on 2 CPUs the generator has one and the switch the
+other, as in every earlier result. After the table of points
 (one worker each), the scaling series runs --scale-scenarios at one table
 entry with 1, 2, 4 and 8 workers, as far as the layout has worker CPUs.
 

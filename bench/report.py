@@ -656,8 +656,11 @@ def scaled(res, runs):
 
 
 def cpu_line(m):
-    return (f"- CPU: {m['cpu']} ({m['cpus']} CPUs), {m['memory_gib']} GiB; kernel {m['kernel']}; "
-            f"{m['os']}")
+    shape = f"{m['cpus']} CPUs"
+    if "cores" in m:
+        nodes = m["numa_nodes"]
+        shape += f", {m['cores']} cores, {nodes} NUMA node{'s' if nodes > 1 else ''}"
+    return f"- CPU: {m['cpu']} ({shape}), {m['memory_gib']} GiB; kernel {m['kernel']}; {m['os']}"
 
 
 def skipped(r):

@@ -9,8 +9,10 @@
   vm       the PVP VM (testpmd macswap on virtio_user)
 
 A spec names them: "gen=0,2-3 main=1 workers=4-7 vm=1". Without one, the
-layout follows from the CPUs the process may run on (derive).
+layout follows from the CPUs the process may run on and how they sit in the
+machine (derive): one CPU of each physical core, on one NUMA node.
 """
+import glob
 import os
 from dataclasses import dataclass, field
 
@@ -96,8 +98,62 @@ def available():
         return list(range(os.cpu_count() or 1))
 
 
-def derive(cpus=None):
-    """The default layout over `cpus` (those the process may use).
+@dataclass(frozen=True)
+class Cpu:
+    id: int
+    core: str       # its core's threads ("0,16"): CPUs with the same one are SMT siblings
+    node: int
+
+
+def topology(cpus, root="/sys/devices/system/cpu"):
+    """Each CPU's physical core and NUMA node, from sysfs. A CPU whose files
+    are missing (some containers hide them) counts as a core of its own on
+    node 0."""
+    out = []
+    for c in cpus:
+        base = os.path.join(root, f"cpu{c}")
+        try:
+            with open(f"{base}/topology/thread_siblings_list") as f:
+                core = f.read().strip()
+        except OSError:
+            core = str(c)
+        nodes = glob.glob(f"{base}/node[0-9]*")
+        out.append(Cpu(c, core, int(os.path.basename(nodes[0])[4:]) if nodes else 0))
+    return out
+
+
+def pollers(topo):
+    """The CPUs busy pollers may take, and what was left out and why.
+
+    Two pollers on one physical core (SMT siblings) each get about half of
+    it, and a scaling series on siblings measures the core, not the
+    workers; so one CPU of each core, the lowest. Memif rings and mbufs
+    live in one node's memory, so with several NUMA nodes everything stays
+    on the node with the most cores, when it has the four the multi-CPU
+    layout needs."""
+    notes = []
+    nodes = sorted({c.node for c in topo})
+    if len(nodes) > 1:
+        cores = {n: len({c.core for c in topo if c.node == n}) for n in nodes}
+        best = max(nodes, key=lambda n: (cores[n], -n))
+        if cores[best] >= 4:
+            topo = [c for c in topo if c.node == best]
+            notes.append(f"{len(nodes)} NUMA nodes: all on node {best} ({cores[best]} cores), "
+                         "where the rings and mbufs are")
+        else:
+            notes.append(f"{len(nodes)} NUMA nodes, none with 4 cores: the layout spans them")
+    first = {}
+    for c in sorted(topo, key=lambda c: c.id):
+        first.setdefault(c.core, c.id)
+    if len(first) < len(topo):
+        notes.append(f"SMT: one CPU of each of the {len(first)} cores, their "
+                     f"{len(topo) - len(first)} sibling threads left idle")
+    return sorted(first.values()), notes
+
+
+def derive(cpus=None, topo=None):
+    """The default layout over `cpus` (those the process may use), one CPU
+    of each physical core on one NUMA node (pollers).
 
     Two CPUs (the developers' machine): the generator on the first, the
     switch's main and worker lcores on the second, the VM beside the
@@ -106,7 +162,8 @@ def derive(cpus=None):
     more: the first CPU keeps the system and the switches' main threads,
     the second the VM, and the rest are split between workers (up to 8)
     and generator lanes, the workers taking four of every seven."""
-    cpus = list(cpus if cpus is not None else available())
+    given = list(cpus if cpus is not None else available())
+    cpus, notes = pollers(topo if topo is not None else topology(given))
     n = len(cpus)
     if n == 1:
         lay = Layout(gen=cpus[:1], main=cpus[0], workers=cpus[:1], vm=cpus[0])
@@ -119,7 +176,8 @@ def derive(cpus=None):
         rest = cpus[2:]
         nw = max(1, min(MAX_WORKERS, (len(rest) * 4 + 6) // 7, len(rest) - 1))
         lay = Layout(gen=rest[nw:], main=cpus[0], workers=rest[:nw], vm=cpus[1])
-    lay.derived_from = n
+    lay.derived_from = len(given)
+    lay.notes[:0] = notes
     counts = lay.worker_counts()
     if counts[-1] < MAX_WORKERS:
         lay.notes.append(f"{n} CPUs: the scaling table stops at {counts[-1]} worker"

@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 
+from . import cpus as cpulayout
+
 HUGE_DIR = "/tmp/bn-huge"
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 
@@ -169,9 +171,17 @@ def machine_info(ovs_binary):
         m = re.search(r"model name\s*:\s*(.*)", f.read())
         cpu = m.group(1) if m else platform.processor()
     ovs = _cmd([ovs_binary, "--version"]).splitlines()
+    try:
+        with open("/sys/devices/system/cpu/online") as f:
+            online = cpulayout.parse_list(f.read())
+    except (OSError, ValueError):
+        online = list(range(os.cpu_count() or 1))
+    topo = cpulayout.topology(online)
     return {
         "cpu": cpu,
         "cpus": os.cpu_count(),
+        "cores": len({c.core for c in topo}),
+        "numa_nodes": len({c.node for c in topo}),
         "kernel": platform.release(),
         "os": _cmd(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
         "dpdk": os.environ.get("E3_DPDK_VERSION") or _cmd(["pkg-config", "--modversion", "libdpdk"]),

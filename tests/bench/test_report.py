@@ -147,3 +147,13 @@ def test_a_run_says_what_its_time_budget_left_out():
     assert report.skipped(r) == ("its time budget (840 s) left out elan-unicast 1 at 8 workers, "
                                  "label-swap 1M, vm-eline 1 on zero-copy links")
     assert report.skipped({"points": []}) == ""
+
+
+@pytest.mark.parametrize("extra,shape", [
+    ({"cores": 16, "numa_nodes": 2}, "(32 CPUs, 16 cores, 2 NUMA nodes)"),
+    ({"cores": 32, "numa_nodes": 1}, "(32 CPUs, 32 cores, 1 NUMA node)"),
+    ({}, "(32 CPUs)"),      # a run from before the machine's cores were recorded
+])
+def test_the_machine_line_gives_its_cores_and_numa_nodes(extra, shape):
+    m = dict(cpu="Xeon", cpus=32, memory_gib=128, kernel="6.1", os="Debian", **extra)
+    assert report.cpu_line(m) == f"- CPU: Xeon {shape}, 128 GiB; kernel 6.1; Debian"

@@ -1,0 +1,97 @@
+"""The benchmark's CPU layout (bench/benchlib/cpus.py): --cpus and the layout
+derived from the machine's cores and NUMA nodes."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from benchlib import cpus  # noqa: E402
+from benchlib.cpus import Cpu  # noqa: E402
+
+
+def machine(nodes, cores, threads, interleaved=False):
+    """A machine's topology as Linux numbers it: `nodes` x `cores` cores of
+    `threads` threads. Intel's numbering gives the first thread of every
+    core first (core k's sibling is k + all cores); interleaved numbering
+    (many AMD and virtual machines) puts a core's threads side by side."""
+    total = nodes * cores
+    out = []
+    for core in range(total):
+        ids = ([core * threads + t for t in range(threads)] if interleaved
+               else [core + t * total for t in range(threads)])
+        out += [Cpu(i, ",".join(map(str, ids)), core // cores) for i in ids]
+    return sorted(out, key=lambda c: c.id)
+
+
+def busy(lay):
+    """The CPUs that busy poll: generator lanes, workers, and the VM where it
+    has a CPU of its own."""
+    return lay.gen + lay.workers + ([lay.vm] if lay.vm_alone() else [])
+
+
+CASES = [
+    # name, topology, CPUs allowed (None: all), layout, words in the notes
+    ("the developers' 2 CPUs", machine(1, 2, 1), None,
+     "gen=0 main=1 workers=1 vm=0", ["2 CPUs: the scaling table stops at 1 worker"]),
+    ("16 cores, no SMT", machine(1, 16, 1), None,
+     "gen=10,11,12,13,14,15 main=0 workers=2,3,4,5,6,7,8,9 vm=1", []),
+    ("16 cores with SMT, Intel's numbering", machine(1, 16, 2), None,
+     "gen=10,11,12,13,14,15 main=0 workers=2,3,4,5,6,7,8,9 vm=1",
+     ["SMT: one CPU of each of the 16 cores, their 16 sibling threads left idle"]),
+    ("16 cores with SMT, siblings side by side", machine(1, 16, 2, interleaved=True), None,
+     "gen=20,22,24,26,28,30 main=0 workers=4,6,8,10,12,14,16,18 vm=2", ["SMT"]),
+    ("2 cores with SMT: the 2-CPU layout, not a VM on a worker's sibling", machine(1, 2, 2), None,
+     "gen=0 main=1 workers=1 vm=0", ["SMT", "2 CPUs"]),
+    ("two NUMA nodes of 8 cores: node 0 alone", machine(2, 8, 1), None,
+     "gen=6,7 main=0 workers=2,3,4,5 vm=1",
+     ["2 NUMA nodes: all on node 0 (8 cores)", "8 CPUs: the scaling table stops at 4 workers"]),
+    ("two NUMA nodes, more of node 1 allowed", machine(2, 8, 1), [0, 1] + list(range(8, 16)),
+     "gen=14,15 main=8 workers=10,11,12,13 vm=9", ["all on node 1 (8 cores)"]),
+    ("two NUMA nodes of 2 cores: spanned", machine(2, 2, 1), None,
+     "gen=3 main=0 workers=2 vm=1", ["none with 4 cores"]),
+]
+
+
+@pytest.mark.parametrize("name,topo,allowed,spec,words", CASES, ids=[c[0] for c in CASES])
+def test_the_derived_layout_polls_on_one_cpu_of_each_core_of_one_node(name, topo, allowed, spec,
+                                                                       words):
+    given = allowed if allowed is not None else [c.id for c in topo]
+    lay = cpus.derive(given, [c for c in topo if c.id in given])
+    assert lay.describe() == spec
+    assert lay.derived_from == len(given)
+    for w in words:
+        assert any(w in n for n in lay.notes), (w, lay.notes)
+    core = {c.id: c.core for c in topo}
+    polled = [core[c] for c in busy(lay)]
+    assert len(polled) == len(set(polled)), "two busy pollers share a core"
+    assert len({c.node for c in topo if c.id in busy(lay) + [lay.main]}) == 1 or "spanned" in name
+
+
+def test_topology_reads_sysfs_and_takes_a_cpu_without_files_as_a_core_of_its_own(tmp_path):
+    for cpu, siblings, node in ((0, "0,2", 0), (2, "0,2", 0), (1, "1,3", 1)):
+        topo = tmp_path / f"cpu{cpu}" / "topology"
+        topo.mkdir(parents=True)
+        (topo / "thread_siblings_list").write_text(siblings + "\n")
+        (tmp_path / f"cpu{cpu}" / f"node{node}").mkdir()
+    assert cpus.topology([0, 1, 2, 3], str(tmp_path)) == [
+        Cpu(0, "0,2", 0), Cpu(1, "1,3", 1), Cpu(2, "0,2", 0), Cpu(3, "3", 0)]
+
+
+@pytest.mark.parametrize("spec,error", [
+    ("gen=0 main=1 workers=1", "missing vm"),
+    ("gen=0 main=1 workers=1 vm=0 cpu=2", "'cpu=2' is not gen="),
+    ("gen=0 main=1,2 workers=3 vm=0", "main is one CPU"),
+    ("gen=0 main=1 workers=7 vm=0", "CPU 7 not available"),
+    ("gen=0-1 main=1 workers=1 vm=0", "must not share a CPU"),
+    ("gen=3-2 main=1 workers=1 vm=0", "bad CPU range"),
+])
+def test_a_bad_cpus_spec_is_refused_with_its_reason(spec, error):
+    with pytest.raises(ValueError, match=error):
+        cpus.parse(spec, [0, 1, 2, 3])
+
+
+def test_a_given_layout_is_taken_as_written():
+    lay = cpus.parse("gen=0,4-5 main=1 workers=2-3 vm=1", range(6))
+    assert (lay.gen, lay.main, lay.workers, lay.vm) == ([0, 4, 5], 1, [2, 3], 1)
+    assert lay.derived_from == 0 and lay.worker_counts() == [1, 2]
