@@ -21,8 +21,8 @@
 /* Default data room of received frames' mbufs (--mbuf-data): a port's
  * largest frame is one mbuf (af_packet cannot scatter, and the stages read
  * one segment), so it bounds the MTUs. 2048 is also the size of memif's
- * buffers: memif sends a burst whole only from mbufs no larger, and one
- * frame at a time from any larger. */
+ * buffers: a frame fills one of each, and memif's fast paths (DPDK 23.03
+ * on) want the two sizes equal. */
 #define E3_MBUF_DATA 2048
 #define E3_MBUF_DATA_MAX 16384
 #define E3_HDR_ROOM 64      /* header mbufs: room for Ethernet + tag or label + CW */
