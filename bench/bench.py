@@ -361,7 +361,7 @@ class Bench:
         return res["rx_rate_pps"]
 
     def run(self):
-        hp = host.Hugepages(self.args.hugepages) if self.args.hugepages else None
+        hp = host.Hugepages(self.args.hugepages, self.layout.node) if self.args.hugepages else None
         self.started = time.time()
         try:
             # Inside the try: a SIGTERM while the pages are being reserved

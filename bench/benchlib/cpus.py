@@ -15,6 +15,7 @@ machine (derive): one CPU of each physical core, on one NUMA node.
 import glob
 import os
 from dataclasses import dataclass, field
+from typing import Optional
 
 MAX_WORKERS = 8
 
@@ -27,6 +28,10 @@ class Layout:
     vm: int
     derived_from: int = 0          # CPUs it was derived from (0: given)
     notes: list = field(default_factory=list)
+    node: Optional[int] = None     # the NUMA node all of it is on, if one
+
+    def cpus(self):
+        return sorted({*self.gen, self.main, *self.workers, self.vm})
 
     def worker_counts(self):
         """The scaling points this layout can run: 1, 2, 4, 8 workers, as
@@ -42,7 +47,8 @@ class Layout:
 
     def as_dict(self):
         return {"gen": self.gen, "main": self.main, "workers": self.workers, "vm": self.vm,
-                "spec": self.describe(), "derived_from": self.derived_from, "notes": self.notes}
+                "spec": self.describe(), "derived_from": self.derived_from, "notes": self.notes,
+                "node": self.node}
 
 
 def fmt(cpus):
@@ -87,8 +93,10 @@ def parse(spec, allowed=None):
         raise ValueError(f"--cpus: CPU {fmt(sorted(used - allowed))} not available (have {fmt(sorted(allowed))})")
     if set(roles["gen"]) & set(roles["workers"]):
         raise ValueError("--cpus: the generator and the workers must not share a CPU")
-    return Layout(gen=roles["gen"], main=roles["main"][0], workers=roles["workers"],
-                  vm=roles["vm"][0])
+    lay = Layout(gen=roles["gen"], main=roles["main"][0], workers=roles["workers"],
+                 vm=roles["vm"][0])
+    lay.node = home_node(topology(lay.cpus()))
+    return lay
 
 
 def available():
@@ -120,6 +128,12 @@ def topology(cpus, root="/sys/devices/system/cpu"):
         nodes = glob.glob(f"{base}/node[0-9]*")
         out.append(Cpu(c, core, int(os.path.basename(nodes[0])[4:]) if nodes else 0))
     return out
+
+
+def home_node(topo):
+    """The NUMA node of all these CPUs, if they share one."""
+    nodes = {c.node for c in topo}
+    return nodes.pop() if len(nodes) == 1 else None
 
 
 def pollers(topo):
@@ -163,7 +177,8 @@ def derive(cpus=None, topo=None):
     the second the VM, and the rest are split between workers (up to 8)
     and generator lanes, the workers taking four of every seven."""
     given = list(cpus if cpus is not None else available())
-    cpus, notes = pollers(topo if topo is not None else topology(given))
+    topo = topo if topo is not None else topology(given)
+    cpus, notes = pollers(topo)
     n = len(cpus)
     if n == 1:
         lay = Layout(gen=cpus[:1], main=cpus[0], workers=cpus[:1], vm=cpus[0])
@@ -177,6 +192,7 @@ def derive(cpus=None, topo=None):
         nw = max(1, min(MAX_WORKERS, (len(rest) * 4 + 6) // 7, len(rest) - 1))
         lay = Layout(gen=rest[nw:], main=cpus[0], workers=rest[:nw], vm=cpus[1])
     lay.derived_from = len(given)
+    lay.node = home_node([c for c in topo if c.id in lay.cpus()])
     lay.notes[:0] = notes
     counts = lay.worker_counts()
     if counts[-1] < MAX_WORKERS:

@@ -1,5 +1,6 @@
 """What the harness needs from the machine: hugepages, process memory, DPDK
 telemetry, and a description of the machine for the report."""
+import glob
 import json
 import os
 import platform
@@ -31,19 +32,20 @@ class Hugepages:
     switches under test; undo both afterwards. If the kernel refuses, the
     switches run with --no-huge (and the report says so)."""
 
-    def __init__(self, pages):
+    def __init__(self, pages, node=None):
         self.pages = pages
+        self.file = nr_hugepages_file(node)
         self.before = None
         self.mounted = False
         self.dir = None
 
     def setup(self):
         try:
-            with open(NR_HUGEPAGES) as f:
+            with open(self.file) as f:
                 self.before = int(f.read())
-            with open(NR_HUGEPAGES, "w") as f:
+            with open(self.file, "w") as f:
                 f.write(str(self.before + self.pages))
-            with open(NR_HUGEPAGES) as f:
+            with open(self.file) as f:
                 got = int(f.read()) - self.before
             if got < self.pages // 2:
                 raise OSError(f"kernel gave {got} of {self.pages} hugepages")
@@ -68,12 +70,23 @@ class Hugepages:
                 pass
         if self.before is not None:
             try:
-                with open(NR_HUGEPAGES, "w") as f:
+                with open(self.file, "w") as f:
                     f.write(str(self.before))
             except OSError:
                 pass
             self.before = None
         self.dir = None
+
+
+def nr_hugepages_file(node, root="/sys/devices/system/node"):
+    """Where to reserve 2 MiB hugepages: on a machine of several NUMA nodes,
+    the node the layout runs on (the kernel spreads a reservation over all
+    nodes, and the processes would find half of it remote); else, or for a
+    layout that spans nodes (None), the machine's count."""
+    f = os.path.join(root, f"node{node}", "hugepages", "hugepages-2048kB", "nr_hugepages")
+    if node is not None and len(glob.glob(os.path.join(root, "node[0-9]*"))) > 1 and os.path.exists(f):
+        return f
+    return NR_HUGEPAGES
 
 
 def eal_mem_args(huge_dir, mb):

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-from benchlib import cpus  # noqa: E402
+from benchlib import cpus, host  # noqa: E402
 from benchlib.cpus import Cpu  # noqa: E402
 
 
@@ -95,3 +95,25 @@ def test_a_given_layout_is_taken_as_written():
     lay = cpus.parse("gen=0,4-5 main=1 workers=2-3 vm=1", range(6))
     assert (lay.gen, lay.main, lay.workers, lay.vm) == ([0, 4, 5], 1, [2, 3], 1)
     assert lay.derived_from == 0 and lay.worker_counts() == [1, 2]
+
+
+@pytest.mark.parametrize("node,nodes,want", [
+    (1, 2, "node1"),        # the layout's node on a machine of several
+    (0, 1, "proc"),         # one node: the machine's count, as ever
+    (None, 2, "proc"),      # a layout that spans nodes
+    (3, 2, "proc"),         # a node without the file
+])
+def test_hugepages_are_reserved_on_the_layouts_numa_node(tmp_path, node, nodes, want):
+    for n in range(nodes):
+        d = tmp_path / f"node{n}" / "hugepages" / "hugepages-2048kB"
+        d.mkdir(parents=True)
+        (d / "nr_hugepages").write_text("0\n")
+    got = host.nr_hugepages_file(node, str(tmp_path))
+    assert got == (host.NR_HUGEPAGES if want == "proc" else
+                   str(tmp_path / want / "hugepages" / "hugepages-2048kB" / "nr_hugepages"))
+
+
+def test_a_layout_knows_the_numa_node_it_is_on():
+    topo = machine(2, 8, 1)
+    assert cpus.derive(list(range(16)), topo).node == 0
+    assert cpus.derive(list(range(4)), machine(2, 2, 1)).node is None

@@ -213,7 +213,7 @@ def test_a_sigterm_while_hugepages_are_reserved_gives_them_back(run, monkeypatch
     calls = []
 
     class Pages:
-        def __init__(self, pages):
+        def __init__(self, pages, node):
             pass
 
         def setup(self):
