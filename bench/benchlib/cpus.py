@@ -99,11 +99,36 @@ def parse(spec, allowed=None):
     return lay
 
 
-def available():
+def isolated(path="/sys/devices/system/cpu/isolated"):
+    """The CPUs the kernel keeps its scheduler off (isolcpus=)."""
     try:
-        return sorted(os.sched_getaffinity(0))
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return set()
+    return set(parse_list(text)) if text else set()
+
+
+def available():
+    """The CPUs this process may use, with the isolated ones it may be moved
+    to: on a server tuned for DPDK the pollers' CPUs are isolated, and so
+    outside every process's default affinity. The kernel trims a requested
+    affinity to the process's cpuset, which says which of them it may
+    have."""
+    try:
+        mine = set(os.sched_getaffinity(0))
     except AttributeError:
         return list(range(os.cpu_count() or 1))
+    extra = isolated() - mine
+    if extra:
+        try:
+            os.sched_setaffinity(0, mine | extra)
+            extra &= set(os.sched_getaffinity(0))
+        except OSError:
+            extra = set()
+        finally:
+            os.sched_setaffinity(0, mine)
+    return sorted(mine | extra)
 
 
 @dataclass(frozen=True)
@@ -165,9 +190,10 @@ def pollers(topo):
     return sorted(first.values()), notes
 
 
-def derive(cpus=None, topo=None):
+def derive(cpus=None, topo=None, isolated_cpus=None):
     """The default layout over `cpus` (those the process may use), one CPU
-    of each physical core on one NUMA node (pollers).
+    of each physical core on one NUMA node (pollers), the isolated CPUs
+    (isolcpus) for the pollers where the machine has them.
 
     Two CPUs (the developers' machine): the generator on the first, the
     switch's main and worker lcores on the second, the VM beside the
@@ -179,6 +205,15 @@ def derive(cpus=None, topo=None):
     given = list(cpus if cpus is not None else available())
     topo = topo if topo is not None else topology(given)
     cpus, notes = pollers(topo)
+    iso = set(isolated() if isolated_cpus is None else isolated_cpus)
+    polled = [c for c in cpus if c in iso]
+    if polled and len(polled) < len(cpus):
+        # The main threads on a CPU the system shares, the pollers first on
+        # the isolated ones.
+        shared = [c for c in cpus if c not in iso]
+        cpus = shared[:1] + polled + shared[1:]
+        notes.append(f"isolcpus: the main threads on CPU {shared[0]}, the pollers on the "
+                     f"{len(polled)} isolated CPUs first")
     n = len(cpus)
     if n == 1:
         lay = Layout(gen=cpus[:1], main=cpus[0], workers=cpus[:1], vm=cpus[0])

@@ -57,7 +57,7 @@ CASES = [
 def test_the_derived_layout_polls_on_one_cpu_of_each_core_of_one_node(name, topo, allowed, spec,
                                                                        words):
     given = allowed if allowed is not None else [c.id for c in topo]
-    lay = cpus.derive(given, [c for c in topo if c.id in given])
+    lay = cpus.derive(given, [c for c in topo if c.id in given], isolated_cpus=())
     assert lay.describe() == spec
     assert lay.derived_from == len(given)
     for w in words:
@@ -115,5 +115,41 @@ def test_hugepages_are_reserved_on_the_layouts_numa_node(tmp_path, node, nodes, 
 
 def test_a_layout_knows_the_numa_node_it_is_on():
     topo = machine(2, 8, 1)
-    assert cpus.derive(list(range(16)), topo).node == 0
-    assert cpus.derive(list(range(4)), machine(2, 2, 1)).node is None
+    assert cpus.derive(list(range(16)), topo, ()).node == 0
+    assert cpus.derive(list(range(4)), machine(2, 2, 1), ()).node is None
+
+
+@pytest.mark.parametrize("iso,spec", [
+    # A server tuned for DPDK: the main threads where the system runs, the
+    # VM, workers and generator on the isolated cores, then the rest.
+    (range(2, 16), "gen=11,12,13,14,15,1 main=0 workers=3,4,5,6,7,8,9,10 vm=2"),
+    # Isolated siblings (isolcpus=2-15,18-31): one thread of each core.
+    ([*range(2, 16), *range(18, 32)], "gen=11,12,13,14,15,1 main=0 workers=3,4,5,6,7,8,9,10 vm=2"),
+    # All isolated, or none: the layout as without isolcpus.
+    (range(32), "gen=10,11,12,13,14,15 main=0 workers=2,3,4,5,6,7,8,9 vm=1"),
+    ((), "gen=10,11,12,13,14,15 main=0 workers=2,3,4,5,6,7,8,9 vm=1"),
+])
+def test_the_pollers_take_the_isolated_cpus_and_the_main_threads_a_shared_one(iso, spec):
+    lay = cpus.derive(range(32), machine(1, 16, 2), iso)
+    assert lay.describe() == spec
+    assert any("isolcpus" in n for n in lay.notes) == (spec.endswith("vm=2"))
+
+
+def test_isolated_cpus_outside_the_affinity_are_available_where_the_cpuset_allows(monkeypatch):
+    """isolcpus keeps the isolated CPUs out of every process's default
+    affinity; the kernel trims a wider request to the process's cpuset."""
+    cpuset, state = {0, 1, 2, 3}, {"aff": {0, 1}}
+    monkeypatch.setattr(cpus.os, "sched_getaffinity", lambda pid: set(state["aff"]))
+    monkeypatch.setattr(cpus.os, "sched_setaffinity",
+                        lambda pid, mask: state.update(aff=set(mask) & cpuset))
+    monkeypatch.setattr(cpus, "isolated", lambda: {2, 3, 5})
+    assert cpus.available() == [0, 1, 2, 3]
+    assert state["aff"] == {0, 1}, "the harness's own affinity is restored"
+
+
+@pytest.mark.parametrize("text,want", [("2-3,6\n", {2, 3, 6}), ("\n", set()), (None, set())])
+def test_the_isolated_cpus_are_read_from_sysfs(tmp_path, text, want):
+    f = tmp_path / "isolated"
+    if text is not None:
+        f.write_text(text)
+    assert cpus.isolated(str(f)) == want
