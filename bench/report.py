@@ -660,7 +660,9 @@ def cpu_line(m):
     if "cores" in m:
         nodes = m["numa_nodes"]
         shape += f", {m['cores']} cores, {nodes} NUMA node{'s' if nodes > 1 else ''}"
-    return f"- CPU: {m['cpu']} ({shape}), {m['memory_gib']} GiB; kernel {m['kernel']}; {m['os']}"
+    freq = f"; frequency scaling: {m['cpufreq']}" if "cpufreq" in m else ""
+    return (f"- CPU: {m['cpu']} ({shape}){freq}, {m['memory_gib']} GiB; kernel {m['kernel']}; "
+            f"{m['os']}")
 
 
 def skipped(r):

@@ -178,6 +178,24 @@ def _cmd(args):
         return ""
 
 
+def cpufreq(cpus, root="/sys/devices/system/cpu"):
+    """The frequency governors of these CPUs and whether turbo is on, as the
+    kernel shows them; a virtual machine usually shows neither."""
+    def read(path):
+        try:
+            with open(os.path.join(root, path)) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+
+    govs = sorted({g for c in cpus if (g := read(f"cpu{c}/cpufreq/scaling_governor"))})
+    no_turbo, boost = read("intel_pstate/no_turbo"), read("cpufreq/boost")
+    turbo = ("off" if no_turbo == "1" else "on") if no_turbo is not None else (
+        {"0": "off", "1": "on"}.get(boost) if boost is not None else None)
+    parts = ([f"governor {'/'.join(govs)}"] if govs else []) + ([f"turbo {turbo}"] if turbo else [])
+    return ", ".join(parts) or "not shown"
+
+
 def machine_info(ovs_binary):
     cpu = ""
     with open("/proc/cpuinfo") as f:
@@ -195,6 +213,7 @@ def machine_info(ovs_binary):
         "cpus": os.cpu_count(),
         "cores": len({c.core for c in topo}),
         "numa_nodes": len({c.node for c in topo}),
+        "cpufreq": cpufreq(online),
         "kernel": platform.release(),
         "os": _cmd(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
         "dpdk": os.environ.get("E3_DPDK_VERSION") or _cmd(["pkg-config", "--modversion", "libdpdk"]),

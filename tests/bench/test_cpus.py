@@ -153,3 +153,17 @@ def test_the_isolated_cpus_are_read_from_sysfs(tmp_path, text, want):
     if text is not None:
         f.write_text(text)
     assert cpus.isolated(str(f)) == want
+
+
+@pytest.mark.parametrize("files,want", [
+    ({"cpu0/cpufreq/scaling_governor": "performance", "cpu1/cpufreq/scaling_governor": "performance",
+      "intel_pstate/no_turbo": "1"}, "governor performance, turbo off"),
+    ({"cpu0/cpufreq/scaling_governor": "powersave", "cpu1/cpufreq/scaling_governor": "performance",
+      "cpufreq/boost": "1"}, "governor performance/powersave, turbo on"),
+    ({}, "not shown"),      # a virtual machine's
+])
+def test_the_machine_says_how_its_clock_is_governed(tmp_path, files, want):
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text + "\n")
+    assert host.cpufreq([0, 1], str(tmp_path)) == want

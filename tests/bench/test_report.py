@@ -150,7 +150,8 @@ def test_a_run_says_what_its_time_budget_left_out():
 
 
 @pytest.mark.parametrize("extra,shape", [
-    ({"cores": 16, "numa_nodes": 2}, "(32 CPUs, 16 cores, 2 NUMA nodes)"),
+    ({"cores": 16, "numa_nodes": 2, "cpufreq": "governor performance, turbo off"},
+     "(32 CPUs, 16 cores, 2 NUMA nodes); frequency scaling: governor performance, turbo off"),
     ({"cores": 32, "numa_nodes": 1}, "(32 CPUs, 32 cores, 1 NUMA node)"),
     ({}, "(32 CPUs)"),      # a run from before the machine's cores were recorded
 ])
