@@ -1,5 +1,6 @@
-"""The benchmark's CPU layout (bench/benchlib/cpus.py): --cpus and the layout
-derived from the machine's cores and NUMA nodes."""
+"""The benchmark's view of the machine's CPUs: its layout (benchlib/cpus.py:
+--cpus, or derived from the cores, NUMA nodes and isolated CPUs), the node
+its hugepages are reserved on and the clock's governance (benchlib/host.py)."""
 import os
 import sys
 
