@@ -23,8 +23,9 @@
 #   bench/, datapath/client/  the harness; share/openvswitch/ OVS's schema
 #   run       the one command; MANIFEST  what was bundled, from where
 #
-# The server needs bash, python3, util-linux (taskset, chrt, mount) and
-# coreutils (stdbuf); hugepages are reserved by the harness.
+# The server needs bash, python3 (3.7 or newer: Debian 10, Ubuntu 20.04,
+# RHEL 8's python38), util-linux (taskset, chrt, mount) and coreutils
+# (stdbuf); hugepages are reserved by the harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -117,6 +118,8 @@ cat > "$b/run" <<EOF
 set -euo pipefail
 here=\$(cd "\$(dirname "\$0")" && pwd)
 [ "\$(id -u)" = 0 ] || { echo "run: needs root (hugepages, DPDK)" >&2; exit 1; }
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null ||
+  { echo "run: needs python3 3.7 or newer, found: \$(python3 --version 2>&1)" >&2; exit 1; }
 # A DPDK installed here would have EAL load its own drivers beside ours (its
 # plugin folder is built in): hide it from this run, in a mount namespace.
 if [ -d $PMDS ] && [ -z "\${E3_BUNDLE_NS:-}" ]; then

@@ -522,7 +522,7 @@ def scaling_cost(pts, one):
     return md + [""]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def pyplot():
     """matplotlib's pyplot, or None where it is missing (a bundle's machine):
     the report then has its tables without the plots."""

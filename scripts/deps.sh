@@ -28,8 +28,9 @@ fi
 # The fabric page's library comes from the npm registry (scripts/web.sh).
 command -v npm >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm; }
 # The images' python3 may not be Debian's: make sure the one on PATH has the modules.
-python3 -c 'import scapy, pytest, yaml, prometheus_client, selenium' 2>/dev/null ||
-  python3 -m pip install -q scapy pytest pyyaml prometheus_client selenium
+# vermin judges which python3 the benchmark's bundle needs (tests/bench).
+python3 -c 'import scapy, pytest, yaml, prometheus_client, selenium, vermin' 2>/dev/null ||
+  python3 -m pip install -q scapy pytest pyyaml prometheus_client selenium vermin
 # Schemathesis (the API contract's judge, tests/contract) in a venv of its
 # own: Debian has no package of it, and it must not change the system's python.
 ST_VERSION=4.32.5

@@ -188,7 +188,7 @@ def cpufreq(cpus, root="/sys/devices/system/cpu"):
         except OSError:
             return None
 
-    govs = sorted({g for c in cpus if (g := read(f"cpu{c}/cpufreq/scaling_governor"))})
+    govs = sorted({read(f"cpu{c}/cpufreq/scaling_governor") for c in cpus} - {None})
     no_turbo, boost = read("intel_pstate/no_turbo"), read("cpufreq/boost")
     turbo = ("off" if no_turbo == "1" else "on") if no_turbo is not None else (
         {"0": "off", "1": "on"}.get(boost) if boost is not None else None)

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -108,3 +109,27 @@ def test_a_program_under_stdbuf_preloads_the_bundles_libstdbuf_not_the_servers(b
                  if line.startswith("server libstdbuf in ")]
     assert loaded_in, p.stderr
     assert not [exe for exe in loaded_in if exe.startswith(str(bundle))], loaded_in
+
+
+def test_its_python_needs_no_newer_python3_than_it_names(bundle):
+    """The bundle asks for python3 3.7 or newer (Debian 10, Ubuntu 20.04);
+    vermin, which knows the version each construct and library member came
+    in, judges every Python file the archive holds."""
+    files = sorted(glob.glob(str(bundle / "**" / "*.py"), recursive=True))
+    assert any(f.endswith("bench.py") for f in files) and any(f.endswith("report.py") for f in files)
+    vermin = "import sys, vermin; sys.exit(vermin.main())"
+    p = subprocess.run([sys.executable, "-c", vermin, "--no-tips", "--violations", "-t=3.7-",
+                        *files], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_an_older_python3_is_refused_with_the_version_it_found(bundle, tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "Python 3.6.8" && exit 0\nexit 1\n')
+    fake.chmod(0o755)
+    runs = set(glob.glob(str(bundle / "out" / "*")))
+    p = subprocess.run([str(bundle / "run")], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}"))
+    assert p.returncode == 1
+    assert "needs python3 3.7 or newer, found: Python 3.6.8" in p.stderr
+    assert set(glob.glob(str(bundle / "out" / "*"))) == runs, "it started a run"
