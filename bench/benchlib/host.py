@@ -13,7 +13,9 @@ import sys
 from . import cpus as cpulayout
 
 HUGE_DIR = "/tmp/bn-huge"
-NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+# 2 MiB pages by name: /proc/sys/vm/nr_hugepages counts the default size,
+# which a server tuned for DPDK often sets to 1 GiB.
+NR_HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 
 
 def exit_on_sigterm():
@@ -82,7 +84,7 @@ def nr_hugepages_file(node, root="/sys/devices/system/node"):
     """Where to reserve 2 MiB hugepages: on a machine of several NUMA nodes,
     the node the layout runs on (the kernel spreads a reservation over all
     nodes, and the processes would find half of it remote); else, or for a
-    layout that spans nodes (None), the machine's count."""
+    layout that spans nodes (None), the machine's count of 2 MiB pages."""
     f = os.path.join(root, f"node{node}", "hugepages", "hugepages-2048kB", "nr_hugepages")
     if node is not None and len(glob.glob(os.path.join(root, "node[0-9]*"))) > 1 and os.path.exists(f):
         return f

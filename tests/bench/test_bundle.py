@@ -83,6 +83,7 @@ def test_it_runs_with_the_distros_dpdk_and_ovs_hidden(bundle):
         s = point["switches"][sw]
         assert "error" not in s and s["max_pps"] > 0 and s["ndr_pps"] >= 0, (sw, s)
     assert res["cpus"]["spec"] and res["machine"]["dpdk"]
+    assert res["hugepages"], "the switches ran without the 2 MiB hugepages it reserves"
     assert "## Scaling over cores" in (bundle / "RESULTS.md").read_text()
 
 

@@ -99,10 +99,10 @@ def test_a_given_layout_is_taken_as_written():
 
 
 @pytest.mark.parametrize("node,nodes,want", [
-    (1, 2, "node1"),        # the layout's node on a machine of several
-    (0, 1, "proc"),         # one node: the machine's count, as ever
-    (None, 2, "proc"),      # a layout that spans nodes
-    (3, 2, "proc"),         # a node without the file
+    (1, 2, "node1"),            # the layout's node on a machine of several
+    (0, 1, "machine"),          # one node: the machine's count, as ever
+    (None, 2, "machine"),       # a layout that spans nodes
+    (3, 2, "machine"),          # a node without the file
 ])
 def test_hugepages_are_reserved_on_the_layouts_numa_node(tmp_path, node, nodes, want):
     for n in range(nodes):
@@ -110,8 +110,9 @@ def test_hugepages_are_reserved_on_the_layouts_numa_node(tmp_path, node, nodes, 
         d.mkdir(parents=True)
         (d / "nr_hugepages").write_text("0\n")
     got = host.nr_hugepages_file(node, str(tmp_path))
-    assert got == (host.NR_HUGEPAGES if want == "proc" else
+    assert got == (host.NR_HUGEPAGES if want == "machine" else
                    str(tmp_path / want / "hugepages" / "hugepages-2048kB" / "nr_hugepages"))
+    assert got.endswith("hugepages-2048kB/nr_hugepages"), "2 MiB pages, whatever the default size"
 
 
 def test_a_layout_knows_the_numa_node_it_is_on():
