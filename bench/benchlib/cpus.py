@@ -201,7 +201,8 @@ def derive(cpus=None, topo=None, isolated_cpus=None):
     Three: the switch's main thread moves off its worker's CPU. Four or
     more: the first CPU keeps the system and the switches' main threads,
     the second the VM, and the rest are split between workers (up to 8)
-    and generator lanes, the workers taking four of every seven."""
+    and generator lanes (up to 8 each), the workers taking four of every
+    seven."""
     given = list(cpus if cpus is not None else available())
     topo = topo if topo is not None else topology(given)
     cpus, notes = pollers(topo)
@@ -225,7 +226,8 @@ def derive(cpus=None, topo=None, isolated_cpus=None):
     else:
         rest = cpus[2:]
         nw = max(1, min(MAX_WORKERS, (len(rest) * 4 + 6) // 7, len(rest) - 1))
-        lay = Layout(gen=rest[nw:], main=cpus[0], workers=rest[:nw], vm=cpus[1])
+        # A lane per worker at most: the generator needs no more CPUs.
+        lay = Layout(gen=rest[nw:nw + MAX_WORKERS], main=cpus[0], workers=rest[:nw], vm=cpus[1])
     lay.derived_from = len(given)
     lay.node = home_node([c for c in topo if c.id in lay.cpus()])
     lay.notes[:0] = notes

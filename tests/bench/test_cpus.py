@@ -49,6 +49,8 @@ CASES = [
      ["2 NUMA nodes: all on node 0 (8 cores)", "8 CPUs: the scaling table stops at 4 workers"]),
     ("two NUMA nodes, more of node 1 allowed", machine(2, 8, 1), [0, 1] + list(range(8, 16)),
      "gen=14,15 main=8 workers=10,11,12,13 vm=9", ["all on node 1 (8 cores)"]),
+    ("64 cores: 8 workers, and 8 generator lanes, as many as workers", machine(1, 64, 1), None,
+     "gen=10,11,12,13,14,15,16,17 main=0 workers=2,3,4,5,6,7,8,9 vm=1", []),
     ("two NUMA nodes of 2 cores: spanned", machine(2, 2, 1), None,
      "gen=3 main=0 workers=2 vm=1", ["none with 4 cores"]),
 ]
