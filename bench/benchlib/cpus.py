@@ -200,8 +200,8 @@ def derive(cpus=None, topo=None, isolated_cpus=None):
     generator at idle priority: the layout every earlier result used.
     Three: the switch's main thread moves off its worker's CPU. Four or
     more: the first CPU keeps the system and the switches' main threads,
-    the second the VM, and the rest are split between workers (up to 8)
-    and generator lanes (up to 8 each), the workers taking four of every
+    the second the VM, and the rest are split between workers and
+    generator lanes (up to 8 of each), the workers taking four of every
     seven."""
     given = list(cpus if cpus is not None else available())
     topo = topo if topo is not None else topology(given)
