@@ -100,8 +100,10 @@ class Bench:
                       rx_rate=res["rx_rate_pps"] / plan.copies, raw=res)
             ok = passed(t, self.params) if rate else None
             self.record(kind="trial", **ctx, rate=rate, passed=ok, lost=t.lost, result=res)
+            gap = max(res.get("gap_us", {}).get("rx") or [0])
             log(f"  {ctx['switch']:5s} rate {rate / 1e6:7.3f} Mpps -> rx {t.rx_rate / 1e6:7.3f} Mpps"
-                f" lost {t.lost}" + ("" if ok is None else (" ok" if ok else " FAIL")))
+                f" lost {t.lost}" + ("" if ok is None else (" ok" if ok else " FAIL"))
+                + (f" (nothing back for {gap / 1000:.1f} ms)" if ok is False and gap >= 1000 else ""))
             return t
         return trial
 

@@ -545,6 +545,62 @@ def speedup(p, one, key):
     return a / b if a and b else None
 
 
+RING_SLOTS = 1 << 14        # a memif link's (and the VM's) ring: what a stalled switch can fall behind
+
+
+def stall_loss(t):
+    """The frames a trial's stalls alone would lose: for each of its longest
+    stretches with nothing back (the generator reports 8), what was offered
+    beyond what the input ring holds at the offered rate (each of the
+    point's workers has a ring of its own, fed 1/W of the rate). None for a
+    trial from before the generator measured its gaps."""
+    gap = t["result"].get("gap_us")
+    if gap is None or not t["rate"]:
+        return None
+    per_ring = t["rate"] / t.get("workers", 1)
+    hold_us = RING_SLOTS / per_ring * 1e6
+    return sum(max(0.0, g - hold_us) for g in gap["rx"]) * per_ring / 1e6
+
+
+def stalled(t):
+    """Whether a failed search trial lost its frames to stalls: they would
+    lose at least half of what it lost, and the generator's own loop kept
+    turning meanwhile. Such a loss says the switch stopped for a while (its
+    CPU taken by the host), not that it could not hold the rate."""
+    lost = stall_loss(t)
+    gap = t["result"].get("gap_us")
+    return bool(lost) and lost * 2 >= t["lost"] and gap["loop"] * 2 < gap["rx"][0]
+
+
+def stalls(trials):
+    """The searches' failed trials by switch (and worker count), and how
+    many of them were lost to stalls (stalled()); empty for runs from
+    before the generator measured its gaps."""
+    failed = [t for t in trials if t.get("phase") == "search" and t.get("passed") is False
+              and "gap_us" in t.get("result", {})]
+    if not failed:
+        return []
+    md = ["### Stalls in the zero-loss searches", "",
+          "Every trial the generator also reports its 8 longest stretches with nothing coming "
+          "back and the longest between two turns of its own loop (`gap_us` in trials.jsonl). "
+          "A switch that stops for longer than its input ring holds at the offered rate "
+          f"({RING_SLOTS} slots a worker) loses what is offered meanwhile, however fast it "
+          "forwards otherwise. A failed trial whose stretches would lose at least half of "
+          "what it lost, while the generator kept turning, is counted as lost to stalls: "
+          "its switch was stopped (its CPU taken by the host), not short of the rate. Such "
+          "trials push a zero-loss search down; the flat-out figure, which allows loss, is "
+          "the one to read beside it.", "",
+          "| switch | workers | failed search trials | lost to stalls | longest stretch with nothing back (ms) |",
+          "|---|---:|---:|---:|---:|"]
+    keys = sorted({(t["switch"], t.get("workers", 1)) for t in failed},
+                  key=lambda k: (k[1], SWITCHES.index(k[0]) if k[0] in SWITCHES else 99, k[0]))
+    for sw, w in keys:
+        ts = [t for t in failed if t["switch"] == sw and t.get("workers", 1) == w]
+        longest = max(t["result"]["gap_us"]["rx"][0] for t in ts if t["result"]["gap_us"]["rx"])
+        md.append(f"| {sw} | {w} | {len(ts)} | {sum(map(stalled, ts))} | {longest / 1000:.1f} |")
+    return md + [""]
+
+
 def scaling_targets(res, points):
     """Issue target: 4 workers >= 3.6x one worker (e3's zero-loss rate),
     checked against the flat-out ratio as the table's targets are."""
@@ -718,6 +774,7 @@ def beside(srcs):
     image = f"results-scaling-{m['cpus']}cpus.png"
     md += scaling(res, points, plot_scaling(res, points, os.path.join(BENCH, image)),
                   heading="### Scaling over cores", image=image)
+    md += stalls(trials)
     md += ["### Targets on this machine", ""]
     md += [line for line in targets(groups) + scaling_targets(res, points)
            if "| not measured" not in line]
@@ -872,6 +929,7 @@ def main():
         md += table(name, groups[name])
     md += scaling(res, points, plot_scaling(res, points, os.path.join(BENCH, "results-scaling.png")))
     md += zero_copy(points)
+    md += stalls(trials)
     zc_groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "zc"])
     md += ["## Targets", ""] + targets(groups, zc_groups) + scaling_targets(res, points)
     for group in args.beside:

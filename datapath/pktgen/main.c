@@ -24,6 +24,9 @@
  * With --serve the process stays up and runs one trial per line on stdin
  * (rate, duration, ... per trial), one JSON line each: the benchmark driver
  * (bench/benchlib/pktgen.py) keeps the links up across a whole search.
+ * Every trial also reports its longest stretches with nothing received and
+ * the longest between two turns of a lane's loop (gap_us): a switch that
+ * stopped for a while against a generator that did.
  * A trial with verify=0 only counts what it receives, by length (frame.h):
  * no stamp is read, so no sequence or latency, and the generator is spared
  * a cache miss on every frame the switch wrote (what caps it against a
@@ -120,6 +123,8 @@ static volatile bool quit;
  * gets one lane's traffic per worker and sends it back on its own queue.
  * Data frames of lane k carry sequence numbers k, k + n_lanes, ...: the
  * sender of a frame is its number modulo n_lanes. */
+#define N_GAPS 8
+
 struct lane {
 	unsigned id;
 	unsigned lcore;
@@ -136,6 +141,11 @@ struct lane {
 	struct rte_mbuf *pend[MAX_BURST];
 	uint16_t n_pend, pend_port, pend_q;
 	uint64_t t_start, t_end;                /* its measurement */
+	/* The measurement's longest stretches (TSC) with nothing received,
+	 * longest first, and the longest between two turns of the lane's own
+	 * loop: a switch that stopped forwarding for a while (preempted,
+	 * stalled) against a generator that did. */
+	uint64_t rx_gap[N_GAPS], loop_gap;
 	bool learn;                             /* this trial learns first */
 } __rte_cache_aligned;
 
@@ -738,6 +748,17 @@ static void learn_phase(struct lane *l)
 	__atomic_store_n(&learn_done, true, __ATOMIC_RELEASE);
 }
 
+/* Keep gap among the N_GAPS longest (longest first). */
+static inline void gap_note(uint64_t *top, uint64_t gap)
+{
+	if (gap <= top[N_GAPS - 1])
+		return;
+	unsigned i = N_GAPS - 1;
+	for (; i > 0 && top[i - 1] < gap; i--)
+		top[i] = top[i - 1];
+	top[i] = gap;
+}
+
 /* Send the lane's share of the streams for `seconds` (or, counting data,
  * its sequence numbers below cfg.count). Warm-up frames carry the learning
  * magic, so the receiver ignores them. */
@@ -758,9 +779,15 @@ static void tx_loop(struct lane *l, double seconds, uint32_t magic, uint64_t *t_
 	double cap = RTE_MAX(4.0 * cfg.burst, RTE_MIN(rate * 0.02, cfg.catch_up * share));
 	uint64_t start = rte_rdtsc(), last = start;
 	uint64_t end = start + (uint64_t)(seconds * (double)tsc_hz);
+	uint64_t turn = start, rx_last = start;
+	bool gaps = magic == PG_MAGIC_DATA;
 	for (;;) {
 		unsigned sent = 0;
 		uint64_t now = rte_rdtsc();
+		if (gaps) {
+			l->loop_gap = RTE_MAX(l->loop_gap, now - turn);
+			turn = now;
+		}
 		if (quit || (count ? l->seq >= count && !l->n_pend : now >= end))
 			break;
 		uint16_t n = (uint16_t)cfg.burst;
@@ -782,11 +809,16 @@ static void tx_loop(struct lane *l, double seconds, uint32_t magic, uint64_t *t_
 			sent = done;
 		}
 rx:
-		rx_poll(l);
+		if (rx_poll(l) && gaps) {
+			gap_note(l->rx_gap, now - rx_last);
+			rx_last = now;
+		}
 		idle(l, sent);
 	}
 	*t_start = start;
 	*t_end = rte_rdtsc();
+	if (gaps)
+		gap_note(l->rx_gap, *t_end - rx_last);
 	if (l->n_pend) {
 		rte_pktmbuf_free_bulk(l->pend, l->n_pend);
 		l->n_pend = 0;
@@ -799,7 +831,7 @@ static void print_result(double seconds)
 {
 	struct port_stats sum = { 0 }, ports[RTE_MAX_ETHPORTS];
 	static struct pg_hist lat;
-	uint64_t seq_dup = 0, seq_reordered = 0;
+	uint64_t seq_dup = 0, seq_reordered = 0, rx_gap[N_GAPS] = { 0 }, loop_gap = 0;
 	memset(ports, 0, sizeof(ports));
 	pg_hist_init(&lat);
 	for (unsigned k = 0; k < n_lanes; k++) {
@@ -818,6 +850,9 @@ static void print_result(double seconds)
 		pg_hist_merge(&lat, &l->lat);
 		seq_dup += l->seq_dup;
 		seq_reordered += l->seq_reordered;
+		for (unsigned g = 0; g < N_GAPS; g++)
+			gap_note(rx_gap, l->rx_gap[g]);
+		loop_gap = RTE_MAX(loop_gap, l->loop_gap);
 	}
 	printf("{\"ports\": [");
 	for (uint16_t p = 0; p < n_ports; p++) {
@@ -854,6 +889,10 @@ static void print_result(double seconds)
 	       lat.count, lat.count ? lat.min : 0, pg_hist_quantile(&lat, 0.5),
 	       pg_hist_quantile(&lat, 0.99), pg_hist_quantile(&lat, 0.999), lat.max,
 	       lat.count ? (double)lat.sum / (double)lat.count : 0.0);
+	printf(", \"gap_us\": {\"rx\": [");
+	for (unsigned g = 0; g < N_GAPS && rx_gap[g]; g++)
+		printf("%s%" PRIu64, g ? ", " : "", rx_gap[g] * 1000000 / tsc_hz);
+	printf("], \"loop\": %" PRIu64 "}", loop_gap * 1000000 / tsc_hz);
 	printf(", \"seq\": {\"checked\": %s, \"missing\": %" PRIu64 ", \"dup\": %" PRIu64
 	       ", \"reordered\": %" PRIu64 "}, \"verified\": %s, \"lanes\": %u}\n",
 	       seq_seen ? "true" : "false", missing, seq_dup, seq_reordered,
@@ -869,6 +908,8 @@ static void stats_reset(void)
 		memset(l->ps, 0, sizeof(l->ps));
 		pg_hist_init(&l->lat);
 		l->seq_dup = l->seq_reordered = 0;
+		memset(l->rx_gap, 0, sizeof(l->rx_gap));
+		l->loop_gap = 0;
 		memset(l->seq_max, 0, sizeof(l->seq_max));
 		memset(l->seq_any, 0, sizeof(l->seq_any));
 		l->seq = k; /* every trial numbers its frames from 0, lane by lane */

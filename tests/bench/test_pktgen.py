@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -183,6 +184,30 @@ def test_a_switch_that_stops_draining_pushes_back(link, session):
     assert r["tx_bursts"] - r["tx_pushback"] <= (1 << 14) // 32 + 1, "pushed back once full"
     # The frames the ring held come back now: a trial of their own takes them.
     session.trial(rate=1000, count=10, streams=[0])
+
+
+def test_a_switch_that_stops_forwarding_for_a_while_shows_as_a_gap_in_what_comes_back(link, session):
+    """A trial's longest stretches with nothing received (the 8 longest),
+    against the longest between two turns of the generator's own loop: the
+    link stopped for 0.3 s mid-trial is a gap of at least that on the
+    receiving side, while the generator went on sending (its loop gap is
+    the shorter), and frames were lost. The search trials read no stamps
+    (verify=0): the gaps are measured there too."""
+    stop = threading.Timer(0.3, link.pause)
+    stop.start()
+    go = threading.Timer(0.6, link.resume)
+    go.start()
+    try:
+        r = session.trial(rate=500000, duration=1.0, streams=[0], verify=False)
+    finally:
+        stop.cancel()
+        go.cancel()
+        link.resume()
+    gaps = r["gap_us"]["rx"]
+    assert gaps[0] >= 250000 and gaps == sorted(gaps, reverse=True) and len(gaps) <= 8, gaps
+    assert r["gap_us"]["loop"] < gaps[0], r["gap_us"]
+    assert r["tx_ring_full"] > 0, "the ring could not hold 0.3 s of frames"
+    session.trial(rate=1000, count=10, streams=[0])     # what the ring held comes back
 
 
 def test_the_generator_looped_to_itself():

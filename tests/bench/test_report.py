@@ -158,3 +158,49 @@ def test_a_run_says_what_its_time_budget_left_out():
 def test_the_machine_line_gives_its_cores_and_numa_nodes(extra, shape):
     m = dict(cpu="Xeon", cpus=32, memory_gib=128, kernel="6.1", os="Debian", **extra)
     assert report.cpu_line(m) == f"- CPU: Xeon {shape}, 128 GiB; kernel 6.1; Debian"
+
+
+def search_trial(switch, rate, lost, gaps_us, loop_gap_us=40, passed=False, workers=1):
+    return {"kind": "trial", "phase": "search", "switch": switch, "workers": workers,
+            "rate": rate, "passed": passed, "lost": lost,
+            "result": {"gap_us": {"rx": gaps_us, "loop": loop_gap_us}}}
+
+
+# 5 Mpps into a ring of 16384 slots: it holds 3.28 ms.
+@pytest.mark.parametrize("trial,want", [
+    # Nothing back for 60 ms: 56.7 ms beyond the ring, 284k frames at 5 Mpps.
+    (search_trial("e3", 5e6, 280000, [60000, 900]), True),
+    # The same stall, but ten times the loss: a rate it could not hold.
+    (search_trial("e3", 5e6, 2800000, [60000, 900]), False),
+    # Stretches the ring absorbs lose nothing by themselves.
+    (search_trial("e3", 5e6, 1000, [3000, 2000]), False),
+    # Two stalls of 10 ms add up: 2 x 6.7 ms x 5 Mpps = 67k frames.
+    (search_trial("e3", 5e6, 60000, [10000, 10000, 900]), True),
+    # Four workers, a ring each fed 1.25 Mpps: 13 ms; a 10 ms stretch loses nothing.
+    (search_trial("e3", 5e6, 1000, [10000], workers=4), False),
+    # The generator itself stopped as long: not the switch's.
+    (search_trial("e3", 5e6, 280000, [60000], loop_gap_us=59000), False),
+])
+def test_a_failed_trial_is_lost_to_stalls_when_they_would_lose_most_of_its_loss(trial, want):
+    assert report.stalled(trial) == want
+
+
+def test_a_trial_from_before_the_generator_measured_gaps_is_no_stall():
+    t = {"kind": "trial", "phase": "search", "switch": "e3", "rate": 5e6, "passed": False,
+         "lost": 10, "result": {}}
+    assert report.stall_loss(t) is None and not report.stalled(t)
+    assert report.stalls([t]) == []
+
+
+def test_the_stalls_table_counts_each_switchs_failed_searches_and_their_stalls():
+    trials = [search_trial("e3", 5e6, 280000, [60000]), search_trial("e3", 5e6, 10, [900]),
+              search_trial("e3", 5e6, 0, [90000], passed=True),     # passed: not counted
+              search_trial("ovs", 4e6, 250000, [67000]),
+              search_trial("limit", 6e6, 5000, [50]),
+              search_trial("e3", 20e6, 100000, [30000], workers=4)]
+    md = "\n".join(report.stalls(trials))
+    assert "| limit | 1 | 1 | 0 | 0.1 |" in md
+    assert "| e3 | 1 | 2 | 1 | 60.0 |" in md
+    assert "| ovs | 1 | 1 | 1 | 67.0 |" in md
+    assert "| e3 | 4 | 1 | 1 | 30.0 |" in md
+    assert md.index("| limit | 1 ") < md.index("| e3 | 1 ") < md.index("| ovs | 1 ") < md.index("| e3 | 4 ")
