@@ -563,19 +563,27 @@ def stall_loss(t):
 
 
 def stalled(t):
-    """Whether a failed search trial lost its frames to stalls: they would
-    lose at least half of what it lost, and the generator's own loop kept
-    turning meanwhile. Such a loss says the switch stopped for a while (its
-    CPU taken by the host), not that it could not hold the rate."""
+    """Whether a failed search trial lost its frames to stalls: they alone
+    would lose at least half of what it lost. The host took a CPU for a
+    while, the switch's or the generator's (which then neither sends nor
+    takes back, and the switch's output ring to it fills): not a rate the
+    switch could not hold."""
     lost = stall_loss(t)
-    gap = t["result"].get("gap_us")
-    return bool(lost) and lost * 2 >= t["lost"] and gap["loop"] * 2 < gap["rx"][0]
+    return bool(lost) and lost * 2 >= t["lost"]
+
+
+def own_stall(t):
+    """A stall of the generator itself: its own loop stood still for at
+    least half the longest stretch with nothing back."""
+    gap = t["result"]["gap_us"]
+    return stalled(t) and gap["loop"] * 2 >= gap["rx"][0]
 
 
 def stalls(trials):
-    """The searches' failed trials by switch (and worker count), and how
-    many of them were lost to stalls (stalled()); empty for runs from
-    before the generator measured its gaps."""
+    """The searches' failed trials by switch (and worker count), how many of
+    them were lost to stalls (stalled()) and how many of those were the
+    generator's own; empty for runs from before the generator measured its
+    gaps."""
     failed = [t for t in trials if t.get("phase") == "search" and t.get("passed") is False
               and "gap_us" in t.get("result", {})]
     if not failed:
@@ -583,21 +591,24 @@ def stalls(trials):
     md = ["### Stalls in the zero-loss searches", "",
           "Every trial the generator also reports its 8 longest stretches with nothing coming "
           "back and the longest between two turns of its own loop (`gap_us` in trials.jsonl). "
-          "A switch that stops for longer than its input ring holds at the offered rate "
+          "A switch stopped for longer than its input ring holds at the offered rate "
           f"({RING_SLOTS} slots a worker) loses what is offered meanwhile, however fast it "
-          "forwards otherwise. A failed trial whose stretches would lose at least half of "
-          "what it lost, while the generator kept turning, is counted as lost to stalls: "
-          "its switch was stopped (its CPU taken by the host), not short of the rate. Such "
-          "trials push a zero-loss search down; the flat-out figure, which allows loss, is "
-          "the one to read beside it.", "",
-          "| switch | workers | failed search trials | lost to stalls | longest stretch with nothing back (ms) |",
-          "|---|---:|---:|---:|---:|"]
+          "forwards otherwise, and so does one whose generator stopped (its ring back to the "
+          "generator fills). A failed trial whose stretches alone would lose at least half of "
+          "what it lost is counted as lost to stalls: the host took a CPU for a while, the "
+          "switch's, or the generator's own where its loop stood still as long (last but one "
+          "column). Such trials push a zero-loss search down; the flat-out figure, which "
+          "allows loss, is the one to read beside it.", "",
+          "| switch | workers | failed search trials | lost to stalls | of them the generator's "
+          "| longest stretch with nothing back (ms) |",
+          "|---|---:|---:|---:|---:|---:|"]
     keys = sorted({(t["switch"], t.get("workers", 1)) for t in failed},
                   key=lambda k: (k[1], SWITCHES.index(k[0]) if k[0] in SWITCHES else 99, k[0]))
     for sw, w in keys:
         ts = [t for t in failed if t["switch"] == sw and t.get("workers", 1) == w]
         longest = max(t["result"]["gap_us"]["rx"][0] for t in ts if t["result"]["gap_us"]["rx"])
-        md.append(f"| {sw} | {w} | {len(ts)} | {sum(map(stalled, ts))} | {longest / 1000:.1f} |")
+        md.append(f"| {sw} | {w} | {len(ts)} | {sum(map(stalled, ts))} | "
+                  f"{sum(map(own_stall, ts))} | {longest / 1000:.1f} |")
     return md + [""]
 
 

@@ -178,11 +178,12 @@ def search_trial(switch, rate, lost, gaps_us, loop_gap_us=40, passed=False, work
     (search_trial("e3", 5e6, 60000, [10000, 10000, 900]), True),
     # Four workers, a ring each fed 1.25 Mpps: 13 ms; a 10 ms stretch loses nothing.
     (search_trial("e3", 5e6, 1000, [10000], workers=4), False),
-    # The generator itself stopped as long: not the switch's.
-    (search_trial("e3", 5e6, 280000, [60000], loop_gap_us=59000), False),
+    # The generator itself stopped as long: a stall too, its own.
+    (search_trial("e3", 5e6, 280000, [60000], loop_gap_us=59000), True),
 ])
 def test_a_failed_trial_is_lost_to_stalls_when_they_would_lose_most_of_its_loss(trial, want):
     assert report.stalled(trial) == want
+    assert report.own_stall(trial) == (want and trial["result"]["gap_us"]["loop"] > 30000)
 
 
 def test_a_trial_from_before_the_generator_measured_gaps_is_no_stall():
@@ -195,12 +196,12 @@ def test_a_trial_from_before_the_generator_measured_gaps_is_no_stall():
 def test_the_stalls_table_counts_each_switchs_failed_searches_and_their_stalls():
     trials = [search_trial("e3", 5e6, 280000, [60000]), search_trial("e3", 5e6, 10, [900]),
               search_trial("e3", 5e6, 0, [90000], passed=True),     # passed: not counted
-              search_trial("ovs", 4e6, 250000, [67000]),
+              search_trial("ovs", 4e6, 250000, [67000], loop_gap_us=66000),
               search_trial("limit", 6e6, 5000, [50]),
               search_trial("e3", 20e6, 100000, [30000], workers=4)]
     md = "\n".join(report.stalls(trials))
-    assert "| limit | 1 | 1 | 0 | 0.1 |" in md
-    assert "| e3 | 1 | 2 | 1 | 60.0 |" in md
-    assert "| ovs | 1 | 1 | 1 | 67.0 |" in md
-    assert "| e3 | 4 | 1 | 1 | 30.0 |" in md
+    assert "| limit | 1 | 1 | 0 | 0 | 0.1 |" in md
+    assert "| e3 | 1 | 2 | 1 | 0 | 60.0 |" in md
+    assert "| ovs | 1 | 1 | 1 | 1 | 67.0 |" in md
+    assert "| e3 | 4 | 1 | 1 | 0 | 30.0 |" in md
     assert md.index("| limit | 1 ") < md.index("| e3 | 1 ") < md.index("| ovs | 1 ") < md.index("| e3 | 4 ")
