@@ -137,16 +137,19 @@ def mem_bytes(switch):
 
 def per_entry(points, getter):
     """Bytes per table entry: growth of the switch's memory from size 1 to
-    n, both measured in the same run (runs may account memory apart)."""
-    one = next((p for p in points if p["size"] == 1), None)
-    base = getter(one) if one else None
+    n, both measured in the same run (runs may account memory apart): a
+    size-1 point a later run replaced still gives its own run's base."""
+    bases = {}
+    for p in points:
+        while p is not None and p["size"] == 1:
+            bases.setdefault(p.get("run", 0), getter(p))
+            p = p.get("replaced")
     out = {}
     for p in points:
-        b = getter(p)
+        b, base = getter(p), bases.get(p.get("run", 0))
         # Hugepages come in 2 MiB steps: below ~100k entries the growth is
         # within that granularity and per-entry figures would be noise.
-        if (base is not None and b is not None and p["size"] >= 100000
-                and p.get("supplement") == one.get("supplement")):
+        if base is not None and b is not None and p["size"] >= 100000:
             out[p["size"]] = (b - base) / (p["size"] - 1)
     return out
 
@@ -697,7 +700,8 @@ def plot(groups, path):
 
 def load_runs(srcs):
     """The first run is the base; points of later runs (e.g. more rounds of
-    a few points) replace the base's points of the same scenario and size."""
+    a few points) replace the base's points of the same scenario and size
+    (each keeps the point it replaced, and every point its run's index)."""
     runs, points, trials = [], {}, []
     for i, src in enumerate(srcs):
         with open(src) as f:
@@ -705,9 +709,12 @@ def load_runs(srcs):
         runs.append((src, res))
         for p in res["points"]:
             p["supplement"] = i > 0
+            p["run"] = i
             p.setdefault("workers", 1)
             p.setdefault("link", "copy")
-            points[(p["scenario"], p["size"], p["workers"], p["link"])] = p
+            key = (p["scenario"], p["size"], p["workers"], p["link"])
+            p["replaced"] = points.get(key)
+            points[key] = p
         jl = os.path.join(os.path.dirname(src), "trials.jsonl")
         if os.path.exists(jl):
             with open(jl) as f:

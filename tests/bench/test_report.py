@@ -205,3 +205,14 @@ def test_the_stalls_table_counts_each_switchs_failed_searches_and_their_stalls()
     assert "| ovs | 1 | 1 | 1 | 1 | 67.0 |" in md
     assert "| e3 | 4 | 1 | 1 | 0 | 30.0 |" in md
     assert md.index("| limit | 1 ") < md.index("| e3 | 1 ") < md.index("| ovs | 1 ") < md.index("| e3 | 4 ")
+
+
+def test_bytes_per_entry_compare_sizes_of_one_run_when_a_later_run_replaced_size_1():
+    def point(size, mem, run, replaced=None):
+        return {"size": size, "run": run, "replaced": replaced,
+                "switches": {"e3": {"memory": {"total_bytes": mem}}}}
+    base_one = point(1, 100_000_000, 0)
+    points = [point(1, 300_000_000, 1, replaced=base_one),     # another run's accounting
+              point(1_000_000, 134_000_000, 0), point(200_000, 120_000_000, 2)]
+    got = report.per_entry(points, report.mem_bytes("e3"))
+    assert got == {1_000_000: pytest.approx(34.0, abs=0.01)}, "the base run's own size 1, not run 1's"
