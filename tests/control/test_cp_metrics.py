@@ -108,6 +108,11 @@ def test_agent_metrics_are_the_datapath_counters(services, lab):
         got = sum(series(m, "e3_stage_frames_total", node="leaf1", stage=stage).values())
         assert got > 0, stage
         between(b, got, a, f"stage {stage} frames")
+    # Its stalls, by length (in adaptive poll mode, a sleep's overrun counts).
+    for over in ("100us", "1ms", "10ms"):
+        b, a = (sum(w["stalls"][f"over_{over}"] for w in r["runtime"]["workers"]) for r in (before, after))
+        between(b, sum(series(m, "e3_worker_stalls_total", node="leaf1", over=over).values()), a,
+                f"stalls over {over}")
     assert one(m, "e3_datapath_tsc_hz", node="leaf1") > 0
     assert not series(m, "e3_label_packets_total"), "per-label series are off by default"
 

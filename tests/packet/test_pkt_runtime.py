@@ -2,8 +2,11 @@
 went through counts its frames and cycles, every other stage stays at zero,
 and a clear starts from zero again. The tests time every poll (sample 1):
 with the default sampling a few frames may all miss the timed polls."""
+import os
 import re
+import signal
 import subprocess
+import time
 
 import pytest
 from pkt_frames import customer_frame, fabric_frame, token
@@ -97,6 +100,29 @@ def test_each_worker_probes_its_cores_clock(sw):
     out = subprocess.run(["e3-dpctl", "--socket", sw.sock, "runtime"], capture_output=True,
                          text=True, check=True).stdout
     assert re.search(r"TSC [0-9.]+ GHz, core [0-9.]+ GHz\)", out), out
+
+
+def test_a_worker_held_off_its_cpu_counts_a_stall(sw):
+    """Stopped for 0.3 s (SIGSTOP: the kernel takes its CPU, as a host
+    would), every worker comes back from a turn of its poll loop, or a
+    sleep, that lasted at least that: one stall over 10 ms each, its
+    cycles at least the stop's. dpctl prints them."""
+    sw.rpc("runtime_clear")
+    os.kill(sw.proc.pid, signal.SIGSTOP)
+    try:
+        time.sleep(0.3)
+    finally:
+        os.kill(sw.proc.pid, signal.SIGCONT)
+    r = sw.rpc("runtime_get")
+    for w in r["workers"]:
+        st = w["stalls"]
+        assert st["over_10ms"] >= 1 and st["over_1ms"] >= st["over_10ms"], st
+        assert st["over_100us"] >= st["over_1ms"], st
+        assert st["cycles"] >= 0.25 * r["tsc_hz"], st
+    out = subprocess.run(["e3-dpctl", "--socket", sw.sock, "runtime"], capture_output=True,
+                         text=True, check=True).stdout
+    assert re.search(r"stalls: \d+ turns of the poll loop over 0.1 ms, \d+ over 1 ms, "
+                     r"\d+ over 10 ms, [0-9.]+ ms in all", out), out
 
 
 @pytest.mark.parametrize("sample", [0, 3, 2048])

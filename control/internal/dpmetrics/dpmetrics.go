@@ -72,6 +72,8 @@ var (
 	dIdle        = desc("e3_worker_idle_cycles_total", "TSC cycles of the worker's polls that received nothing (sleep excluded).", "worker")
 	dClockCore   = desc("e3_worker_clock_probe_core_cycles_total", "Core cycles of the worker's clock probes: over e3_worker_clock_probe_tsc_cycles_total, the core's clock against the TSC's.", "worker")
 	dClockTSC    = desc("e3_worker_clock_probe_tsc_cycles_total", "TSC cycles the worker's clock probes took.", "worker")
+	dStalls      = desc("e3_worker_stalls_total", "Turns of the worker's poll loop longer than over (100us, 1ms, 10ms): it was away from its queues that long (its CPU taken, or held up).", "worker", "over")
+	dStallCycles = desc("e3_worker_stall_cycles_total", "TSC cycles of the worker's turns longer than 100us.", "worker")
 	dStageCalls  = desc("e3_stage_calls_total", "Calls of the stage that had frames for it.", "worker", "stage")
 	dStageFrames = desc("e3_stage_frames_total", "Frames the stage took.", "worker", "stage")
 	dStageCycles = desc("e3_stage_cycles_total", "TSC cycles of the stage (sampled, scaled to all calls).", "worker", "stage")
@@ -160,6 +162,12 @@ type runtime struct {
 			CoreCycles uint64 `json:"core_cycles"`
 			TSCCycles  uint64 `json:"tsc_cycles"`
 		} `json:"clock"`
+		Stalls struct {
+			Over100us uint64 `json:"over_100us"`
+			Over1ms   uint64 `json:"over_1ms"`
+			Over10ms  uint64 `json:"over_10ms"`
+			Cycles    uint64 `json:"cycles"`
+		} `json:"stalls"`
 		Stages []struct {
 			rtCounter
 			Stage string `json:"stage"`
@@ -267,6 +275,10 @@ func (c *Collector) collect(ctx context.Context, m *emitter) error {
 		m.counter(dIdle, w.IdleCycles, wi)
 		m.counter(dClockCore, w.Clock.CoreCycles, wi)
 		m.counter(dClockTSC, w.Clock.TSCCycles, wi)
+		m.counter(dStalls, w.Stalls.Over100us, wi, "100us")
+		m.counter(dStalls, w.Stalls.Over1ms, wi, "1ms")
+		m.counter(dStalls, w.Stalls.Over10ms, wi, "10ms")
+		m.counter(dStallCycles, w.Stalls.Cycles, wi)
 		for _, s := range w.Stages {
 			m.counter(dStageCalls, s.Calls, wi, s.Stage)
 			m.counter(dStageFrames, s.Frames, wi, s.Stage)

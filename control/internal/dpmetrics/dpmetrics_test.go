@@ -37,6 +37,7 @@ var answers = map[string]string{
 	"bfd_list": `[{"id": 1, "nexthop": 1, "port": "fab1", "state": "up", "usable": true, "tx_pkts": 40, "rx_pkts": 39, "downs": 2}]`,
 	"runtime_get": `{"tsc_hz": 2000000000, "workers": [{"index": 0, "busy_cycles": 100, "idle_cycles": 900,
 		"clock": {"core_cycles": 8192, "tsc_cycles": 4096},
+		"stalls": {"over_100us": 5, "over_1ms": 2, "over_10ms": 0, "cycles": 9000000},
 		"stages": [{"stage": "customer_in", "calls": 2, "frames": 5, "cycles": 250}],
 		"ports": [{"port": "fab1", "rx": {"calls": 1, "frames": 10, "cycles": 30}, "tx": {"calls": 1, "frames": 7, "cycles": 20}}]}]}`,
 	"label_list": `[{"label": 17, "pkts": 12}]`,
@@ -77,9 +78,18 @@ e3_worker_clock_probe_core_cycles_total{node="leaf1",worker="0"} 8192
 # HELP e3_worker_clock_probe_tsc_cycles_total TSC cycles the worker's clock probes took.
 # TYPE e3_worker_clock_probe_tsc_cycles_total counter
 e3_worker_clock_probe_tsc_cycles_total{node="leaf1",worker="0"} 4096
+# HELP e3_worker_stalls_total Turns of the worker's poll loop longer than over (100us, 1ms, 10ms): it was away from its queues that long (its CPU taken, or held up).
+# TYPE e3_worker_stalls_total counter
+e3_worker_stalls_total{node="leaf1",over="100us",worker="0"} 5
+e3_worker_stalls_total{node="leaf1",over="10ms",worker="0"} 0
+e3_worker_stalls_total{node="leaf1",over="1ms",worker="0"} 2
+# HELP e3_worker_stall_cycles_total TSC cycles of the worker's turns longer than 100us.
+# TYPE e3_worker_stall_cycles_total counter
+e3_worker_stall_cycles_total{node="leaf1",worker="0"} 9e+06
 `, names: []string{"e3_datapath_up", "e3_port_drops_total", "e3_service_flooded_packets_total",
 			"e3_circuit_tx_packets_total", "e3_bfd_session_downs_total", "e3_stage_cycles_total", "e3_label_packets_total",
-			"e3_worker_clock_probe_core_cycles_total", "e3_worker_clock_probe_tsc_cycles_total"}},
+			"e3_worker_clock_probe_core_cycles_total", "e3_worker_clock_probe_tsc_cycles_total",
+			"e3_worker_stalls_total", "e3_worker_stall_cycles_total"}},
 		{name: "per-label series when asked", labels: true, want: `
 # HELP e3_label_packets_total Frames looked up on the label entry.
 # TYPE e3_label_packets_total counter

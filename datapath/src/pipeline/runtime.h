@@ -60,12 +60,22 @@ struct e3_rt_ctr {
 	uint64_t timed, cycles;   /* the timed calls, and their cycles */
 };
 
+/* A turn of a worker's poll loop longer than these (in us) is a stall: the
+ * worker was away from its queues for that long (its CPU taken by the
+ * kernel or the host, or held up), and a queue fed faster than its ring
+ * holds for that long lost frames. */
+#define E3_STALL_OVER(_) _("over_100us", 100) _("over_1ms", 1000) _("over_10ms", 10000)
+#define E3_STALL_COUNT(name, us) + 1
+#define E3_STALL_BUCKETS (0 E3_STALL_OVER(E3_STALL_COUNT))
+
 /* One worker's profile, written by the worker only. */
 struct e3_runtime {
 	uint64_t busy_cycles;      /* polls that received something: rx, stages, tx */
 	uint64_t idle_cycles;      /* polls that received nothing (sleep excluded) */
 	uint64_t clock_core;        /* the clock probes' core cycles (base/clock.h), 10 a second */
 	uint64_t clock_tsc;        /* and the TSC cycles they took */
+	uint64_t stalls[E3_STALL_BUCKETS]; /* turns longer than each of E3_STALL_OVER */
+	uint64_t stall_cycles;     /* the TSC cycles of the turns longer than the first */
 	struct e3_rt_ctr timers;   /* BFD timers and the inject ring (always timed); frames = injected */
 	struct e3_rt_ctr stage[E3_STAGE_MAX];
 	struct e3_rt_ctr rx[RTE_MAX_ETHPORTS];

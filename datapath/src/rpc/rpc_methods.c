@@ -626,6 +626,10 @@ static void rt_port_cb(const struct e3_port_info *p, void *arg)
 	json_array_append_new(r->out, o);
 }
 
+#define STALL_NAME(name, us) name,
+static const char *const stall_names[E3_STALL_BUCKETS] = { E3_STALL_OVER(STALL_NAME) };
+#undef STALL_NAME
+
 static int m_runtime_get(struct e3_rpc_call *c, void *p)
 {
 	(void)p;
@@ -650,11 +654,17 @@ static int m_runtime_get(struct e3_rpc_call *c, void *p)
 		struct rt_ports ports = { rt, json_array() };
 
 		e3_node_port_walk(rt_port_cb, &ports);
-		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:{s:I, s:I}, s:o, s:o, s:o}", "index", i,
+		json_t *stalls = json_pack("{s:I}", "cycles", (json_int_t)rt->stall_cycles);
+
+		for (int k = 0; k < E3_STALL_BUCKETS; k++)
+			json_object_set_new(stalls, stall_names[k], json_integer((json_int_t)rt->stalls[k]));
+		e3_jw_json(&c->w, NULL, json_pack("{s:i, s:I, s:I, s:{s:I, s:I}, s:o, s:o, s:o, s:o}",
+						 "index", i,
 						 "busy_cycles", (json_int_t)rt->busy_cycles,
 						 "idle_cycles", (json_int_t)rt->idle_cycles,
 						 "clock", "core_cycles", (json_int_t)rt->clock_core,
 						 "tsc_cycles", (json_int_t)rt->clock_tsc,
+						 "stalls", stalls,
 						 "timers", rt_json(&rt->timers), "stages", stages,
 						 "ports", ports.out));
 	}

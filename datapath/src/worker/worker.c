@@ -22,6 +22,13 @@
 #define CLOCK_PROBES_PER_S 10    /* a few us each: every runtime window of 0.1 s has one */
 
 
+static void note_stall(struct e3_runtime *rt, uint64_t turn, const uint64_t *over)
+{
+	rt->stall_cycles += turn;
+	for (unsigned k = 0; k < E3_STALL_BUCKETS && turn > over[k]; k++)
+		rt->stalls[k]++;
+}
+
 int e3_workers_init(unsigned n)
 {
 	unsigned lcore, k = 0;
@@ -126,7 +133,16 @@ int e3_worker_main(void *arg)
 	unsigned idle = 0, sleep_us = 1;
 	const uint64_t oam_period = rte_get_tsc_hz() / OAM_TICKS_PER_S;
 	const uint64_t clock_period = rte_get_tsc_hz() / CLOCK_PROBES_PER_S;
+#define STALL_US(name, us) us,
+	const unsigned stall_us[E3_STALL_BUCKETS] = { E3_STALL_OVER(STALL_US) };
+#undef STALL_US
+	uint64_t stall_over[E3_STALL_BUCKETS];
 	uint64_t oam_next = 0, clock_next = 0;
+
+	const uint64_t tsc_per_us = rte_get_tsc_hz() / 1000000;
+
+	for (unsigned k = 0; k < E3_STALL_BUCKETS; k++)
+		stall_over[k] = tsc_per_us * stall_us[k];
 	uint64_t start = rte_rdtsc();   /* this poll's start: the last one's end */
 
 	while (__atomic_load_n(&e3.running, __ATOMIC_RELAXED)) {
@@ -187,6 +203,8 @@ int e3_worker_main(void *arg)
 			w->rt.clock_core += E3_CLOCK_PROBE_OPS;
 			tsc = rte_rdtsc();
 		}
+		if (unlikely(tsc - start > stall_over[0]))
+			note_stall(&w->rt, tsc - start, stall_over);
 		start = tsc;
 		w->polls++;
 		if (total > 0) {
@@ -205,6 +223,11 @@ int e3_worker_main(void *arg)
 			rte_delay_us_sleep(sleep_us);
 			rte_rcu_qsbr_thread_online(e3.qsbr, w->idx);
 			start = rte_rdtsc();
+			/* What it slept beyond what it asked for is a stall too. */
+			const uint64_t asked = sleep_us * tsc_per_us;
+
+			if (unlikely(start - tsc > asked + stall_over[0]))
+				note_stall(&w->rt, start - tsc - asked, stall_over);
 			w->idle_sleeps++;
 			sleep_us = RTE_MIN(sleep_us * 2, (unsigned)SLEEP_MAX_US);
 		}
