@@ -117,14 +117,14 @@ static uint64_t tsc_hz;
 static uint64_t *seq_seen;      /* bitmap of received sequence numbers (with --count) */
 static volatile bool quit;
 
+#define N_GAPS 8        /* the longest stretches with nothing received a trial reports */
+
 /* A lane is one lcore: it sends on TX queues q = id, id + n_lanes, ... of
  * every port and receives on the RX queues of the same rule. A switch
  * whose worker k serves queue k of each port (RSS over memif queues) then
  * gets one lane's traffic per worker and sends it back on its own queue.
  * Data frames of lane k carry sequence numbers k, k + n_lanes, ...: the
  * sender of a frame is its number modulo n_lanes. */
-#define N_GAPS 8
-
 struct lane {
 	unsigned id;
 	unsigned lcore;

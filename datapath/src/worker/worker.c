@@ -133,16 +133,11 @@ int e3_worker_main(void *arg)
 	unsigned idle = 0, sleep_us = 1;
 	const uint64_t oam_period = rte_get_tsc_hz() / OAM_TICKS_PER_S;
 	const uint64_t clock_period = rte_get_tsc_hz() / CLOCK_PROBES_PER_S;
-#define STALL_US(name, us) us,
-	const unsigned stall_us[E3_STALL_BUCKETS] = { E3_STALL_OVER(STALL_US) };
-#undef STALL_US
-	uint64_t stall_over[E3_STALL_BUCKETS];
-	uint64_t oam_next = 0, clock_next = 0;
-
 	const uint64_t tsc_per_us = rte_get_tsc_hz() / 1000000;
-
-	for (unsigned k = 0; k < E3_STALL_BUCKETS; k++)
-		stall_over[k] = tsc_per_us * stall_us[k];
+#define STALL_CYCLES(name, us) (us) * tsc_per_us,
+	const uint64_t stall_over[E3_STALL_BUCKETS] = { E3_STALL_OVER(STALL_CYCLES) };
+#undef STALL_CYCLES
+	uint64_t oam_next = 0, clock_next = 0;
 	uint64_t start = rte_rdtsc();   /* this poll's start: the last one's end */
 
 	while (__atomic_load_n(&e3.running, __ATOMIC_RELAXED)) {
