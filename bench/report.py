@@ -591,6 +591,7 @@ def stalls(trials):
               and "gap_us" in t.get("result", {})]
     if not failed:
         return []
+    runs = sorted({t["run"] for t in failed if t.get("run")})
     md = ["### Stalls in the zero-loss searches", "",
           "Every trial the generator also reports its 8 longest stretches with nothing coming "
           "back and the longest between two turns of its own loop (`gap_us` in trials.jsonl). "
@@ -601,7 +602,9 @@ def stalls(trials):
           "what it lost is counted as lost to stalls: the host took a CPU for a while, the "
           "switch's, or the generator's own where its loop stood still as long (last but one "
           "column). Such trials push a zero-loss search down; the flat-out figure, which "
-          "allows loss, is the one to read beside it.", "",
+          "allows loss, is the one to read beside it."
+          + (f" From run{'s' if len(runs) > 1 else ''} " + ", ".join(f"`{r}`" for r in runs) + "."
+             if runs else ""), "",
           "| switch | workers | failed search trials | lost to stalls | of them the generator's "
           "| longest stretch with nothing back (ms) |",
           "|---|---:|---:|---:|---:|---:|"]
@@ -718,7 +721,8 @@ def load_runs(srcs):
         jl = os.path.join(os.path.dirname(src), "trials.jsonl")
         if os.path.exists(jl):
             with open(jl) as f:
-                trials += [json.loads(line) for line in f if line.strip()]
+                trials += [dict(json.loads(line), run=os.path.basename(os.path.dirname(src)))
+                           for line in f if line.strip()]
     return runs, list(points.values()), trials
 
 

@@ -205,6 +205,8 @@ def test_the_stalls_table_counts_each_switchs_failed_searches_and_their_stalls()
     assert "| ovs | 1 | 1 | 1 | 1 | 67.0 |" in md
     assert "| e3 | 4 | 1 | 1 | 0 | 30.0 |" in md
     assert md.index("| limit | 1 ") < md.index("| e3 | 1 ") < md.index("| ovs | 1 ") < md.index("| e3 | 4 ")
+    named = "\n".join(report.stalls([dict(t, run=f"r{i % 2}") for i, t in enumerate(trials)]))
+    assert "From runs `r0`, `r1`." in named
 
 
 def test_bytes_per_entry_compare_sizes_of_one_run_when_a_later_run_replaced_size_1():
