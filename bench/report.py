@@ -24,6 +24,7 @@ LABEL_TABLE_BYTES = 8 << 20   # e3's label table: 2^20 entries of 8 bytes (label
 LABEL = {"limit": "link limit (testpmd io)", "e3": "e3-vswitchd", "ovs": "OVS-DPDK"}
 
 sys.path.insert(0, BENCH)
+from benchlib.pktgen import ring_slots  # noqa: E402
 from benchlib.scenarios import BY_NAME  # noqa: E402
 
 
@@ -548,20 +549,18 @@ def speedup(p, one, key):
     return a / b if a and b else None
 
 
-RING_SLOTS = 1 << 14        # a memif link's (and the VM's) ring: what a stalled switch can fall behind
-
-
 def stall_loss(t):
     """The frames a trial's stalls alone would lose: for each of its longest
     stretches with nothing back (the generator reports 8), what was offered
     beyond what the input ring holds at the offered rate (each of the
-    point's workers has a ring of its own, fed 1/W of the rate). None for a
-    trial from before the generator measured its gaps."""
+    point's workers has a ring of its own, fed 1/W of the rate; the VM's
+    are as long as a memif link's). None for a trial from before the
+    generator measured its gaps."""
     gap = t["result"].get("gap_us")
     if gap is None or not t["rate"]:
         return None
     per_ring = t["rate"] / t.get("workers", 1)
-    hold_us = RING_SLOTS / per_ring * 1e6
+    hold_us = ring_slots(t.get("link", "copy")) / per_ring * 1e6
     return sum(max(0.0, g - hold_us) for g in gap["rx"]) * per_ring / 1e6
 
 
@@ -596,7 +595,7 @@ def stalls(trials):
           "Every trial the generator also reports its 8 longest stretches with nothing coming "
           "back and the longest between two turns of its own loop (`gap_us` in trials.jsonl). "
           "A switch stopped for longer than its input ring holds at the offered rate "
-          f"({RING_SLOTS} slots a worker) loses what is offered meanwhile, however fast it "
+          f"({ring_slots('copy')} slots a worker, {ring_slots('zc')} on zero-copy links) loses what is offered meanwhile, however fast it "
           "forwards otherwise, and so does one whose generator stopped (its ring back to the "
           "generator fills). A failed trial whose stretches alone would lose at least half of "
           "what it lost is counted as lost to stalls: the host took a CPU for a while, the "
@@ -612,7 +611,7 @@ def stalls(trials):
                   key=lambda k: (k[1], SWITCHES.index(k[0]) if k[0] in SWITCHES else 99, k[0]))
     for sw, w in keys:
         ts = [t for t in failed if t["switch"] == sw and t.get("workers", 1) == w]
-        longest = max(t["result"]["gap_us"]["rx"][0] for t in ts if t["result"]["gap_us"]["rx"])
+        longest = max((t["result"]["gap_us"]["rx"] or [0])[0] for t in ts)
         md.append(f"| {sw} | {w} | {len(ts)} | {sum(map(stalled, ts))} | "
                   f"{sum(map(own_stall, ts))} | {longest / 1000:.1f} |")
     return md + [""]

@@ -18,6 +18,14 @@ PKTGEN = os.environ.get("E3_PKTGEN", os.path.join(ROOT, "build", "bin", "e3-pktg
 # states the same for clarity.
 MEMIF_RING_LOG2 = 14
 MEMIF_RING = 1 << MEMIF_RING_LOG2
+# Zero-copy links' rings (switches.py says why smaller).
+ZC_RING_LOG2 = 12
+
+
+def ring_slots(link):
+    """The slots of a link's rings ("copy" or "zc"): what a switch can fall
+    behind by before it loses frames."""
+    return 1 << (ZC_RING_LOG2 if link == "zc" else MEMIF_RING_LOG2)
 # The generator as a switch's VM: its virtio ring slots each way. As many
 # as a memif ring's: with a VM's 1024 every trial here lost frames to the
 # host's preemptions, down to 2 Mpps.

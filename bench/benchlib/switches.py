@@ -48,9 +48,7 @@ import sys
 import time
 
 from . import host
-from .pktgen import MEMIF_RING_LOG2, memif_devargs, ROOT
-
-ZC_RING_LOG2 = 12
+from .pktgen import ZC_RING_LOG2, memif_devargs, ring_slots, ROOT
 from .scenarios import SW_FAB
 
 sys.path.insert(0, os.path.join(ROOT, "datapath", "client"))
@@ -152,7 +150,7 @@ class Switch:
         if link == "zc" and not huge_dir:
             raise SwitchError("zero-copy links need hugepages (a memif region is a hugepage file)")
         self.link = link
-        self.ring = 1 << (ZC_RING_LOG2 if link == "zc" else MEMIF_RING_LOG2)     # memif slots
+        self.ring = ring_slots(link)     # memif slots
         self.workdir = workdir
         self.cpu = cpu
         self.workers = list(workers) if workers else [cpu]
