@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the suites that flake first (C unit tests, Go tests, packet tests) many
-# times and name every test that failed even once. Use it before landing a
+# times and name every test that failed even once (the whole output of each
+# failed run stays in build/test-repeat/). Use it before landing a
 # change to concurrency, RCU, timers or a timing-sensitive test.
 #
 #   scripts/test-repeat.sh [-n UNIT_RUNS] [-g GO_RUNS] [-p PACKET_RUNS] [--busy]
@@ -23,6 +24,11 @@ while [ $# -gt 0 ]; do
 done
 
 log=$(mktemp -d)
+# The whole output of every run that failed, for the tracebacks the
+# summary's one line per test leaves out.
+kept=build/test-repeat
+rm -rf "$kept" && mkdir -p "$kept"
+keep() { cp "$log/out" "$kept/$1.log"; }
 hogs=()
 cleanup() {
   for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; done
@@ -38,6 +44,7 @@ unit_bins=$(find build/datapath/tests -maxdepth 1 -type f -executable -name 'tes
 for i in $(seq "$unit_runs"); do
   for b in $unit_bins; do
     if ! "$b" >"$log/out" 2>&1; then
+      keep "unit-$(basename "$b")-$i"
       # unit.h prints "FAIL name" for each failed test.
       while read -r t; do
         fails["$(basename "$b"):$t"]=$(( ${fails["$(basename "$b"):$t"]:-0} + 1 ))
@@ -49,7 +56,7 @@ done
 echo
 # A Go test that hangs fails its package at the timeout: the package is named.
 for i in $(seq "$go_runs"); do
-  (cd control && go test -count=1 -timeout 300s ./...) >"$log/out" 2>&1
+  (cd control && go test -count=1 -timeout 300s ./...) >"$log/out" 2>&1 || keep "go-$i"
   while read -r t; do
     fails["go:$t"]=$(( ${fails["go:$t"]:-0} + 1 ))
   done < <(sed -n -e 's/^ *--- FAIL: \([^ ]*\).*/\1/p' -e 's/^FAIL\t\([^ \t]*\).*/\1/p' "$log/out")
@@ -57,7 +64,9 @@ for i in $(seq "$go_runs"); do
 done
 echo
 for i in $(seq "$pkt_runs"); do
-  python3 -m pytest -q -p no:cacheprovider -rf tests/packet >"$log/out" 2>&1
+  # pytest cuts its summary lines to COLUMNS (80 off a terminal), and
+  # drops the message first.
+  COLUMNS=400 python3 -m pytest -q -p no:cacheprovider -rf tests/packet >"$log/out" 2>&1 || keep "packet-$i"
   while read -r t; do
     fails["$t"]=$(( ${fails["$t"]:-0} + 1 ))
   done < <(sed -n 's/^FAILED \([^ ]*\).*/\1/p' "$log/out")
@@ -78,4 +87,5 @@ while IFS= read -r t; do
   printf '  %-60s %d time(s)\n' "$t" "${fails[$t]}"
   [ -z "${why[$t]:-}" ] || printf '      %s\n' "${why[$t]:0:300}"
 done < <(printf '%s\n' "${!fails[@]}" | sort)
+echo "the failed runs' whole output: $kept/"
 exit 1
