@@ -19,6 +19,9 @@ from pkt_net import ETH_P_ALL, Wire, in_netns
 from pkt_switch import MAC, PEER_MAC, PEERS
 
 GAL = 13
+# linux/asm-generic/socket.h: the option, and the type of the control
+# message that carries the stamp (a struct timespec, CLOCK_REALTIME).
+SO_TIMESTAMPNS = 35
 ACH_BFD = b"\x10\x00\x00\x07"
 DOWN, INIT, UP = 1, 2, 3
 ADMIN_DOWN = 0
@@ -96,6 +99,7 @@ class BfdPeer:
         with in_netns(ns):
             self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
             self.sock.bind((ifname, 0))
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.sock.setblocking(False)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -117,7 +121,16 @@ class BfdPeer:
         self.sock.send(gach_frame(self.switch_mac, self.my_mac, pkt,
                                   path=self.path[0] if self.path else None))
 
-    def _on(self, p):
+    def _silent_past_detection(self, now):
+        """A timeout, counted once, if the switch, Up, sent nothing from
+        last_rx until now (the realtime clock) for longer than its
+        detection time."""
+        if self.state == UP and self.last_rx is not None and now - self.last_rx > self.detect_s:
+            self.timeouts += 1
+            self.state, self.last_rx = DOWN, None
+
+    def _on(self, p, at):
+        self._silent_past_detection(at)
         self.received.append(p)
         self.your_disc = p["my_disc"]
         if p["flags"] & 0x20:
@@ -125,7 +138,7 @@ class BfdPeer:
         # 6.8.4: the switch's multiplier times the longer of our Required
         # Min RX and its Desired Min TX.
         self.detect_s = p["mult"] * max(self.rx_us, p["tx_us"]) / 1e6
-        self.last_rx = time.monotonic()
+        self.last_rx = at
         rs = p["state"]
         if self.state == DOWN and rs == DOWN:
             self.state = INIT
@@ -140,9 +153,6 @@ class BfdPeer:
         next_tx = 0.0
         while not self._stop.is_set():
             now = time.monotonic()
-            if self.state == UP and self.last_rx is not None and now - self.last_rx > self.detect_s:
-                self.timeouts += 1
-                self.state, self.last_rx = DOWN, None
             try:
                 if self.sending and now >= next_tx:
                     next_tx = now + 0.1
@@ -150,6 +160,10 @@ class BfdPeer:
                 ready, _, _ = select.select([self.sock], [], [], 0.02)
                 if ready:
                     self._receive()
+                # Judged by when the packets arrived (the kernel's stamps),
+                # after reading what came: a thread the host held back is
+                # no silence of the switch's.
+                self._silent_past_detection(time.time())
             except OSError as e:
                 if e.errno != errno.ENETDOWN:   # a test took the link down
                     raise
@@ -158,15 +172,18 @@ class BfdPeer:
     def _receive(self):
         while True:
             try:
-                data, addr = self.sock.recvfrom(2048)
+                data, anc, _, addr = self.sock.recvmsg(2048, socket.CMSG_SPACE(16))
             except BlockingIOError:
                 return
+            at = next((sec + ns / 1e9 for level, typ, raw in anc
+                       if level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS
+                       for sec, ns in [struct.unpack("qq", raw[:16])]), time.time())
             if addr[2] == 4:    # PACKET_OUTGOING: our own
                 continue
             p = parse_bfd(data)
             want = self.path[1] if self.path else None
             if p is not None and data[6:12] == mac_bytes(self.switch_mac) and p.get("path") == want:
-                self._on(p)
+                self._on(p, at)
 
 
 @contextlib.contextmanager

@@ -5,7 +5,10 @@ repair of a protected nhlfe onto its backup and back after the
 wait-to-restore time, with no control plane involved; path checks (BFD
 over an LSP, RFC 6428 CC) at their ends and in transit; and malformed OAM
 counted by reason."""
+import os
+import signal
 import struct
+import time
 
 import pytest
 
@@ -89,6 +92,26 @@ def test_three_way_handshake_and_timeout(sw, peer):
     b = bfd(sw)
     assert b["diag"] == "control_detection_time_expired"
     assert not b["usable"] and b["downs"] == 1 and b["remote_disc"] == 0
+
+
+def test_the_neighbour_counts_a_silent_switch_once(sw, peer):
+    """The judge of the hitless tests (their peer.timeouts == 0): a switch
+    stopped for longer than its detection time (150 ms here) is one timeout
+    to its neighbour, which goes Down; the switch then sees the session
+    down too. The neighbour goes by when the packets arrived, so that its
+    own thread, held back by a busy host, is no silence of the switch's."""
+    session(sw, multiplier=3)
+    p = peer(rx_us=50000)
+    wait_for(lambda: p.state == UP and bfd(sw)["state"] == "up", what="session up")
+    assert p.timeouts == 0
+    os.kill(sw.proc.pid, signal.SIGSTOP)
+    try:
+        time.sleep(0.5)
+    finally:
+        os.kill(sw.proc.pid, signal.SIGCONT)
+    wait_for(lambda: bfd(sw)["downs"] == 1, what="the session down at the switch")
+    wait_for(lambda: p.state == UP and bfd(sw)["state"] == "up", what="session up again")
+    assert p.timeouts == 1
 
 
 def test_forged_admin_down_cannot_take_an_up_session_down(sw, wire, peer):

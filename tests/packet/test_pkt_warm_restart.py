@@ -217,15 +217,21 @@ class Stream:
             self.sent += 1
             time.sleep(0.001)
 
-    def received(self):
+    def received(self, wait=10):
+        """Until 0.3 s pass with nothing more after the last frame sent, or
+        wait seconds (a busy host may hold a switch back longer than that
+        pause)."""
         sock, got = self.wire.socks["c2p"], []
         pat = re.compile(re.escape(self.tok) + rb"(\d{8})")
-        while select.select([sock], [], [], 0.3)[0]:
-            frame = self.wire._recv(sock)
-            m = pat.search(frame) if frame else None
-            if m:
-                got.append(int(m.group(1)))
-        return got
+        deadline = time.monotonic() + wait
+        while True:
+            if select.select([sock], [], [], 0.3)[0]:
+                frame = self.wire._recv(sock)
+                m = pat.search(frame) if frame else None
+                if m:
+                    got.append(int(m.group(1)))
+            elif got[-1:] == [self.sent - 1] or time.monotonic() > deadline:
+                return got
 
 
 def nices(pid):
