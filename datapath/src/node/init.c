@@ -75,7 +75,9 @@ void e3_dp_housekeeping(void)
 	uint64_t now = rte_get_tsc_cycles();
 	uint64_t ms = (now - e3.start_tsc) / (rte_get_tsc_hz() / 1000);
 
-	__atomic_store_n(&e3.now_s, (uint32_t)(ms / 1000), __ATOMIC_RELAXED);
+	/* Stored only when it changes: the workers read its line every poll. */
+	if ((uint32_t)(ms / 1000) != e3.now_s)
+		__atomic_store_n(&e3.now_s, (uint32_t)(ms / 1000), __ATOMIC_RELAXED);
 	e3_mac_drain();
 	e3_node_pwoam_drain();
 	if (ms - last_age >= AGE_TICK_MS) {

@@ -202,8 +202,13 @@ static void link_update(struct e3_port *p)
 
 	if (up && is_af_packet(p->conf.devargs))
 		up = afp_link(p) != 0;
-	__atomic_store_n(&p->link_up, up, __ATOMIC_RELEASE); /* workers poll it then */
-	p->speed_mbps = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
+	uint32_t speed = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
+
+	/* Written only when they change: the workers read the line every poll. */
+	if (up != p->link_up)
+		__atomic_store_n(&p->link_up, up, __ATOMIC_RELEASE); /* workers poll it then */
+	if (speed != p->speed_mbps)
+		p->speed_mbps = speed;
 }
 
 int e3_port_open(const struct e3_port_conf *conf, struct e3_port **out, char *err)

@@ -4,7 +4,8 @@
  *
  * A port object is RCU-published by DPDK port id; workers read it for the
  * kind, MTU, MAC and TX queue mapping, and poll its queues only while
- * link_up, the only field written in place (by the main lcore's link poll).
+ * link_up. link_up and speed_mbps are the only fields written in place, by
+ * the main lcore's link poll, and only when they change.
  */
 #ifndef E3_PORT_H
 #define E3_PORT_H
