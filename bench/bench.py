@@ -81,10 +81,16 @@ class Bench:
         self.deadline = self.clock() + self.budget if self.budget else None
         self.point_s = []           # how long each point took, for the estimate
         self.skipped = []           # points the budget left out
+        self.ticks = host.cpu_ticks(layout.cpus())   # for each record's steal
 
     def record(self, **kw):
         kw["time"] = time.time()
         kw["load1"] = host.loadavg()
+        ticks = host.cpu_ticks(self.layout.cpus())
+        steal = host.steal_pct(self.ticks, ticks)
+        self.ticks = ticks
+        if steal is not None:
+            kw["steal_pct"] = round(steal, 1)
         self.trials_log.write(json.dumps(kw) + "\n")
         self.trials_log.flush()
 

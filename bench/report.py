@@ -732,6 +732,17 @@ def scaled(res, runs):
                                              for n in r.get("scale_scenarios", [])}))
 
 
+def steal_text(trials):
+    """What a hypervisor took from the layout's CPUs over the trials, from
+    the kernel's steal time (the most-stolen CPU of each trial); "" where
+    no trial recorded it."""
+    steal = [t["steal_pct"] for t in trials if "steal_pct" in t]
+    if not steal:
+        return ""
+    return (f"steal (time the hypervisor ran something else on the layout's CPUs, the most-"
+            f"stolen CPU of each trial): median {statistics.median(steal):.1f}%, max {max(steal):.1f}%")
+
+
 def cpu_line(m):
     shape = f"{m['cpus']} CPUs"
     if "cores" in m:
@@ -777,7 +788,8 @@ def beside(srcs):
           f"- DPDK {m['dpdk']}; {m['ovs']}; from the bundle (`bench/bundle.sh`)",
           f"- hugepages for the switches: {'yes' if res['hugepages'] else 'no (--no-huge)'}; "
           + (f"load average over the trials: median {statistics.median(loads):.1f}, "
-             f"max {max(loads):.1f}" if loads else "load not recorded"),
+             f"max {max(loads):.1f}" if loads else "load not recorded")
+          + (f"; {steal_text(trials)}" if steal_text(trials) else ""),
           "- " + layout_line(res) + ("" if vm_shares_gen(res) else
                                       " The VM has a CPU of its own and busy polls.")]
     for src, r in runs:
@@ -848,6 +860,7 @@ def main():
         + ". Anything above ~2 means other work shared the two CPUs with the generator "
           "and the switch, and the absolute numbers are low and noisy; the ratios, measured "
           "interleaved on the same links, are the result.",
+        *([f"- {steal_text(trials)}"] if steal_text(trials) else []),
         "",
         "## Method",
         "",

@@ -173,6 +173,32 @@ def loadavg():
         return float(f.read().split()[0])
 
 
+def cpu_ticks(cpus, path="/proc/stat"):
+    """{cpu: (steal, total)} in clock ticks since boot, for those of cpus
+    the kernel lists: steal is the time a hypervisor ran something else
+    while this CPU had work (0 on bare metal)."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                name, *fields = line.split() or [""]
+                if not (name.startswith("cpu") and name[3:].isdigit()) or int(name[3:]) not in cpus:
+                    continue
+                t = [int(x) for x in fields[:8]]    # user nice system idle iowait irq softirq steal
+                out[int(name[3:])] = (t[7] if len(t) > 7 else 0, sum(t))
+    except OSError:
+        pass
+    return out
+
+
+def steal_pct(before, after):
+    """The most any one CPU lost to steal between two cpu_ticks(), in % of
+    its time then; None without two readings."""
+    pcts = [100.0 * (after[c][0] - before[c][0]) / (after[c][1] - before[c][1])
+            for c in after if c in before and after[c][1] > before[c][1]]
+    return max(pcts) if pcts else None
+
+
 def _cmd(args):
     try:
         return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()

@@ -171,3 +171,30 @@ def test_the_machine_says_how_its_clock_is_governed(tmp_path, files, want):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text + "\n")
     assert host.cpufreq([0, 1], str(tmp_path)) == want
+
+
+STAT = """cpu  900 0 90 900 0 0 0 30 0 0
+cpu0 400 0 40 540 0 0 0 20 0 0
+cpu1 500 0 50 360 0 0 0 90 0 0
+intr 12345 0 0
+
+softirq 1 2
+"""
+
+
+def test_steal_is_read_per_cpu_from_proc_stat(tmp_path):
+    f = tmp_path / "stat"
+    f.write_text(STAT)
+    assert host.cpu_ticks({1, 7}, str(f)) == {1: (90, 1000)}
+    assert host.cpu_ticks({0, 1}, str(tmp_path / "absent")) == {}
+
+
+@pytest.mark.parametrize("before,after,want", [
+    # cpu1 lost 50 of its 100 ticks, cpu0 none of its 100: the most-stolen one.
+    ({0: (20, 1000), 1: (90, 1000)}, {0: (20, 1100), 1: (140, 1100)}, 50.0),
+    ({0: (0, 1000)}, {0: (0, 1100)}, 0.0),            # bare metal
+    ({0: (0, 1000)}, {0: (0, 1000)}, None),           # no time passed
+    ({}, {0: (0, 1100)}, None),                       # the first reading
+])
+def test_steal_between_two_readings_is_the_most_stolen_cpus_share(before, after, want):
+    assert host.steal_pct(before, after) == want

@@ -160,6 +160,12 @@ def test_the_machine_line_gives_its_cores_and_numa_nodes(extra, shape):
     assert report.cpu_line(m) == f"- CPU: Xeon {shape}, 128 GiB; kernel 6.1; Debian"
 
 
+def test_the_machine_says_what_a_hypervisor_took_from_its_cpus_when_recorded():
+    trials = [{"kind": "trial", "steal_pct": x} for x in (0.0, 0.5, 12.0)] + [{"kind": "point"}]
+    assert report.steal_text(trials).endswith("median 0.5%, max 12.0%")
+    assert report.steal_text([{"kind": "trial", "load1": 1.0}]) == ""    # a run from before
+
+
 def search_trial(switch, rate, lost, gaps_us, loop_gap_us=40, passed=False, workers=1,
                  link="copy"):
     return {"kind": "trial", "phase": "search", "switch": switch, "workers": workers,
