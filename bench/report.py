@@ -783,13 +783,14 @@ def beside(srcs):
                       runs[0][1]), runs)
     m = res["machine"]
     loads = [t["load1"] for t in trials if "load1" in t]
+    steal = steal_text(trials)
     md = [f"## Another machine: {m['cpu']}, {m['cpus']} CPUs", "",
           cpu_line(m),
           f"- DPDK {m['dpdk']}; {m['ovs']}; from the bundle (`bench/bundle.sh`)",
           f"- hugepages for the switches: {'yes' if res['hugepages'] else 'no (--no-huge)'}; "
           + (f"load average over the trials: median {statistics.median(loads):.1f}, "
              f"max {max(loads):.1f}" if loads else "load not recorded")
-          + (f"; {steal_text(trials)}" if steal_text(trials) else ""),
+          + (f"; {steal}" if steal else ""),
           "- " + layout_line(res) + ("" if vm_shares_gen(res) else
                                       " The VM has a CPU of its own and busy polls.")]
     for src, r in runs:
@@ -836,6 +837,7 @@ def main():
     groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "copy"])
     m, prm = res["machine"], res["params"]
     loads = [t["load1"] for t in trials if "load1" in t]
+    steal = steal_text(trials)
     md = [
         "# e3fabric benchmark results",
         "",
@@ -860,7 +862,7 @@ def main():
         + ". Anything above ~2 means other work shared the two CPUs with the generator "
           "and the switch, and the absolute numbers are low and noisy; the ratios, measured "
           "interleaved on the same links, are the result.",
-        *([f"- {steal_text(trials)}"] if steal_text(trials) else []),
+        *([f"- {steal}"] if steal else []),
         "",
         "## Method",
         "",

@@ -26,6 +26,8 @@ def ring_slots(link):
     """The slots of a link's rings ("copy" or "zc"): what a switch can fall
     behind by before it loses frames."""
     return 1 << (ZC_RING_LOG2 if link == "zc" else MEMIF_RING_LOG2)
+
+
 # The generator as a switch's VM: its virtio ring slots each way. As many
 # as a memif ring's: with a VM's 1024 every trial here lost frames to the
 # host's preemptions, down to 2 Mpps.
