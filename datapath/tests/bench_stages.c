@@ -7,7 +7,7 @@
  * measured section, so it is the pipeline alone.
  *
  *   bench_stages [SCENARIO [BURSTS]]      (default: all 20000)
- *   SCENARIO: eline elan1 elanr1 flood flood1500 elan1m swap1m sflow
+ *   SCENARIO: eline elan1 elanr1 flood flood1500 elan1m elanr1m swap1m sflow
  *   (sflow: the E-Line with sampling off, at 1 in 1000 and 1 in 1, interleaved)
  *
  * Native: prints ns/frame (rdtsc) and core cycles/frame (rdtsc and the
@@ -94,7 +94,7 @@ static void setup(void)
 				      .branches = { 2 }, .mac_limit = N_MACS };
 	must(e3_node_service_add(&s, err));
 	s = (struct e3_service_conf){ .id = 4, .type = E3_SVC_ELAN, .n_remotes = 1,
-				      .remotes = { { .source = 1, .nhlfe = 1 } } };
+				      .remotes = { { .source = 1, .nhlfe = 1 } }, .mac_limit = N_MACS };
 	must(e3_node_service_add(&s, err));
 	const struct e3_circuit_conf cc[] = {
 		{ 1, "c0", 100, 1 }, { 4, "c0", 300, 3 }, { 5, "c1", 301, 3 }, { 6, "c1", 302, 3 },
@@ -288,12 +288,12 @@ int main(int argc, char **argv)
 	}
 	/* E-LAN known unicast to the remote leaf, untagged (the benchmark's
 	 * customer -> fabric path). */
-	if (want(which, "elanr1")) {
-		struct scenario r = { .in = "c2", .fill = fill_elan, .name = "elanr1" };
+	struct scenario r = { .in = "c2", .fill = fill_elan, .name = "elanr1" };
 
-		fr_eth(&r.tmpl, "02:00:00:00:00:0b", "02:00:00:00:00:0a");
-		fr_type(&r.tmpl, 0x0800);
-		fr_pad(&r.tmpl, 60 - r.tmpl.len, 0);
+	fr_eth(&r.tmpl, "02:00:00:00:00:0b", "02:00:00:00:00:0a");
+	fr_type(&r.tmpl, 0x0800);
+	fr_pad(&r.tmpl, 60 - r.tmpl.len, 0);
+	if (want(which, "elanr1")) {
 		learn_in(4, 0, 1, E3_MAC_REMOTE | 1);
 		learn_in(4, 1, 2, 7);
 		dst_base = 0, n_dst = 1, src_base = 1, n_src = 1;
@@ -328,6 +328,19 @@ int main(int argc, char **argv)
 		s.name = "elan1m";
 		run(&s, bursts);
 		e3_mac_flush(3, E3_NONE);
+	}
+	/* The same at the benchmark's 1M point: one host sending to as many
+	 * hosts behind the remote leaf as the table takes. */
+	if (want(which, "elanr1m")) {
+		uint32_t n = (uint32_t)(N_MACS * 0.95);
+
+		learn_in(4, 0, n, E3_MAC_REMOTE | 1);
+		learn_in(4, n, n + 1, 7);
+		printf("learned %u MACs (%lu refused)\n", e3_mac_count(), e3_mac_table_full());
+		dst_base = 0, n_dst = n, src_base = n, n_src = 1;
+		r.name = "elanr1m";
+		run(&r, bursts);
+		e3_mac_flush(4, E3_NONE);
 	}
 	if (want(which, "swap1m")) {
 		/* 1M labels, each SWAP to its own nhlfe via f1. */

@@ -191,12 +191,15 @@ static __rte_always_inline void e3_elan_keys(struct e3_burst *b, unsigned i)
 	struct e3_meta *mt = &b->meta[i];
 
 	e3_mac_keys_of(mt->svc->id, eh, &mt->dst_key, &mt->src_key);
-	/* A burst is often one conversation: its keys' buckets are fetched
-	 * once (hashing them costs more than the prefetch saves). */
-	if (mt->src_key != b->fetched[0] || mt->dst_key != b->fetched[1]) {
+	/* A burst is often one conversation, or one host talking to many: a
+	 * key's bucket is fetched once while it repeats (hashing it costs
+	 * more than the prefetch saves). */
+	if (mt->src_key != b->fetched[0]) {
 		e3_mac_prefetch(mt->src_key);
-		e3_mac_prefetch(mt->dst_key);
 		b->fetched[0] = mt->src_key;
+	}
+	if (mt->dst_key != b->fetched[1]) {
+		e3_mac_prefetch(mt->dst_key);
 		b->fetched[1] = mt->dst_key;
 	}
 }

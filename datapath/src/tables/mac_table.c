@@ -48,11 +48,6 @@ static bool is_local(uint32_t dest)
 	return !(dest & E3_MAC_REMOTE) && dest < E3_MAX_CIRCUITS;
 }
 
-static inline struct e3_mac_slot *slot_at(uint32_t pos)
-{
-	return &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS];
-}
-
 int e3_mac_table_init(uint32_t cap, unsigned n_workers)
 {
 	/* Twice the capacity in slots. */
@@ -200,7 +195,7 @@ static void apply(const struct e3_learn_ev *ev)
 	int32_t pos = e3_mac_find(k);
 
 	if (pos >= 0) {
-		struct e3_mac_val *v = &slot_at((uint32_t)pos)->v;
+		struct e3_mac_val *v = &e3_mac_slot_at((uint32_t)pos)->v;
 
 		if (v->dest != ev->dest) {
 			if (!circuit_has_room(ev->dest, st) ||
@@ -231,7 +226,7 @@ static void apply(const struct e3_learn_ev *ev)
 	if (damp[pos].since | damp[pos].moves | damp[pos].frozen)
 		damp[pos] = (struct damp){ 0 };
 	/* Value first, key last: a reader that finds the key finds its value. */
-	struct e3_mac_slot *sl = slot_at((uint32_t)pos);
+	struct e3_mac_slot *sl = e3_mac_slot_at((uint32_t)pos);
 
 	sl->v.last_seen = e3_now();
 	__atomic_store_n(&sl->v.dest, ev->dest, __ATOMIC_RELAXED);
@@ -268,7 +263,7 @@ void e3_mac_drain(void)
 /* After the grace period of a delete: no worker holds the position now. */
 static void free_slot(void *pos)
 {
-	__atomic_store_n(&slot_at((uint32_t)(uintptr_t)pos)->key, E3_MAC_EMPTY, __ATOMIC_RELEASE);
+	__atomic_store_n(&e3_mac_slot_at((uint32_t)(uintptr_t)pos)->key, E3_MAC_EMPTY, __ATOMIC_RELEASE);
 }
 
 static bool live(const struct e3_mac_slot *sl)
@@ -283,7 +278,7 @@ static uint32_t service_of_key(uint64_t k)
 
 static void delete_at(uint32_t pos)
 {
-	struct e3_mac_slot *sl = slot_at(pos);
+	struct e3_mac_slot *sl = e3_mac_slot_at(pos);
 
 	if (!live(sl))
 		return;
@@ -308,7 +303,7 @@ void e3_mac_age_step(uint32_t budget)
 		return;
 	while (budget--) {
 		uint32_t pos = age_cursor;
-		const struct e3_mac_slot *sl = slot_at(pos);
+		const struct e3_mac_slot *sl = e3_mac_slot_at(pos);
 
 		age_cursor = age_cursor + 1 == n_slots ? 0 : age_cursor + 1;
 		if (!live(sl))
@@ -327,7 +322,7 @@ uint32_t e3_mac_flush(uint32_t service, uint32_t dest)
 	uint32_t n = 0;
 
 	for (uint32_t pos = 0; pos < n_slots && n_total > 0; pos++) {
-		const struct e3_mac_slot *sl = slot_at(pos);
+		const struct e3_mac_slot *sl = e3_mac_slot_at(pos);
 
 		if (live(sl) && (service == E3_NONE || service_of_key(sl->key) == service) &&
 		    (dest == E3_NONE || sl->v.dest == dest)) {
@@ -343,7 +338,7 @@ void e3_mac_walk(uint32_t service, e3_mac_walk_fn fn, void *arg)
 	uint32_t now = e3_now();
 
 	for (uint32_t pos = 0; pos < n_slots; pos++) {
-		const struct e3_mac_slot *sl = slot_at(pos);
+		const struct e3_mac_slot *sl = e3_mac_slot_at(pos);
 
 		if (!live(sl) || (service != E3_NONE && service_of_key(sl->key) != service))
 			continue;

@@ -135,6 +135,13 @@ static inline void e3_mac_prefetch(uint64_t k)
 	rte_prefetch0(e3_mac_bucket1(k));
 }
 
+/* The slot at a position (bucket * E3_MAC_WAYS + way); unsigned, so the
+ * division is a shift. */
+static inline struct e3_mac_slot *e3_mac_slot_at(uint32_t pos)
+{
+	return &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS];
+}
+
 static inline int32_t e3_mac_find_in(const struct e3_mac_bucket *b, uint64_t k)
 {
 	for (unsigned w = 0; w < E3_MAC_WAYS; w++)
@@ -164,8 +171,7 @@ static inline uint32_t e3_mac_dest_at(int32_t pos)
 {
 	if (pos < 0)
 		return E3_MAC_ABSENT;
-	uint32_t d = __atomic_load_n(&e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v.dest,
-				     __ATOMIC_ACQUIRE);
+	uint32_t d = __atomic_load_n(&e3_mac_slot_at((uint32_t)pos)->v.dest, __ATOMIC_ACQUIRE);
 
 	return d == E3_MAC_NODEST ? E3_MAC_ABSENT : d;
 }
@@ -180,7 +186,7 @@ static inline bool e3_mac_learn(unsigned worker, uint32_t service, const uint8_t
 				uint32_t dest, int32_t pos, uint32_t cur)
 {
 	if (likely(cur == dest)) {
-		uint32_t *seen = &e3_mac_buckets[pos / E3_MAC_WAYS].s[pos % E3_MAC_WAYS].v.last_seen;
+		uint32_t *seen = &e3_mac_slot_at((uint32_t)pos)->v.last_seen;
 		uint32_t now = e3_now();
 
 		/* Write only when the second changed: keeps the line shared. A
