@@ -4,8 +4,8 @@
 # profile of e3-vswitchd, then bench/RESULTS.md and bench/results.png.
 #
 #   bench/run.sh           full run (all scenarios, 1 .. 1M entries, PVP), 3 rounds, ~50 min
-#   bench/run.sh --quick   E-LAN unicast + label swap at 1 and 20k, PVP E-Line, E-Line through a
-#                          VM's port; 3 rounds, ~17 min
+#   bench/run.sh --quick   E-LAN unicast at 1, 20k and 1M MACs, label swap at 1 and 20k, PVP
+#                          E-Line, E-Line through a VM's port; 3 rounds, ~20 min
 #   extra arguments go to bench/bench.py (e.g. --rounds 3, --sizes 1,20000)
 #
 # CPUs: on 2, the generator on 0 and the switch on 1; on more, as
