@@ -507,6 +507,14 @@ def summarise(rounds):
         out["cycles_per_frame"] = statistics.median(c["total"] for c in cyc)
         out["stage_cycles"] = {k: statistics.median(c["stages"][k] for c in cyc if k in c["stages"])
                                for k in sorted({k for c in cyc for k in c["stages"]})}
+        ports = {}
+        for c in cyc:
+            for name, vals in (c.get("ports") or {}).items():
+                for k, v in vals.items():
+                    ports.setdefault(name, {}).setdefault(k, []).append(v)
+        if ports:
+            out["port_cycles"] = {name: {k: statistics.median(v) for k, v in vals.items()}
+                                  for name, vals in ports.items()}
         clocks = [c["core_hz"] for c in cyc if c.get("core_hz")]
         if clocks:
             out["core_hz"], out["tsc_hz"] = statistics.median(clocks), cyc[0]["tsc_hz"]

@@ -220,6 +220,8 @@ def table(name, points):
                      f"| {gen(p, lim_f)} "
                      f"| {mem_mib} | {per(e3_pe, p['size'])} | {per(ovs_pe, p['size'])} |")
     lines += stage_table(points)
+    if scn and scn.vm:
+        lines += port_table(points)
     na = {k: v for p in points for k, v in p["switches"].items() if "na" in v and k in LABEL}
     for k, v in na.items():
         lines += ["", f"{LABEL[k]}: n/a: {v['na']}."]
@@ -252,6 +254,29 @@ def stage_table(points):
     for n, st in rows:
         if st:
             lines.append(f"| {size_name(n)} | " + " | ".join(f"{st[k]:.0f}" if k in st else "-" for k in stages) + " |")
+    return lines
+
+
+def port_table(points):
+    """e3's ports through a VM's point (its runtime profile over the cycles
+    trial, medians over rounds): each port's receive and transmit apart, in
+    cycles per frame and frames per burst, so a VM's vhost-user port shows
+    beside the memif link."""
+    rows = [(p["size"], name, io) for p in points
+            for name, io in sorted(p["switches"].get("e3", {}).get("port_cycles", {}).items())]
+    if not rows:
+        return []
+
+    def val(io, k, fmt):
+        return fmt.format(io[k]) if k in io else "-"
+    lines = ["", "e3's ports apart (the same profile; vm0 is the VM's vhost-user port, p0 the "
+             "memif link; a burst is a receive or transmit call that moved frames):", "",
+             "| size | port | rx cycles/frame | rx frames/burst | tx cycles/frame "
+             "| tx frames/burst |", "|---:|---|---:|---:|---:|---:|"]
+    for n, name, io in rows:
+        lines.append(f"| {size_name(n)} | {name} | {val(io, 'rx', '{:.0f}')} "
+                     f"| {val(io, 'rx_burst', '{:.1f}')} | {val(io, 'tx', '{:.0f}')} "
+                     f"| {val(io, 'tx_burst', '{:.1f}')} |")
     return lines
 
 

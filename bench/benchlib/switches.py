@@ -451,35 +451,47 @@ class E3(Switch):
             c.call("runtime_clear")
 
     def cycles_per_frame(self):
-        """e3's own accounting since runtime_clear (docs/operations.md):
-        the workers' busy TSC cycles per frame received, each stage's
-        cycles per frame it took, and the clock their cores ran at; None
-        before any frame."""
+        """e3's own accounting since runtime_clear (e3_cycles)."""
         with e3rpc.Client(self.rpc_sock, timeout=30) as c:
-            rt = c.call("runtime_get")
-        frames = sum(p["rx"]["frames"] for w in rt["workers"] for p in w["ports"])
-        if not frames:
-            return None
-        stages = {}
-        for w in rt["workers"]:
-            for s in w["stages"]:
-                acc = stages.setdefault(s["stage"], [0, 0])
-                acc[0] += s["cycles"]
-                acc[1] += s["frames"]
-            # The ports' receive and transmit, per frame received and sent:
-            # the memif copies, in and out.
-            for p in w["ports"]:
-                for io in ("rx", "tx"):
-                    acc = stages.setdefault(io, [0, 0])
-                    acc[0] += p[io]["cycles"]
-                    acc[1] += p[io]["frames"]
-        core = sum(w["clock"]["core_cycles"] for w in rt["workers"])
-        tsc = sum(w["clock"]["tsc_cycles"] for w in rt["workers"])
-        return {"total": sum(w["busy_cycles"] for w in rt["workers"]) / frames,
-                "stages": {k: c / f for k, (c, f) in stages.items() if f},
-                # The workers' cores' clock over the trial (docs/operations.md):
-                # what tells a slower core from more work.
-                "core_hz": rt["tsc_hz"] * core / tsc if tsc else None, "tsc_hz": rt["tsc_hz"]}
+            return e3_cycles(c.call("runtime_get"))
+
+
+def e3_cycles(rt):
+    """e3's cycles from its runtime profile (runtime_get, docs/control-api.md):
+    the workers' busy TSC cycles per frame received, each stage's cycles per
+    frame it took, each port's receive and transmit (cycles per frame, and
+    frames per burst: a call that moved some), and the clock their cores ran
+    at; None before any frame."""
+    frames = sum(p["rx"]["frames"] for w in rt["workers"] for p in w["ports"])
+    if not frames:
+        return None
+    stages, ports = {}, {}
+    for w in rt["workers"]:
+        for s in w["stages"]:
+            acc = stages.setdefault(s["stage"], [0, 0])
+            acc[0] += s["cycles"]
+            acc[1] += s["frames"]
+        # The ports' receive and transmit, per frame received and sent:
+        # the memif copies, in and out; a VM's port's, the vhost-user ones.
+        for p in w["ports"]:
+            for io in ("rx", "tx"):
+                acc = stages.setdefault(io, [0, 0])
+                acc[0] += p[io]["cycles"]
+                acc[1] += p[io]["frames"]
+                mine = ports.setdefault(p["port"], {}).setdefault(io, [0, 0, 0])
+                mine[0] += p[io]["cycles"]
+                mine[1] += p[io]["frames"]
+                mine[2] += p[io]["calls"]
+    core = sum(w["clock"]["core_cycles"] for w in rt["workers"])
+    tsc = sum(w["clock"]["tsc_cycles"] for w in rt["workers"])
+    return {"total": sum(w["busy_cycles"] for w in rt["workers"]) / frames,
+            "stages": {k: c / f for k, (c, f) in stages.items() if f},
+            "ports": {name: {k: v for io, (c, f, n) in ios.items() if f
+                             for k, v in ((io, c / f), (io + "_burst", f / n))}
+                      for name, ios in ports.items()},
+            # The workers' cores' clock over the trial (docs/operations.md):
+            # what tells a slower core from more work.
+            "core_hz": rt["tsc_hz"] * core / tsc if tsc else None, "tsc_hz": rt["tsc_hz"]}
 
 
 class Ovs(Switch):
