@@ -309,7 +309,10 @@ func keysOf(steps []step) [][]string {
 func TestTwoStepsLateAndLeftOver(t *testing.T) {
 	cli := storetest.Start(t, etcdPort)
 	ctx := context.Background()
-	c, stop := start(t, cli, Options{IgnoreStatus: true, PrepareWait: 50 * time.Millisecond})
+	// Long enough for the agents that keep up to answer on a loaded
+	// machine (the race detector, other packages' tests): only leaf3 is
+	// to be late, and waiting for it costs the test this much once.
+	c, stop := start(t, cli, Options{IgnoreStatus: true, PrepareWait: 2 * time.Second})
 	third := twoMemberLAN(t, c)
 	fakeAgents(t, cli, "leaf3")
 	reported(t, c, len(fabricNodes))
