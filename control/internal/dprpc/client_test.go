@@ -192,7 +192,9 @@ func TestTimeoutDropsConnection(t *testing.T) {
 	s.setHandler(func(method string, _ json.RawMessage) (any, *Error, bool, bool) {
 		return nil, nil, method == "config_dump", false
 	})
-	c := New(s.path, 200*time.Millisecond)
+	// The hung call waits this out; the next call must be answered within
+	// it, on a machine loaded with the race detector and other tests.
+	c := New(s.path, time.Second)
 	defer c.Close()
 	if _, err := c.ConfigDump(context.Background()); err == nil {
 		t.Fatal("hung call returned no error")
