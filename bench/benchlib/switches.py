@@ -471,17 +471,16 @@ def e3_cycles(rt):
             acc = stages.setdefault(s["stage"], [0, 0])
             acc[0] += s["cycles"]
             acc[1] += s["frames"]
-        # The ports' receive and transmit, per frame received and sent:
-        # the memif copies, in and out; a VM's port's, the vhost-user ones.
         for p in w["ports"]:
             for io in ("rx", "tx"):
-                acc = stages.setdefault(io, [0, 0])
+                acc = ports.setdefault(p["port"], {}).setdefault(io, [0, 0, 0])
                 acc[0] += p[io]["cycles"]
                 acc[1] += p[io]["frames"]
-                mine = ports.setdefault(p["port"], {}).setdefault(io, [0, 0, 0])
-                mine[0] += p[io]["cycles"]
-                mine[1] += p[io]["frames"]
-                mine[2] += p[io]["calls"]
+                acc[2] += p[io]["calls"]
+    # All ports' receive and transmit together, per frame received and sent:
+    # the memif copies, in and out; a VM's port's, the vhost-user ones.
+    for io in ("rx", "tx"):
+        stages[io] = [sum(ios[io][k] for ios in ports.values()) for k in (0, 1)]
     core = sum(w["clock"]["core_cycles"] for w in rt["workers"])
     tsc = sum(w["clock"]["tsc_cycles"] for w in rt["workers"])
     return {"total": sum(w["busy_cycles"] for w in rt["workers"]) / frames,
