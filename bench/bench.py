@@ -33,7 +33,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import cpus, host  # noqa: E402
+from benchlib import cpus, host, stalls  # noqa: E402
 from benchlib.pktgen import VM_IDLE_SLEEP_US, Pktgen, PktgenError, Session, pushback  # noqa: E402
 from benchlib.scenarios import BY_NAME, SCENARIOS  # noqa: E402
 from benchlib.search import SearchParams, Trial, lockstep, ndr_steps, passed  # noqa: E402
@@ -150,8 +150,20 @@ class Bench:
             t = on(sws[name], lambda: trial(name, "latency", self.m["latency_s"])(res["ndr_pps"] / 2))
             res["latency_ns"] = t.raw["latency_ns"]
 
-        found = lockstep({name: ndr_steps(self.params, bound=bound) for name in order}, search,
-                         errors=(PktgenError, SwitchError))
+        def stalled(name):
+            if not self.args.repeat_stalled:
+                return None
+
+            def lost_to_stalls(t):
+                gap = t.raw.get("gap_us")
+                if not stalls.explain(t.rate, t.lost, gap and gap["rx"], ctx0["workers"], ctx0["link"]):
+                    return False
+                log(f"  {name:5s} lost to a stall: the same rate once more")
+                return True
+            return lost_to_stalls
+
+        found = lockstep({name: ndr_steps(self.params, bound=bound, stalled=stalled(name))
+                          for name in order}, search, errors=(PktgenError, SwitchError))
         out = {}
         for name, r in found.items():
             out[name] = r if isinstance(r, Exception) else {
@@ -406,6 +418,7 @@ class Bench:
             "scale_scenarios": list(filter(None, self.args.scale_scenarios.split(","))),
             "params": dict(self.m, loss_frac=self.params.loss_frac, rotate=True, lockstep=True,
                            min_achieved=self.params.min_achieved,
+                           repeat_stalled=self.args.repeat_stalled,
                            learn_rate=self.args.learn_rate),
             "points": self.results,
             "budget_s": self.budget, "skipped": self.skipped,
@@ -532,6 +545,10 @@ def main():
     ap.add_argument("--loss", type=float, default=0.001,
                     help="accepted loss fraction (default 0.001 = 0.1%%: one ~10 ms preemption "
                          "of the switch per trial on a shared machine; 0 = RFC 2544 strict)")
+    ap.add_argument("--no-repeat-stalled", dest="repeat_stalled", action="store_false",
+                    help="a search trial lost to a stall (the host stopping the switch or the "
+                    "generator for longer than a ring holds) decides like any other, instead of "
+                    "being run once more at its rate")
     ap.add_argument("--learn-rate", type=float, default=200000,
                     help="frames/s of the learning phase (the switch must learn every one)")
     ap.add_argument("--hugepages", type=int,

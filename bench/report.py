@@ -24,6 +24,7 @@ LABEL_TABLE_BYTES = 8 << 20   # e3's label table: 2^20 entries of 8 bytes (label
 LABEL = {"limit": "link limit (testpmd io)", "e3": "e3-vswitchd", "ovs": "OVS-DPDK"}
 
 sys.path.insert(0, BENCH)
+from benchlib import stalls  # noqa: E402
 from benchlib.pktgen import ring_slots  # noqa: E402
 from benchlib.scenarios import BY_NAME  # noqa: E402
 
@@ -575,28 +576,20 @@ def speedup(p, one, key):
 
 
 def stall_loss(t):
-    """The frames a trial's stalls alone would lose: for each of its longest
-    stretches with nothing back (the generator reports 8), what was offered
-    beyond what the input ring holds at the offered rate (each of the
-    point's workers has a ring of its own, fed 1/W of the rate; the VM's
-    are as long as a memif link's). None for a trial from before the
-    generator measured its gaps."""
+    """The frames a trial's stalls alone would lose (stalls.loss); None for
+    a trial from before the generator measured its gaps."""
     gap = t["result"].get("gap_us")
-    if gap is None or not t["rate"]:
-        return None
-    per_ring = t["rate"] / t.get("workers", 1)
-    hold_us = ring_slots(t.get("link", "copy")) / per_ring * 1e6
-    return sum(max(0.0, g - hold_us) for g in gap["rx"]) * per_ring / 1e6
+    return stalls.loss(t["rate"], gap and gap["rx"], t.get("workers", 1), t.get("link", "copy"))
 
 
 def stalled(t):
-    """Whether a failed search trial lost its frames to stalls: they alone
-    would lose at least half of what it lost. The host took a CPU for a
-    while, the switch's or the generator's (which then neither sends nor
-    takes back, and the switch's output ring to it fills): not a rate the
-    switch could not hold."""
-    lost = stall_loss(t)
-    return bool(lost) and lost * 2 >= t["lost"]
+    """Whether a failed search trial lost its frames to stalls
+    (stalls.explain): the host took a CPU for a while, the switch's or the
+    generator's (which then neither sends nor takes back, and the switch's
+    output ring to it fills), not a rate the switch could not hold."""
+    gap = t["result"].get("gap_us")
+    return stalls.explain(t["rate"], t["lost"], gap and gap["rx"], t.get("workers", 1),
+                          t.get("link", "copy"))
 
 
 def own_stall(t):
@@ -606,39 +599,62 @@ def own_stall(t):
     return stalled(t) and gap["loop"] * 2 >= gap["rx"][0]
 
 
-def stalls(trials):
+def repeats(trials):
+    """{id(trial): the trial that ran its rate again} for each search trial
+    run once more (bench.py repeats a trial lost to a stall). A search never
+    runs a rate twice otherwise, so a repeat is the same switch's next
+    search trial, in the same point and round, at the same rate."""
+    last, again = {}, {}
+    for t in trials:
+        if t.get("phase") != "search":
+            continue
+        key = (t.get("run"), t.get("scenario"), t.get("size"), t.get("workers", 1),
+               t.get("link", "copy"), t.get("round"), t["switch"])
+        before = last.get(key)
+        if before is not None and before.get("passed") is False and before["rate"] == t["rate"]:
+            again[id(before)] = t
+        last[key] = t
+    return again
+
+
+def stalls_table(trials):
     """The searches' failed trials by switch (and worker count), how many of
-    them were lost to stalls (stalled()) and how many of those were the
-    generator's own; empty for runs from before the generator measured its
-    gaps."""
+    them were lost to stalls (stalled()), how many of those were the
+    generator's own, and how many were run again and passed then; empty for
+    runs from before the generator measured its gaps."""
     failed = [t for t in trials if t.get("phase") == "search" and t.get("passed") is False
               and "gap_us" in t.get("result", {})]
     if not failed:
         return []
+    again = repeats(trials)
     runs = sorted({t["run"] for t in failed if t.get("run")})
     md = ["### Stalls in the zero-loss searches", "",
           "Every trial the generator also reports its 8 longest stretches with nothing coming "
           "back and the longest between two turns of its own loop (`gap_us` in trials.jsonl). "
           "A switch stopped for longer than its input ring holds at the offered rate "
-          f"({ring_slots('copy')} slots a worker, {ring_slots('zc')} on zero-copy links) loses what is offered meanwhile, however fast it "
-          "forwards otherwise, and so does one whose generator stopped (its ring back to the "
-          "generator fills). A failed trial whose stretches alone would lose at least half of "
-          "what it lost is counted as lost to stalls: the host took a CPU for a while, the "
-          "switch's, or the generator's own where its loop stood still as long (last but one "
-          "column). Such trials push a zero-loss search down; the flat-out figure, which "
-          "allows loss, is the one to read beside it."
+          f"({ring_slots('copy')} slots a worker, {ring_slots('zc')} on zero-copy links) loses "
+          "what is offered meanwhile, however fast it forwards otherwise, and so does one whose "
+          "generator stopped (its ring back to the generator fills). A failed trial whose "
+          "stretches alone would lose at least half of what it lost is counted as lost to "
+          "stalls: the host took a CPU for a while, the switch's, or the generator's own where "
+          "its loop stood still as long. The search runs such a trial's rate once more, and "
+          "that trial decides (`bench.py --no-repeat-stalled`: the first does); a second "
+          "stall at the same rate fails it. The flat-out figure, which allows loss, is the "
+          "one to read beside a zero-loss figure that stalls still pushed down."
           + (f" From run{'s' if len(runs) > 1 else ''} " + ", ".join(f"`{r}`" for r in runs) + "."
              if runs else ""), "",
           "| switch | workers | failed search trials | lost to stalls | of them the generator's "
-          "| longest stretch with nothing back (ms) |",
-          "|---|---:|---:|---:|---:|---:|"]
+          "| run again | passed then | longest stretch with nothing back (ms) |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|"]
     keys = sorted({(t["switch"], t.get("workers", 1)) for t in failed},
                   key=lambda k: (k[1], SWITCHES.index(k[0]) if k[0] in SWITCHES else 99, k[0]))
     for sw, w in keys:
         ts = [t for t in failed if t["switch"] == sw and t.get("workers", 1) == w]
         longest = max((t["result"]["gap_us"]["rx"] or [0])[0] for t in ts)
+        rerun = [again[id(t)] for t in ts if id(t) in again]
         md.append(f"| {sw} | {w} | {len(ts)} | {sum(map(stalled, ts))} | "
-                  f"{sum(map(own_stall, ts))} | {longest / 1000:.1f} |")
+                  f"{sum(map(own_stall, ts))} | {len(rerun)} | "
+                  f"{sum(1 for t in rerun if t.get('passed'))} | {longest / 1000:.1f} |")
     return md + [""]
 
 
@@ -833,7 +849,7 @@ def beside(srcs):
     image = f"results-scaling-{m['cpus']}cpus.png"
     md += scaling(res, points, plot_scaling(res, points, os.path.join(BENCH, image)),
                   heading="### Scaling over cores", image=image)
-    md += stalls(trials)
+    md += stalls_table(trials)
     md += ["### Targets on this machine", ""]
     md += [line for line in targets(groups) + scaling_targets(res, points)
            if "| not measured" not in line]
@@ -939,7 +955,10 @@ def main():
            if prm["loss_frac"] else "")
         + ", and the generator really offered >= "
         f"{prm['min_achieved'] * 100:g}% of the rate. Frames a full memif ring refuses count "
-        "as lost, like a NIC's RX ring overflowing.",
+        "as lost, like a NIC's RX ring overflowing."
+        + (" A failed trial whose loss the host's stalls explain (Stalls in the zero-loss "
+           "searches, below) is run once more at its rate, and the second trial decides."
+           if prm.get("repeat_stalled") else ""),
         f"- Latency: a {prm['latency_s']:g} s trial at 50% of the zero-loss rate, TSC stamps in "
         "every frame, log-linear histogram (p50/p99 within 6%).",
         "- Cycles/frame: each switch's own accounting over one more trial, flat out (PVP: at "
@@ -990,7 +1009,7 @@ def main():
         md += table(name, groups[name])
     md += scaling(res, points, plot_scaling(res, points, os.path.join(BENCH, "results-scaling.png")))
     md += zero_copy(points)
-    md += stalls(trials)
+    md += stalls_table(trials)
     zc_groups = by_scenario([p for p in points if p["workers"] == 1 and p["link"] == "zc"])
     md += ["## Targets", ""] + targets(groups, zc_groups) + scaling_targets(res, points)
     for group in args.beside:

@@ -48,7 +48,7 @@ class SearchResult:
     flat: Trial = None           # the flat-out probe (None with a bound)
 
 
-def ndr_steps(p: SearchParams, max_rate=None, bound=None):
+def ndr_steps(p: SearchParams, max_rate=None, bound=None, stalled=None):
     """Find the highest rate with zero loss, as a coroutine: it yields the
     rate of each trial to run, is sent that trial's Trial, and returns the
     SearchResult (drive it with ndr_search, or several at once, a trial of
@@ -64,7 +64,11 @@ def ndr_steps(p: SearchParams, max_rate=None, bound=None):
     on what a fast machine may show.
     Then: bisect between the best rate that passed and the lowest that
     failed until the interval is within tolerance of its top or max_trials
-    trials have run. The answer
+    trials have run. With `stalled` (Trial -> bool), a failed trial whose
+    loss it puts down to the host stopping the switch or the generator for
+    a while is run once more at the same rate, and that trial decides (as
+    the IETF's multiple loss ratio search repeats trials on a noisy
+    system); a repeat does not count against max_trials. The answer
     is the rate the generator really offered in the best passing trial
     (on a shared CPU it can fall a little short of the rate asked for).
     """
@@ -83,14 +87,18 @@ def ndr_steps(p: SearchParams, max_rate=None, bound=None):
     best = 0.0
     rate = hi
     growing = bool(bound)   # no trial has failed yet
-    for _ in range(p.max_trials):
-        if rate <= 0:
-            break
+    again = set()           # rates run once more after a stall
+    n = 0
+    while n < p.max_trials and rate > 0:
         t = yield rate
         if max_pps is None:
             max_pps = t.rx_rate
         ok = passed(t, p)
         log.append((rate, ok, t))
+        if not ok and stalled is not None and rate not in again and stalled(t):
+            again.add(rate)
+            continue
+        n += 1
         if ok:
             lo = rate
             best = max(best, min(t.achieved, rate))
@@ -106,9 +114,10 @@ def ndr_steps(p: SearchParams, max_rate=None, bound=None):
     return SearchResult(ndr_pps=best, max_pps=max_pps or 0.0, trials=log, flat=flat)
 
 
-def ndr_search(trial, p: SearchParams, max_rate=None, bound=None) -> SearchResult:
+def ndr_search(trial, p: SearchParams, max_rate=None, bound=None, stalled=None) -> SearchResult:
     """ndr_steps with trial(rate) -> Trial running each of its trials."""
-    return lockstep({None: ndr_steps(p, max_rate, bound)}, lambda _, rate: trial(rate))[None]
+    return lockstep({None: ndr_steps(p, max_rate, bound, stalled)},
+                    lambda _, rate: trial(rate))[None]
 
 
 def lockstep(searches, run, errors=()):

@@ -86,7 +86,7 @@ def run(tmp_path, monkeypatch):
     monkeypatch.setitem(bench.SWITCHES, DiesAfterStart.name, DiesAfterStart)
     monkeypatch.setitem(bench.SWITCHES, ExitsAtStart.name, ExitsAtStart)
     args = argparse.Namespace(loss=0.001, learn_rate=200000, switches="healthy,dies", mode="quick",
-                              workers=None, scale_scenarios="")
+                              workers=None, scale_scenarios="", repeat_stalled=True)
     mode = dict(bench.MODES["quick"], rounds=1)
     return bench.Bench(args, mode, str(tmp_path), cpus.parse("gen=0 main=1 workers=1 vm=0", [0, 1]))
 
@@ -248,3 +248,43 @@ def test_pvp_searches_start_flat_out_where_the_vm_has_a_cpu_of_its_own(run, monk
     ctx0 = {"scenario": "pvp-eline", "size": 1, "workers": 1, "link": "copy"}
     run.measure_round(["healthy"], {}, {}, {}, ctx0, 0)
     assert started == {"healthy": first}
+
+
+class Paused:
+    """A switch measure_round drives through its search only."""
+    def resume(self):
+        pass
+
+    def pause(self):
+        pass
+
+    def runtime_clear(self):
+        raise SwitchError("no cycles trial here")
+
+
+@pytest.mark.parametrize("repeat,want", [
+    # 5 Mpps into a ring of 16384 slots holds 3.3 ms: nothing back for 60 ms
+    # loses 284k frames, what the trial lost. The same rate runs once more.
+    (True, [0, 5e6, 5e6]),
+    # --no-repeat-stalled: the failure decides, the search goes down.
+    (False, [0, 5e6, 2.5e6]),
+])
+def test_a_search_trial_lost_to_a_stall_is_run_once_more(run, monkeypatch, repeat, want):
+    run.args.repeat_stalled = repeat
+    run.m["max_trials"] = 2
+    rates = []
+
+    def trial_fn(sess, plan, ctx, duration, verify=False):
+        def trial(rate):
+            rates.append(rate)
+            lost = 284000 if len(rates) == 2 else 0
+            res = {"gap_us": {"rx": [60000] if lost else [], "loop": 40}}
+            return bench.Trial(rate=rate, offered=5000000, expected=5000000,
+                               received=5000000 - lost, achieved=rate or 5e6, rx_rate=5e6, raw=res)
+        return trial
+    monkeypatch.setattr(run, "trial_fn", trial_fn)
+    monkeypatch.setattr(bench.Bench, "bound", lambda self, scn: None)
+    ctx0 = {"scenario": "elan-unicast", "size": 1, "workers": 1, "link": "copy"}
+    run.measure_round(["healthy"], {"healthy": Paused()}, {"healthy": None}, {"healthy": None},
+                      ctx0, 0)
+    assert rates[:3] == want

@@ -200,7 +200,7 @@ def test_a_trial_from_before_the_generator_measured_gaps_is_no_stall():
     t = {"kind": "trial", "phase": "search", "switch": "e3", "rate": 5e6, "passed": False,
          "lost": 10, "result": {}}
     assert report.stall_loss(t) is None and not report.stalled(t)
-    assert report.stalls([t]) == []
+    assert report.stalls_table([t]) == []
 
 
 def test_the_stalls_table_counts_each_switchs_failed_searches_and_their_stalls():
@@ -209,14 +209,32 @@ def test_the_stalls_table_counts_each_switchs_failed_searches_and_their_stalls()
               search_trial("ovs", 4e6, 250000, [67000], loop_gap_us=66000),
               search_trial("limit", 6e6, 5000, [50]),
               search_trial("e3", 20e6, 100000, [30000], workers=4)]
-    md = "\n".join(report.stalls(trials))
-    assert "| limit | 1 | 1 | 0 | 0 | 0.1 |" in md
-    assert "| e3 | 1 | 2 | 1 | 0 | 60.0 |" in md
-    assert "| ovs | 1 | 1 | 1 | 1 | 67.0 |" in md
-    assert "| e3 | 4 | 1 | 1 | 0 | 30.0 |" in md
+    md = "\n".join(report.stalls_table(trials))
+    assert "| limit | 1 | 1 | 0 | 0 | 0 | 0 | 0.1 |" in md
+    assert "| e3 | 1 | 2 | 1 | 0 | 2 | 1 | 60.0 |" in md    # one search: each failure ran again
+    assert "| ovs | 1 | 1 | 1 | 1 | 0 | 0 | 67.0 |" in md
+    assert "| e3 | 4 | 1 | 1 | 0 | 0 | 0 | 30.0 |" in md
     assert md.index("| limit | 1 ") < md.index("| e3 | 1 ") < md.index("| ovs | 1 ") < md.index("| e3 | 4 ")
-    named = "\n".join(report.stalls([dict(t, run=f"r{i % 2}") for i, t in enumerate(trials)]))
+    named = "\n".join(report.stalls_table([dict(t, run=f"r{i % 2}") for i, t in enumerate(trials)]))
     assert "From runs `r0`, `r1`." in named
+
+
+def test_the_stalls_table_counts_the_trials_run_again_and_how_they_ended():
+    def at(switch, rate, lost, gaps, rnd=0, passed=False):
+        return dict(search_trial(switch, rate, lost, gaps, passed=passed), scenario="elan-unicast",
+                    size=1, round=rnd)
+    trials = [
+        # e3: a stall at 5 Mpps, run again, passed; a stall at 6 Mpps, run
+        # again, failed; 6 Mpps again in the next round is a new search.
+        at("e3", 5e6, 280000, [60000]), at("e3", 5e6, 0, [900], passed=True),
+        at("e3", 6e6, 280000, [60000]), at("e3", 6e6, 280000, [60000]),
+        at("e3", 6e6, 280000, [60000], rnd=1),
+        # OVS: a failure at 4 Mpps, then 2 Mpps: not a repeat.
+        at("ovs", 4e6, 900000, [900]), at("ovs", 2e6, 0, [900], passed=True),
+    ]
+    md = "\n".join(report.stalls_table(trials))
+    assert "| e3 | 1 | 4 | 4 | 0 | 2 | 1 | 60.0 |" in md
+    assert "| ovs | 1 | 1 | 0 | 0 | 0 | 0 | 0.9 |" in md
 
 
 def test_bytes_per_entry_compare_sizes_of_one_run_when_a_later_run_replaced_size_1():

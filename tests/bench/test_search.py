@@ -11,10 +11,12 @@ from benchlib.search import SearchParams, Trial, lockstep, ndr_search, ndr_steps
 DURATION = 1.0
 
 
-def model(capacity, gen_limit=1e9, copies=1, overload=None):
+def model(capacity, gen_limit=1e9, copies=1, overload=None, stalls=()):
     """A switch that forwards up to `capacity` pps and drops the rest; the
     generator cannot offer more than gen_limit. overload: what it forwards
-    flat out (some switches forward less when overloaded)."""
+    flat out (some switches forward less when overloaded). stalls: the
+    trials (by their place among the calls) in which the host stops it for
+    a while, losing 1% of what it is offered."""
     calls = []
 
     def trial(rate):
@@ -23,10 +25,13 @@ def model(capacity, gen_limit=1e9, copies=1, overload=None):
         fwd = min(offered_rate, capacity)
         if not rate and overload is not None:
             fwd = overload
+        stall = len(calls) - 1 in stalls
+        if stall:
+            fwd *= 0.99
         offered = int(offered_rate * DURATION)
         received = int(fwd * DURATION) * copies
         return Trial(rate=rate, offered=offered, expected=offered * copies, received=received,
-                     achieved=offered_rate, rx_rate=fwd)
+                     achieved=offered_rate, rx_rate=fwd, raw={"stall": stall})
     trial.calls = calls
     return trial
 
@@ -161,3 +166,51 @@ def test_lockstep_a_failing_switch_ends_alone():
     res = lockstep({"bad": ndr_steps(p), "good": ndr_steps(p)}, run, errors=(RuntimeError,))
     assert isinstance(res["bad"], RuntimeError)
     assert res["good"].ndr_pps == ndr_search(model(2e6, overload=1.5e6), p).ndr_pps
+
+
+def by_stall(t):
+    return t.raw["stall"]
+
+
+def test_a_trial_lost_to_a_stall_is_run_once_more_and_the_repeat_decides():
+    p = SearchParams(tolerance=0.01, max_trials=20)
+    calm = ndr_search(model(2e6, overload=1.5e6), p)
+    # The host stops the switch in its first trial at 1.5 Mpps, a rate it holds.
+    trial = model(2e6, overload=1.5e6, stalls={1})
+    r = ndr_search(trial, p, stalled=by_stall)
+    assert trial.calls == [0, 1.5e6, 1.5e6]
+    assert [ok for _, ok, _ in r.trials] == [False, True]
+    assert r.ndr_pps == calm.ndr_pps == 1.5e6
+    # Without the predicate the stall decides: the search goes down.
+    assert ndr_search(model(2e6, overload=1.5e6, stalls={1}), p).ndr_pps < 1.5e6
+
+
+def test_a_rate_is_run_again_once_only():
+    # Stalls in both trials at the first rate: the second failure decides,
+    # and the search bisects down; the next rate gets its own repeat.
+    trial = model(2e6, overload=1.5e6, stalls={1, 2, 3})
+    r = ndr_search(trial, SearchParams(tolerance=0.01, max_trials=20), stalled=by_stall)
+    assert trial.calls[:5] == [0, 1.5e6, 1.5e6, 0.75e6, 0.75e6]
+    assert r.ndr_pps >= 0.75e6
+
+
+def test_a_loss_no_stall_explains_is_not_repeated():
+    trial = model(1e6, overload=2e6)
+    r = ndr_search(trial, SearchParams(tolerance=0.01, max_trials=20), stalled=by_stall)
+    rates = [rate for rate, _, _ in r.trials]
+    assert len(rates) == len(set(rates))
+    assert r.ndr_pps == pytest.approx(1e6, rel=0.01)
+
+
+def test_a_repeat_does_not_count_against_the_trial_budget():
+    p = SearchParams(tolerance=0.001, max_trials=3)
+    trial = model(1e6, overload=2e6, stalls={1})
+    r = ndr_search(trial, p, stalled=by_stall)
+    assert len(r.trials) == 4 and trial.calls[1] == trial.calls[2]
+
+
+def test_a_bound_keeps_growing_after_a_repeat_passes():
+    trial = model(50e6, stalls={0})
+    r = ndr_search(trial, SearchParams(tolerance=0.01, max_trials=4), bound=4e6, stalled=by_stall)
+    assert trial.calls[:4] == [4e6, 4e6, 8e6, 16e6]
+    assert r.ndr_pps == 32e6
