@@ -28,7 +28,9 @@ e3fabric ($version) unstable; urgency=medium
 CHANGELOG
 
 # The Go programs build from this machine's module cache (make build filled it).
-export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
+GOMODCACHE=$(go env GOMODCACHE)
+GOCACHE=$(go env GOCACHE)
+export GOMODCACHE GOCACHE
 (cd "$src" && dpkg-buildpackage -b -us -uc --no-sign -j"$(nproc)") > "$out/build.log" 2>&1 || {
   tail -40 "$out/build.log"; echo "package: dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
 changes=$(ls "$out"/e3fabric_*.changes)

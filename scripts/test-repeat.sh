@@ -9,7 +9,7 @@
 # --busy keeps both CPUs loaded with spinning processes meanwhile, the way
 # a shared CI machine is.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export PATH="$PWD/build/bin:$PATH"
 
 unit_runs=20 go_runs=3 pkt_runs=3 busy=0

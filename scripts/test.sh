@@ -3,7 +3,7 @@
 # C unit tests, Go tests, then the Python suites that run real processes
 # (RPC, packet, benchmark-harness, end-to-end). Prints one summary at the end.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export PATH="$PWD/build/bin:$PATH"
 failed=()
 

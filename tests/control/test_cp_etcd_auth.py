@@ -13,8 +13,6 @@ import ssl
 import subprocess
 from urllib.parse import urlparse
 
-import pytest
-
 from lab.control import etcdctl_tls_args
 
 
