@@ -5,7 +5,7 @@ BUILD := $(CURDIR)/build
 BIN := $(BUILD)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all deps deps-bench build datapath control web test test-repeat test-unit test-go test-py \
+.PHONY: all deps deps-bench build datapath control web lint test test-repeat \
         package demo demo-down bench bench-quick bench-bundle bench-failover bench-multihoming bench-migration bench-upgrade bench-controller clean
 
 all: build
@@ -35,6 +35,10 @@ web: deps
 
 test: build
 	@./scripts/test.sh
+
+# The static checks alone (shellcheck, pyflakes, staticcheck); make test runs them first.
+lint: deps
+	@./scripts/lint.sh
 
 # Unit and packet suites N times; names any test that failed even once.
 test-repeat: build

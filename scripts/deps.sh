@@ -10,6 +10,7 @@ PKGS=(
   python3-scapy python3-pytest python3-yaml python3-prometheus-client python3-selenium
   etcd-server etcd-client chromium chromium-driver
   debhelper lintian mmdebstrap systemd python3-venv
+  shellcheck flake8
   openvswitch-switch-dpdk
 )
 # OVS-DPDK is in make test too: tests/bench packs it into bench/bundle.sh's archive.

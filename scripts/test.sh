@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project, in the order a failure is cheapest to read:
-# C unit tests, Go tests, then the Python suites that run real processes
-# (RPC, packet, benchmark-harness, end-to-end). Prints one summary at the end.
+# static checks (scripts/lint.sh), C unit tests, Go tests, then the Python
+# suites that run real processes (RPC, packet, benchmark-harness,
+# end-to-end). Prints one summary at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export PATH="$PWD/build/bin:$PATH"
@@ -16,6 +17,7 @@ step() {
 
 # What datapath/api/gen.py generates from the schema must be current.
 step generated python3 datapath/api/gen.py --check
+step lint scripts/lint.sh
 step datapath-unit meson test -C build/datapath --print-errorlogs
 if [ -f control/go.mod ]; then
   # Under the race detector: the controller plans on every CPU, and the

@@ -29,14 +29,12 @@ func TestConnGuard(t *testing.T) {
 	defer closeRelease() // before srv.Close, which waits for the handlers
 	addr := srv.Listener.Addr().String()
 
-	var idle []net.Conn
 	for i := 0; i < 10; i++ { // connect, never send a request
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		idle = append(idle, c)
 	}
 	get := func(path string) error {
 		cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}

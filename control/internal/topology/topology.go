@@ -300,7 +300,7 @@ func (f *File) Parse() (*Topology, []FileService, error) {
 			k := [2]string{e.Node, e.Port}
 			if !seen[k] {
 				seen[k] = true
-				t.CustomerPorts = append(t.CustomerPorts, CustomerPort{Node: e.Node, Port: e.Port, Devargs: e.Devargs})
+				t.CustomerPorts = append(t.CustomerPorts, CustomerPort(e))
 			}
 		}
 	}
@@ -420,7 +420,7 @@ func (t *Topology) Normalize(prev *Topology) error {
 		}
 	}
 	for i, cp := range t.CustomerPorts {
-		if err := usePort(Endpoint{Node: cp.Node, Port: cp.Port, Devargs: cp.Devargs}, "customer"); err != nil {
+		if err := usePort(Endpoint(cp), "customer"); err != nil {
 			return at(fmt.Sprintf("customer_ports[%d]", i), err)
 		}
 	}
