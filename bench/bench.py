@@ -155,8 +155,7 @@ class Bench:
                 return None
 
             def lost_to_stalls(t):
-                gap = t.raw.get("gap_us")
-                if not stalls.explain(t.rate, t.lost, gap and gap["rx"], ctx0["workers"], ctx0["link"]):
+                if not stalls.explain(t.rate, t.lost, t.raw.get("gap_us"), ctx0["workers"], ctx0["link"]):
                     return False
                 log(f"  {name:5s} lost to a stall: the same rate once more")
                 return True

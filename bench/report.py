@@ -575,20 +575,12 @@ def speedup(p, one, key):
     return a / b if a and b else None
 
 
-def stall_loss(t):
-    """The frames a trial's stalls alone would lose (stalls.loss); None for
-    a trial from before the generator measured its gaps."""
-    gap = t["result"].get("gap_us")
-    return stalls.loss(t["rate"], gap and gap["rx"], t.get("workers", 1), t.get("link", "copy"))
-
-
 def stalled(t):
     """Whether a failed search trial lost its frames to stalls
     (stalls.explain): the host took a CPU for a while, the switch's or the
     generator's (which then neither sends nor takes back, and the switch's
     output ring to it fills), not a rate the switch could not hold."""
-    gap = t["result"].get("gap_us")
-    return stalls.explain(t["rate"], t["lost"], gap and gap["rx"], t.get("workers", 1),
+    return stalls.explain(t["rate"], t["lost"], t["result"].get("gap_us"), t.get("workers", 1),
                           t.get("link", "copy"))
 
 

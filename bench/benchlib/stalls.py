@@ -10,21 +10,22 @@ would lose, and so whether a failed trial measured the rate or the host.
 from benchlib.pktgen import ring_slots
 
 
-def loss(rate, gaps_us, workers=1, link="copy"):
-    """The frames the stretches (µs, longest first) would lose at `rate`:
-    each of the workers has a ring of its own, fed 1/workers of the rate,
-    and loses what comes beyond what that ring holds. None without gaps
-    (a generator from before it measured them) or rate (flat out)."""
-    if gaps_us is None or not rate:
+def loss(rate, gap_us, workers=1, link="copy"):
+    """The frames a trial's stretches with nothing back (gap_us, as the
+    generator reports it: "rx", the longest first, in µs) would lose at
+    `rate`: each of the workers has a ring of its own, fed 1/workers of the
+    rate, and loses what comes beyond what that ring holds. None without
+    gaps (a generator from before it measured them) or rate (flat out)."""
+    if not gap_us or not rate:
         return None
     per_ring = rate / workers
     hold_us = ring_slots(link) / per_ring * 1e6
-    return sum(max(0.0, g - hold_us) for g in gaps_us) * per_ring / 1e6
+    return sum(max(0.0, g - hold_us) for g in gap_us["rx"]) * per_ring / 1e6
 
 
-def explain(rate, lost, gaps_us, workers=1, link="copy"):
+def explain(rate, lost, gap_us, workers=1, link="copy"):
     """Whether a trial that lost `lost` frames lost them to stalls: the
     stretches alone would lose at least half as many. A switch that cannot
     hold the rate loses steadily, not in a few stretches."""
-    by_stalls = loss(rate, gaps_us, workers, link)
+    by_stalls = loss(rate, gap_us, workers, link)
     return bool(lost) and bool(by_stalls) and by_stalls * 2 >= lost
