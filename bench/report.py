@@ -629,9 +629,10 @@ def stalls_table(trials):
           "generator stopped (its ring back to the generator fills). A failed trial whose "
           "stretches alone would lose at least half of what it lost is counted as lost to "
           "stalls: the host took a CPU for a while, the switch's, or the generator's own where "
-          "its loop stood still as long. The search runs such a trial's rate once more, and "
-          "that trial decides (`bench.py --no-repeat-stalled`: the first does); a second "
-          "stall at the same rate fails it. The flat-out figure, which allows loss, is the "
+          "its loop stood still as long. In a run that repeats them (`repeat_stalled` in its "
+          "results.json; `bench.py --no-repeat-stalled` does not), the search runs such a "
+          "trial's rate once more and that trial decides; a second stall at the same rate "
+          "fails it. The flat-out figure, which allows loss, is the "
           "one to read beside a zero-loss figure that stalls still pushed down."
           + (f" From run{'s' if len(runs) > 1 else ''} " + ", ".join(f"`{r}`" for r in runs) + "."
              if runs else ""), "",

@@ -14,7 +14,8 @@ def loss(rate, gap_us, workers=1, link="copy"):
     """The frames a trial's stretches with nothing back (gap_us, as the
     generator reports it: "rx", the longest first, in µs) would lose at
     `rate`: each of the workers has a ring of its own, fed 1/workers of the
-    rate, and loses what comes beyond what that ring holds. None without
+    rate, and loses what comes beyond what that ring holds (a VM's rings
+    are as long as a memif link's). None without
     gaps (a generator from before it measured them) or rate (flat out)."""
     if not gap_us or not rate:
         return None
